@@ -1,0 +1,466 @@
+//! Configuration for baton, resolved once at start-up.
+//!
+//! Precedence, highest first: command-line flags (applied by the binary through
+//! [`Overrides`]), environment variables, `baton.toml` at the repository root,
+//! built-in defaults. Every path in the resolved [`Config`] is absolute, so no
+//! later code ever depends on the process's current directory.
+//!
+//! The environment variables are listed in [`env`]; `docs/configuration.md` is
+//! the user-facing reference.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Names of the environment variables baton reads.
+pub mod env {
+    /// Repository root (default: nearest ancestor of the working directory holding `.git` or `baton.toml`).
+    pub const REPO_ROOT: &str = "BATON_REPO_ROOT";
+    /// Specs root holding one folder per workspace (default `<repo>/.specs`).
+    pub const SPECS_DIR: &str = "BATON_SPECS_DIR";
+    /// `on`/`off`: write the JSON-RPC transcript (default on).
+    pub const TRANSCRIPT: &str = "BATON_TRANSCRIPT";
+    /// Folder for transcript files (default `<repo>/.baton/logs`).
+    pub const LOG_DIR: &str = "BATON_LOG_DIR";
+    /// `1`/`true`: development mode, echo every JSON-RPC message pretty-printed to stderr.
+    pub const DEV: &str = "BATON_DEV";
+    /// Event log file (default `<repo>/.baton/events/events.jsonl`).
+    pub const EVENTS_LOG: &str = "BATON_EVENTS_LOG";
+    /// Size in bytes at which the event log is rotated (default 8 MiB).
+    pub const EVENTS_MAX_BYTES: &str = "BATON_EVENTS_MAX_BYTES";
+    /// Comma-separated tool groups to expose (default: all groups).
+    pub const TOOLS: &str = "BATON_TOOLS";
+    /// Folder of project workflow definitions (default `<repo>/.baton/workflows`).
+    pub const WORKFLOWS_DIR: &str = "BATON_WORKFLOWS_DIR";
+}
+
+/// Name of the optional configuration file at the repository root.
+pub const CONFIG_FILE: &str = "baton.toml";
+
+/// Default rotation size of the event log: 8 MiB.
+pub const DEFAULT_EVENTS_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Number of rotated event-log files kept beside the live one.
+pub const DEFAULT_EVENTS_KEEP: usize = 3;
+
+/// Errors while resolving the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `baton.toml` exists but could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// `baton.toml` is not valid TOML or has unknown keys.
+    #[error("invalid {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said, with line and column.
+        message: String,
+    },
+    /// An environment variable or setting has a value that cannot be used.
+    #[error("invalid value {value:?} for {name}: {reason}")]
+    InvalidValue {
+        /// The variable or key.
+        name: String,
+        /// The value given.
+        value: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The working directory could not be determined.
+    #[error("cannot determine the working directory: {0}")]
+    Cwd(std::io::Error),
+}
+
+/// The resolved configuration. All paths are absolute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The repository root.
+    pub repo_root: PathBuf,
+    /// The specs root: one folder per workspace lives here.
+    pub specs_root: PathBuf,
+    /// Folder of project workflow definitions (`*.yaml`, `*.yml`, `*.json`).
+    pub workflows_dir: PathBuf,
+    /// JSON-RPC transcript settings.
+    pub transcript: TranscriptConfig,
+    /// Event log settings.
+    pub events: EventsConfig,
+    /// Tool groups to expose; `None` exposes all of them.
+    pub tool_groups: Option<Vec<String>>,
+}
+
+/// Where and whether the JSON-RPC transcript is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptConfig {
+    /// Write transcript files at all.
+    pub enabled: bool,
+    /// Folder holding `mcp-{sessionId}-{timestamp}.jsonl` files.
+    pub dir: PathBuf,
+    /// Echo each message pretty-printed to stderr (development mode).
+    pub echo_stderr: bool,
+}
+
+/// The append-only event log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventsConfig {
+    /// The live log file.
+    pub log_path: PathBuf,
+    /// Rotate when the live file reaches this many bytes.
+    pub max_bytes: u64,
+    /// Rotated files kept (`events.1.jsonl` … `events.N.jsonl`).
+    pub keep: usize,
+}
+
+/// Values given on the command line; they win over everything else.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--repo`.
+    pub repo_root: Option<PathBuf>,
+    /// `--specs-dir`.
+    pub specs_dir: Option<PathBuf>,
+    /// `--tools`.
+    pub tool_groups: Option<String>,
+    /// `--dev`.
+    pub dev: bool,
+    /// `--no-transcript`.
+    pub no_transcript: bool,
+}
+
+/// The shape of `baton.toml`. Unknown keys are errors so typos surface.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    specs_dir: Option<PathBuf>,
+    workflows_dir: Option<PathBuf>,
+    #[serde(default)]
+    transcript: FileTranscript,
+    #[serde(default)]
+    events: FileEvents,
+    #[serde(default)]
+    tools: FileTools,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTranscript {
+    enabled: Option<bool>,
+    dir: Option<PathBuf>,
+    echo: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileEvents {
+    log: Option<PathBuf>,
+    max_bytes: Option<u64>,
+    keep: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTools {
+    groups: Option<Vec<String>>,
+}
+
+/// A source of environment variables (the process environment in production, a map in tests).
+pub trait EnvSource {
+    /// The value of `name`, if set and non-empty.
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+/// The real process environment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessEnv;
+
+impl EnvSource for ProcessEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    }
+}
+
+impl<const N: usize> EnvSource for [(&str, &str); N] {
+    fn var(&self, name: &str) -> Option<String> {
+        self.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| (*v).to_string())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+impl Config {
+    /// Resolves the configuration from the process environment and working directory.
+    pub fn load(overrides: &Overrides) -> Result<Config, ConfigError> {
+        let cwd = std::env::current_dir().map_err(ConfigError::Cwd)?;
+        Self::resolve(&cwd, &ProcessEnv, overrides)
+    }
+
+    /// Resolves the configuration against an explicit working directory and environment.
+    pub fn resolve(
+        cwd: &Path,
+        env: &dyn EnvSource,
+        overrides: &Overrides,
+    ) -> Result<Config, ConfigError> {
+        let repo_root = match overrides
+            .repo_root
+            .clone()
+            .or_else(|| env.var(env::REPO_ROOT).map(PathBuf::from))
+        {
+            Some(p) => absolutize(cwd, &p),
+            None => discover_repo_root(cwd),
+        };
+        let file = read_file_config(&repo_root)?;
+
+        let specs_root = absolutize(
+            &repo_root,
+            &overrides
+                .specs_dir
+                .clone()
+                .or_else(|| env.var(env::SPECS_DIR).map(PathBuf::from))
+                .or(file.specs_dir)
+                .unwrap_or_else(|| PathBuf::from(".specs")),
+        );
+        let workflows_dir = absolutize(
+            &repo_root,
+            &env.var(env::WORKFLOWS_DIR)
+                .map(PathBuf::from)
+                .or(file.workflows_dir)
+                .unwrap_or_else(|| PathBuf::from(".baton/workflows")),
+        );
+
+        let transcript_enabled = if overrides.no_transcript {
+            false
+        } else if let Some(v) = env.var(env::TRANSCRIPT) {
+            parse_switch(env::TRANSCRIPT, &v)?
+        } else {
+            file.transcript.enabled.unwrap_or(true)
+        };
+        let echo_stderr = overrides.dev
+            || match env.var(env::DEV) {
+                Some(v) => parse_switch(env::DEV, &v)?,
+                None => file.transcript.echo.unwrap_or(false),
+            };
+        let transcript = TranscriptConfig {
+            enabled: transcript_enabled,
+            dir: absolutize(
+                &repo_root,
+                &env.var(env::LOG_DIR)
+                    .map(PathBuf::from)
+                    .or(file.transcript.dir)
+                    .unwrap_or_else(|| PathBuf::from(".baton/logs")),
+            ),
+            echo_stderr,
+        };
+
+        let max_bytes = match env.var(env::EVENTS_MAX_BYTES) {
+            Some(v) => v.parse::<u64>().ok().filter(|n| *n >= 1024).ok_or_else(|| {
+                ConfigError::InvalidValue {
+                    name: env::EVENTS_MAX_BYTES.into(),
+                    value: v.clone(),
+                    reason: "expected an integer number of bytes >= 1024".into(),
+                }
+            })?,
+            None => file.events.max_bytes.unwrap_or(DEFAULT_EVENTS_MAX_BYTES),
+        };
+        let events = EventsConfig {
+            log_path: absolutize(
+                &repo_root,
+                &env.var(env::EVENTS_LOG)
+                    .map(PathBuf::from)
+                    .or(file.events.log)
+                    .unwrap_or_else(|| PathBuf::from(".baton/events/events.jsonl")),
+            ),
+            max_bytes,
+            keep: file.events.keep.unwrap_or(DEFAULT_EVENTS_KEEP).max(1),
+        };
+
+        let tool_groups = match overrides
+            .tool_groups
+            .clone()
+            .or_else(|| env.var(env::TOOLS))
+        {
+            Some(list) => Some(parse_groups(&list)),
+            None => file.tools.groups,
+        };
+
+        Ok(Config {
+            repo_root,
+            specs_root,
+            workflows_dir,
+            transcript,
+            events,
+            tool_groups,
+        })
+    }
+}
+
+/// Splits a comma-separated group list, trimming blanks and dropping empty entries.
+pub fn parse_groups(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(|g| g.trim().to_string())
+        .filter(|g| !g.is_empty())
+        .collect()
+}
+
+fn parse_switch(name: &str, value: &str) -> Result<bool, ConfigError> {
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        _ => Err(ConfigError::InvalidValue {
+            name: name.into(),
+            value: value.into(),
+            reason: "expected on/off, true/false, 1/0 or yes/no".into(),
+        }),
+    }
+}
+
+fn read_file_config(repo_root: &Path) -> Result<FileConfig, ConfigError> {
+    let path = repo_root.join(CONFIG_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path,
+            message: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileConfig::default()),
+        Err(source) => Err(ConfigError::Read { path, source }),
+    }
+}
+
+/// The nearest ancestor of `start` (itself included) holding `.git` or `baton.toml`; `start` if none.
+pub fn discover_repo_root(start: &Path) -> PathBuf {
+    start
+        .ancestors()
+        .find(|dir| dir.join(".git").exists() || dir.join(CONFIG_FILE).is_file())
+        .unwrap_or(start)
+        .to_path_buf()
+}
+
+/// Joins a relative path onto `base` and removes `.` and `..` components lexically.
+pub fn absolutize(base: &Path, path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    };
+    let mut out = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_absolute_and_under_the_repo_root() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let sub = dir.path().join("src/deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        let cfg = Config::resolve(&sub, &[], &Overrides::default()).unwrap();
+        assert_eq!(cfg.repo_root, dir.path());
+        assert_eq!(cfg.specs_root, dir.path().join(".specs"));
+        assert_eq!(cfg.transcript.dir, dir.path().join(".baton/logs"));
+        assert!(cfg.transcript.enabled);
+        assert!(!cfg.transcript.echo_stderr);
+        assert_eq!(
+            cfg.events.log_path,
+            dir.path().join(".baton/events/events.jsonl")
+        );
+        assert_eq!(cfg.tool_groups, None);
+    }
+
+    #[test]
+    fn env_beats_file_and_flags_beat_env() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "specs_dir = \"file-specs\"\n[tools]\ngroups = [\"state\"]\n[transcript]\nenabled = false\n",
+        )
+        .unwrap();
+        let from_file = Config::resolve(dir.path(), &[], &Overrides::default()).unwrap();
+        assert_eq!(from_file.specs_root, dir.path().join("file-specs"));
+        assert_eq!(from_file.tool_groups, Some(vec!["state".to_string()]));
+        assert!(!from_file.transcript.enabled);
+
+        let env = [
+            (env::SPECS_DIR, "env-specs"),
+            (env::TOOLS, "lifecycle, state"),
+            (env::TRANSCRIPT, "on"),
+        ];
+        let from_env = Config::resolve(dir.path(), &env, &Overrides::default()).unwrap();
+        assert_eq!(from_env.specs_root, dir.path().join("env-specs"));
+        assert_eq!(
+            from_env.tool_groups,
+            Some(vec!["lifecycle".to_string(), "state".to_string()])
+        );
+        assert!(from_env.transcript.enabled);
+
+        let flags = Overrides {
+            specs_dir: Some("../flag-specs".into()),
+            tool_groups: Some("manual".into()),
+            no_transcript: true,
+            ..Overrides::default()
+        };
+        let from_flags = Config::resolve(dir.path(), &env, &flags).unwrap();
+        assert_eq!(
+            from_flags.specs_root,
+            dir.path().parent().unwrap().join("flag-specs")
+        );
+        assert_eq!(from_flags.tool_groups, Some(vec!["manual".to_string()]));
+        assert!(!from_flags.transcript.enabled);
+    }
+
+    #[test]
+    fn unknown_keys_in_baton_toml_are_reported_with_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), "spec_dir = \"x\"\n").unwrap();
+        let err = Config::resolve(dir.path(), &[], &Overrides::default()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("baton.toml"), "{text}");
+        assert!(text.contains("spec_dir"), "{text}");
+    }
+
+    #[test]
+    fn bad_switch_values_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Config::resolve(
+            dir.path(),
+            &[(env::TRANSCRIPT, "maybe")],
+            &Overrides::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ConfigError::InvalidValue { .. }));
+        let err = Config::resolve(
+            dir.path(),
+            &[(env::EVENTS_MAX_BYTES, "12")],
+            &Overrides::default(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains(env::EVENTS_MAX_BYTES));
+    }
+
+    #[test]
+    fn absolutize_removes_dot_segments() {
+        assert_eq!(
+            absolutize(Path::new("/a/b"), Path::new("./c/../d")),
+            PathBuf::from("/a/b/d")
+        );
+        assert_eq!(
+            absolutize(Path::new("/a/b"), Path::new("/x/./y")),
+            PathBuf::from("/x/y")
+        );
+    }
+}

@@ -1,0 +1,200 @@
+//! The append-only JSONL event log, rotated by size.
+//!
+//! Several baton processes may append to one log: each append takes an
+//! exclusive OS lock on the live file, so rotation and appends never interleave.
+//! Replay reads only the tail of the live file, so start-up cost is bounded by
+//! the rotation size, never by the age of the repository.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::EventRecord;
+
+/// Errors of the event log.
+#[derive(Debug, thiserror::Error)]
+pub enum EventLogError {
+    /// Reading or writing the log failed.
+    #[error("event log {path}: {source}")]
+    Io {
+        /// The log file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// The most bytes read from the end of the log for a replay.
+const TAIL_READ_LIMIT: u64 = 1024 * 1024;
+
+/// An append-only JSONL file with size-based rotation.
+#[derive(Debug)]
+pub struct EventLog {
+    path: PathBuf,
+    max_bytes: u64,
+    keep: usize,
+}
+
+impl EventLog {
+    /// Opens (creating folders as needed) the log at `path`.
+    pub fn open(path: &Path, max_bytes: u64, keep: usize) -> Result<EventLog, EventLogError> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| EventLogError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+            // Keep the log out of version control without touching the user's .gitignore.
+            let ignore = parent.join(".gitignore");
+            if !ignore.exists() {
+                let _ = std::fs::write(&ignore, "*\n");
+            }
+        }
+        Ok(EventLog {
+            path: path.to_path_buf(),
+            max_bytes: max_bytes.max(1024),
+            keep: keep.max(1),
+        })
+    }
+
+    /// The live log file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn io(&self, source: std::io::Error) -> EventLogError {
+        EventLogError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Appends one record as one line, rotating first when the file is full.
+    pub fn append(&mut self, record: &EventRecord) -> Result<(), EventLogError> {
+        let mut line = serde_json::to_vec(record).map_err(|e| self.io(e.into()))?;
+        line.push(b'\n');
+        let mut file = self.open_append()?;
+        file.lock().map_err(|e| self.io(e))?;
+        let size = file.metadata().map_err(|e| self.io(e))?.len();
+        if size > 0 && size + line.len() as u64 > self.max_bytes {
+            self.rotate()?;
+            // The old handle points at the rotated file; append to a fresh one.
+            drop(file);
+            file = self.open_append()?;
+            file.lock().map_err(|e| self.io(e))?;
+        }
+        file.write_all(&line).map_err(|e| self.io(e))?;
+        Ok(())
+    }
+
+    fn open_append(&self) -> Result<File, EventLogError> {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| self.io(e))
+    }
+
+    /// `events.jsonl` → `events.1.jsonl` → … → `events.{keep}.jsonl` (the oldest is dropped).
+    fn rotate(&self) -> Result<(), EventLogError> {
+        for n in (1..self.keep).rev() {
+            let from = self.rotated(n);
+            if from.exists() {
+                std::fs::rename(&from, self.rotated(n + 1)).map_err(|e| self.io(e))?;
+            }
+        }
+        std::fs::rename(&self.path, self.rotated(1)).map_err(|e| self.io(e))
+    }
+
+    /// The path of rotated file number `n` (1 = newest).
+    pub fn rotated(&self, n: usize) -> PathBuf {
+        let stem = self
+            .path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("events");
+        self.path.with_file_name(format!("{stem}.{n}.jsonl"))
+    }
+
+    /// The last `limit` well-formed records of the live file, oldest first.
+    /// Reads at most 1 MiB from the end; torn or foreign lines are skipped.
+    pub fn tail(&self, limit: usize) -> Result<Vec<EventRecord>, EventLogError> {
+        let mut file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(self.io(e)),
+        };
+        let size = file.metadata().map_err(|e| self.io(e))?.len();
+        let start = size.saturating_sub(TAIL_READ_LIMIT);
+        file.seek(SeekFrom::Start(start)).map_err(|e| self.io(e))?;
+        let mut buf = Vec::new();
+        file.read_to_end(&mut buf).map_err(|e| self.io(e))?;
+        let text = String::from_utf8_lossy(&buf);
+        let mut lines: Vec<&str> = text.lines().collect();
+        if start > 0 && !lines.is_empty() {
+            lines.remove(0); // probably cut in the middle
+        }
+        let mut records: Vec<EventRecord> = lines
+            .iter()
+            .rev()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .take(limit)
+            .collect();
+        records.reverse();
+        Ok(records)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EventKind, EventRecord};
+
+    fn rec(i: usize) -> EventRecord {
+        EventRecord::new(EventKind::PhaseStart, &format!("p{i}"), "s", "w")
+    }
+
+    #[test]
+    fn appends_lines_and_replays_the_tail_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = EventLog::open(&dir.path().join("ev/events.jsonl"), 1 << 20, 2).unwrap();
+        for i in 0..10 {
+            log.append(&rec(i)).unwrap();
+        }
+        let tail = log.tail(3).unwrap();
+        let phases: Vec<_> = tail.iter().map(|r| r.phase.as_str()).collect();
+        assert_eq!(phases, ["p7", "p8", "p9"]);
+        assert!(dir.path().join("ev/.gitignore").exists());
+    }
+
+    #[test]
+    fn rotates_by_size_and_keeps_a_bounded_number_of_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut log = EventLog::open(&path, 1024, 2).unwrap();
+        for i in 0..200 {
+            log.append(&rec(i)).unwrap();
+        }
+        assert!(std::fs::metadata(&path).unwrap().len() <= 1024);
+        assert!(log.rotated(1).exists());
+        assert!(log.rotated(2).exists());
+        assert!(!log.rotated(3).exists());
+        // The newest record is in the live file.
+        assert_eq!(log.tail(1).unwrap()[0].phase, "p199");
+    }
+
+    #[test]
+    fn torn_lines_are_skipped_on_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut log = EventLog::open(&path, 1 << 20, 2).unwrap();
+        log.append(&rec(1)).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"event\":\"phase-st")
+            .unwrap();
+        let tail = log.tail(10).unwrap();
+        assert_eq!(tail.len(), 1);
+    }
+}

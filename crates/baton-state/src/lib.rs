@@ -1,0 +1,19 @@
+//! The state store: persistence only.
+//!
+//! * [`schema`] — the `state.json` document (versioned, with migration).
+//! * [`lifecycle`] — the one state-machine API of seed 003: start, complete,
+//!   fail, checkpoint, skip, abandon. Pure functions on a [`WorkspaceState`];
+//!   each returns the [`Transition`]s that happened so the caller can publish
+//!   events *after* the write succeeded. This crate knows nothing of events.
+//! * [`store`] — workspace folders under the specs root; every mutation is
+//!   load → modify → atomic write under an OS lock per workspace. No cache.
+
+pub mod lifecycle;
+pub mod schema;
+pub mod store;
+
+pub use lifecycle::{Lifecycle, LifecycleError, Transition};
+pub use schema::{
+    Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseStatus, SCHEMA_VERSION, WorkspaceState,
+};
+pub use store::{StateStore, StoreError, UpdateError, Updated, WorkspaceRef};

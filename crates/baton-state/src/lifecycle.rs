@@ -1,0 +1,350 @@
+//! The phase lifecycle of seed 003 as one state machine.
+//!
+//! ```text
+//! pending ──start──> in_progress ──complete──> (next phase: pending)
+//!    │                   ├──fail──> failed ──start──> in_progress
+//!    │                   └──checkpoint──> awaiting_human ──complete──> (next)
+//!    ├──checkpoint──> awaiting_human          (checkpoint phases need no start)
+//!    └──skip──> (next phase: pending)
+//! any non-terminal ──abandon──> abandoned      (terminal: every later call is refused)
+//! ```
+//!
+//! Every operation names the phase it acts on and is refused unless that is
+//! the current phase (forge defect A9). Every operation is refused once the
+//! workflow has ended (A3). Completing advances past phases the template
+//! skips, recording each as a skip. Operations mutate the state in memory and
+//! return the [`Transition`]s that happened; the store persists, and the
+//! handler publishes events only after the write succeeded.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use baton_workflow::{COMPLETED, WorkflowDefinition};
+
+use crate::schema::{HistoryAction, HistoryEntry, PhaseError, PhaseStatus, WorkspaceState};
+
+/// Something that happened to a workspace, for the caller to publish.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "transition", rename_all = "snake_case")]
+pub enum Transition {
+    /// A phase started.
+    PhaseStarted {
+        /// The phase.
+        phase: String,
+    },
+    /// A phase completed.
+    PhaseCompleted {
+        /// The phase.
+        phase: String,
+    },
+    /// A phase was skipped (no start, no complete).
+    PhaseSkipped {
+        /// The phase.
+        phase: String,
+    },
+    /// A phase failed.
+    PhaseFailed {
+        /// The phase.
+        phase: String,
+        /// Why.
+        message: String,
+    },
+    /// The workflow waits for a person at this phase.
+    CheckpointReached {
+        /// The phase.
+        phase: String,
+    },
+    /// The workflow was abandoned while at this phase.
+    Abandoned {
+        /// The phase.
+        phase: String,
+    },
+    /// The last phase completed.
+    WorkflowCompleted {
+        /// The last phase that completed or was skipped.
+        last_phase: String,
+    },
+}
+
+/// Why a lifecycle operation was refused. Nothing was changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LifecycleError {
+    /// The phase is not part of the workspace's workflow.
+    #[error("unknown phase {phase:?} for workflow {workflow:?}; valid phases: {valid}")]
+    UnknownPhase {
+        /// The phase given.
+        phase: String,
+        /// The workflow id.
+        workflow: String,
+        /// Comma-separated valid ids.
+        valid: String,
+    },
+    /// The phase is not the current one.
+    #[error("{action} {phase:?} refused: the current phase is {current:?}")]
+    NotCurrent {
+        /// The operation.
+        action: &'static str,
+        /// The phase given.
+        phase: String,
+        /// The current phase.
+        current: String,
+    },
+    /// The current status does not allow the operation.
+    #[error("{action} {phase:?} refused: phase status is {status:?}, expected {expected}")]
+    WrongStatus {
+        /// The operation.
+        action: &'static str,
+        /// The phase.
+        phase: String,
+        /// Its status.
+        status: &'static str,
+        /// The statuses that would allow it.
+        expected: &'static str,
+    },
+    /// The workflow has ended.
+    #[error("{action} refused: the workflow is {status} and accepts no further changes")]
+    Ended {
+        /// The operation.
+        action: &'static str,
+        /// `completed` or `abandoned`.
+        status: &'static str,
+    },
+}
+
+/// The lifecycle operations for one workflow definition, at one instant.
+#[derive(Debug, Clone, Copy)]
+pub struct Lifecycle<'a> {
+    definition: &'a WorkflowDefinition,
+    now: DateTime<Utc>,
+}
+
+impl<'a> Lifecycle<'a> {
+    /// Operations on workspaces running `definition`, stamped with `now`.
+    pub fn new(definition: &'a WorkflowDefinition, now: DateTime<Utc>) -> Lifecycle<'a> {
+        Lifecycle { definition, now }
+    }
+
+    /// pending/failed → in_progress. Sets `phaseStarted`, clears `error`.
+    pub fn start(
+        &self,
+        state: &mut WorkspaceState,
+        phase: &str,
+    ) -> Result<Vec<Transition>, LifecycleError> {
+        self.check(state, "start", phase)?;
+        expect_status(
+            state,
+            "start",
+            &[PhaseStatus::Pending, PhaseStatus::Failed],
+            "pending or failed",
+        )?;
+        state.current_phase_status = PhaseStatus::InProgress;
+        state.timestamps.phase_started = Some(self.now);
+        state.error = None;
+        self.record(state, phase, HistoryAction::Start, None);
+        Ok(vec![Transition::PhaseStarted {
+            phase: phase.to_string(),
+        }])
+    }
+
+    /// in_progress/awaiting_human → next phase (pending), or the end.
+    pub fn complete(
+        &self,
+        state: &mut WorkspaceState,
+        phase: &str,
+    ) -> Result<Vec<Transition>, LifecycleError> {
+        self.check(state, "complete", phase)?;
+        expect_status(
+            state,
+            "complete",
+            &[PhaseStatus::InProgress, PhaseStatus::AwaitingHuman],
+            "in_progress or awaiting_human",
+        )?;
+        if !state.completed_phases.iter().any(|p| p == phase) {
+            state.completed_phases.push(phase.to_string());
+        }
+        self.record(state, phase, HistoryAction::Complete, None);
+        let mut transitions = vec![Transition::PhaseCompleted {
+            phase: phase.to_string(),
+        }];
+        self.advance(state, phase, &mut transitions);
+        Ok(transitions)
+    }
+
+    /// in_progress → failed, with a message. The phase may be started again.
+    pub fn fail(
+        &self,
+        state: &mut WorkspaceState,
+        phase: &str,
+        message: &str,
+    ) -> Result<Vec<Transition>, LifecycleError> {
+        self.check(state, "fail", phase)?;
+        expect_status(state, "fail", &[PhaseStatus::InProgress], "in_progress")?;
+        state.current_phase_status = PhaseStatus::Failed;
+        state.error = Some(PhaseError {
+            phase: phase.to_string(),
+            message: message.to_string(),
+            timestamp: self.now,
+        });
+        self.record(state, phase, HistoryAction::Fail, Some(message));
+        Ok(vec![Transition::PhaseFailed {
+            phase: phase.to_string(),
+            message: message.to_string(),
+        }])
+    }
+
+    /// pending/in_progress → awaiting_human.
+    pub fn checkpoint(
+        &self,
+        state: &mut WorkspaceState,
+        phase: &str,
+    ) -> Result<Vec<Transition>, LifecycleError> {
+        self.check(state, "checkpoint", phase)?;
+        expect_status(
+            state,
+            "checkpoint",
+            &[PhaseStatus::Pending, PhaseStatus::InProgress],
+            "pending or in_progress",
+        )?;
+        state.current_phase_status = PhaseStatus::AwaitingHuman;
+        self.record(state, phase, HistoryAction::Checkpoint, None);
+        Ok(vec![Transition::CheckpointReached {
+            phase: phase.to_string(),
+        }])
+    }
+
+    /// pending/failed → skipped; the workflow moves on without running the phase.
+    pub fn skip(
+        &self,
+        state: &mut WorkspaceState,
+        phase: &str,
+    ) -> Result<Vec<Transition>, LifecycleError> {
+        self.check(state, "skip", phase)?;
+        expect_status(
+            state,
+            "skip",
+            &[PhaseStatus::Pending, PhaseStatus::Failed],
+            "pending or failed",
+        )?;
+        if !state.skipped_phases.iter().any(|p| p == phase) {
+            state.skipped_phases.push(phase.to_string());
+        }
+        state.error = None;
+        self.record(state, phase, HistoryAction::Skip, None);
+        let mut transitions = vec![Transition::PhaseSkipped {
+            phase: phase.to_string(),
+        }];
+        self.advance(state, phase, &mut transitions);
+        Ok(transitions)
+    }
+
+    /// Any non-terminal status → abandoned. Closes an in-progress phase.
+    pub fn abandon(
+        &self,
+        state: &mut WorkspaceState,
+        reason: Option<&str>,
+    ) -> Result<Vec<Transition>, LifecycleError> {
+        ensure_not_ended(state, "abandon")?;
+        let phase = state.current_phase.clone();
+        state.current_phase_status = PhaseStatus::Abandoned;
+        state.timestamps.phase_started = None;
+        self.record(state, &phase, HistoryAction::Abandon, reason);
+        Ok(vec![Transition::Abandoned { phase }])
+    }
+
+    /// Common checks: not ended, phase known, phase current.
+    fn check(
+        &self,
+        state: &WorkspaceState,
+        action: &'static str,
+        phase: &str,
+    ) -> Result<(), LifecycleError> {
+        ensure_not_ended(state, action)?;
+        if self.definition.phase(phase).is_none() {
+            return Err(LifecycleError::UnknownPhase {
+                phase: phase.to_string(),
+                workflow: self.definition.id.clone(),
+                valid: self
+                    .definition
+                    .phases
+                    .iter()
+                    .map(|p| p.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        if state.current_phase != phase {
+            return Err(LifecycleError::NotCurrent {
+                action,
+                phase: phase.to_string(),
+                current: state.current_phase.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Moves to the first phase after `from` that is not skipped, recording
+    /// each skipped one; past the last phase the workflow is completed.
+    fn advance(&self, state: &mut WorkspaceState, from: &str, transitions: &mut Vec<Transition>) {
+        state.timestamps.phase_started = None;
+        let mut last = from.to_string();
+        for next in self.definition.phases_after(from) {
+            if state.skipped_phases.iter().any(|p| p == &next.id) {
+                self.record(state, &next.id, HistoryAction::Skip, Some("skipped by template"));
+                transitions.push(Transition::PhaseSkipped {
+                    phase: next.id.clone(),
+                });
+                last = next.id.clone();
+                continue;
+            }
+            state.current_phase = next.id.clone();
+            state.current_phase_status = PhaseStatus::Pending;
+            return;
+        }
+        state.current_phase = COMPLETED.to_string();
+        state.current_phase_status = PhaseStatus::Completed;
+        transitions.push(Transition::WorkflowCompleted { last_phase: last });
+    }
+
+    fn record(
+        &self,
+        state: &mut WorkspaceState,
+        phase: &str,
+        action: HistoryAction,
+        detail: Option<&str>,
+    ) {
+        state.history.push(HistoryEntry {
+            at: self.now,
+            phase: phase.to_string(),
+            action,
+            detail: detail.map(str::to_string),
+        });
+    }
+}
+
+fn ensure_not_ended(state: &WorkspaceState, action: &'static str) -> Result<(), LifecycleError> {
+    if state.current_phase_status.is_terminal() {
+        return Err(LifecycleError::Ended {
+            action,
+            status: state.current_phase_status.as_str(),
+        });
+    }
+    Ok(())
+}
+
+fn expect_status(
+    state: &WorkspaceState,
+    action: &'static str,
+    allowed: &[PhaseStatus],
+    expected: &'static str,
+) -> Result<(), LifecycleError> {
+    if allowed.contains(&state.current_phase_status) {
+        Ok(())
+    } else {
+        Err(LifecycleError::WrongStatus {
+            action,
+            phase: state.current_phase.clone(),
+            status: state.current_phase_status.as_str(),
+            expected,
+        })
+    }
+}

@@ -1,0 +1,494 @@
+//! The `state.json` document.
+//!
+//! Field names follow forge-pipeline-spec §6.1 (camelCase, `depends_on` as
+//! written there). Version 3 adds `workflow` (the definition the workspace
+//! runs) and `history` (an audit trail of every lifecycle transition).
+//! Older files (forge's version 1 and 2, or no version) are migrated on load;
+//! keys this version does not know are kept, never dropped.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The whole state of one workspace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceState {
+    /// Schema version ([`SCHEMA_VERSION`]).
+    pub version: u32,
+    /// The baton version that created the file.
+    #[serde(rename = "baton-version", default, skip_serializing_if = "String::is_empty")]
+    pub baton_version: String,
+    /// Id of the workflow definition this workspace runs.
+    pub workflow: String,
+    /// Workspace folder name without the `YYYYMMDD-` prefix.
+    pub spec_name: String,
+    /// The workspace, relative to the repository root when inside it.
+    pub workspace: String,
+    /// The git branch of the work.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Effort S, M or L.
+    #[serde(default)]
+    pub effort: Option<Effort>,
+    /// Flow template light, standard or full.
+    #[serde(default)]
+    pub flow_template: Option<FlowTemplate>,
+    /// `--auto`: checkpoints may proceed without a person when reviews approve.
+    #[serde(default)]
+    pub auto_approve: bool,
+    /// `--nopr`: no pull request.
+    #[serde(default)]
+    pub skip_pr: bool,
+    /// Work on the current branch instead of creating one.
+    #[serde(default)]
+    pub use_current_branch: bool,
+    /// The branch type was re-classified after design.
+    #[serde(default)]
+    pub branch_classified: bool,
+    /// The branch was pushed.
+    #[serde(default)]
+    pub branch_pushed: bool,
+    /// `--debug`.
+    #[serde(default)]
+    pub debug: bool,
+    /// Phases skipped by the flow template or by `skip_phase`.
+    #[serde(default)]
+    pub skipped_phases: Vec<String>,
+    /// The phase the workflow is at (`completed` at the end).
+    pub current_phase: String,
+    /// Status of the current phase.
+    pub current_phase_status: PhaseStatus,
+    /// Phases that ran and completed, in completion order, without duplicates.
+    #[serde(default)]
+    pub completed_phases: Vec<String>,
+    /// Revision counters.
+    #[serde(default)]
+    pub revisions: Revisions,
+    /// The design REVISE cap was reached.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub design_revise_cap_reached: bool,
+    /// Per checkpoint: a revision was requested and not yet cleared.
+    #[serde(default)]
+    pub checkpoint_revision_pending: BTreeMap<String, bool>,
+    /// A parallel batch awaits its commit.
+    #[serde(default)]
+    pub needs_batch_commit: bool,
+    /// The task whose human gate is open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_human_gate: Option<String>,
+    /// Registered tasks by key.
+    #[serde(default)]
+    pub tasks: BTreeMap<String, Task>,
+    /// Metrics per reported phase.
+    #[serde(default)]
+    pub phase_log: Vec<PhaseLogEntry>,
+    /// Every lifecycle transition, in order.
+    #[serde(default)]
+    pub history: Vec<HistoryEntry>,
+    /// Creation, last update, start of the current phase.
+    pub timestamps: Timestamps,
+    /// The last failure, cleared when the phase starts again.
+    #[serde(default)]
+    pub error: Option<PhaseError>,
+    /// The last dispatched action.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_dispatch: Option<LastDispatch>,
+    /// Keys written by newer versions or other tools, preserved verbatim.
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, Value>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Effort levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum Effort {
+    /// Small.
+    S,
+    /// Medium.
+    M,
+    /// Large.
+    L,
+}
+
+/// Flow templates (effort S → light, M → standard, L → full).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowTemplate {
+    /// Fewest phases.
+    Light,
+    /// The default.
+    Standard,
+    /// Every phase.
+    Full,
+}
+
+impl FlowTemplate {
+    /// The template an effort maps to.
+    pub fn for_effort(effort: Effort) -> FlowTemplate {
+        match effort {
+            Effort::S => FlowTemplate::Light,
+            Effort::M => FlowTemplate::Standard,
+            Effort::L => FlowTemplate::Full,
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowTemplate::Light => "light",
+            FlowTemplate::Standard => "standard",
+            FlowTemplate::Full => "full",
+        }
+    }
+}
+
+/// Status of the current phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseStatus {
+    /// Not started.
+    Pending,
+    /// Started, not finished.
+    InProgress,
+    /// The whole workflow is complete.
+    Completed,
+    /// The phase failed; it may be started again.
+    Failed,
+    /// Waiting for a person.
+    AwaitingHuman,
+    /// The workflow was abandoned; nothing may change any more.
+    Abandoned,
+}
+
+impl PhaseStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhaseStatus::Pending => "pending",
+            PhaseStatus::InProgress => "in_progress",
+            PhaseStatus::Completed => "completed",
+            PhaseStatus::Failed => "failed",
+            PhaseStatus::AwaitingHuman => "awaiting_human",
+            PhaseStatus::Abandoned => "abandoned",
+        }
+    }
+
+    /// The workflow has ended (completed or abandoned).
+    pub fn is_terminal(self) -> bool {
+        matches!(self, PhaseStatus::Completed | PhaseStatus::Abandoned)
+    }
+}
+
+/// Revision counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Revisions {
+    /// Design revisions.
+    #[serde(default)]
+    pub design_revisions: u32,
+    /// Task-list revisions.
+    #[serde(default)]
+    pub task_revisions: u32,
+    /// Inline design revisions.
+    #[serde(default)]
+    pub design_inline_revisions: u32,
+    /// Inline task-list revisions.
+    #[serde(default)]
+    pub task_inline_revisions: u32,
+}
+
+/// A unit of implementation work.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    /// Title.
+    #[serde(default)]
+    pub title: String,
+    /// `sequential`, `parallel` or `human_gate`.
+    #[serde(default)]
+    pub execution_mode: String,
+    /// Keys of tasks that must finish first.
+    #[serde(rename = "depends_on", default)]
+    pub depends_on: Option<Vec<u32>>,
+    /// Files the task writes.
+    #[serde(default)]
+    pub files: Option<Vec<String>>,
+    /// Implementation status.
+    #[serde(default)]
+    pub impl_status: String,
+    /// Review status.
+    #[serde(default)]
+    pub review_status: String,
+    /// Implementation retries.
+    #[serde(default)]
+    pub impl_retries: u32,
+    /// Review retries.
+    #[serde(default)]
+    pub review_retries: u32,
+}
+
+/// Metrics of one reported phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseLogEntry {
+    /// Phase id.
+    pub phase: String,
+    /// Tokens used.
+    #[serde(default)]
+    pub tokens: u64,
+    /// Duration in milliseconds.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// Model label.
+    #[serde(default)]
+    pub model: String,
+    /// When it was recorded.
+    pub timestamp: DateTime<Utc>,
+}
+
+/// One lifecycle transition, as recorded in `history`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HistoryEntry {
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    /// The phase it happened to.
+    pub phase: String,
+    /// What happened.
+    pub action: HistoryAction,
+    /// Extra text (failure message, abandon reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Lifecycle transitions recorded in `history`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryAction {
+    /// The workspace was created.
+    Init,
+    /// pending/failed → in_progress.
+    Start,
+    /// → next phase.
+    Complete,
+    /// in_progress → failed.
+    Fail,
+    /// → awaiting_human.
+    Checkpoint,
+    /// Skipped without running.
+    Skip,
+    /// The workflow was abandoned.
+    Abandon,
+}
+
+/// Creation, update and phase-start times.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Timestamps {
+    /// When the workspace was created.
+    pub created: DateTime<Utc>,
+    /// The last write.
+    pub last_updated: DateTime<Utc>,
+    /// When the current phase started (null when not in progress).
+    #[serde(default)]
+    pub phase_started: Option<DateTime<Utc>>,
+}
+
+/// The last failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseError {
+    /// Phase that failed.
+    pub phase: String,
+    /// Why.
+    pub message: String,
+    /// When.
+    pub timestamp: DateTime<Utc>,
+}
+
+/// The last dispatched action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastDispatch {
+    /// Phase.
+    pub phase: String,
+    /// Model label.
+    #[serde(default)]
+    pub model: String,
+    /// Setup-only exec.
+    #[serde(default)]
+    pub setup_only: bool,
+}
+
+impl WorkspaceState {
+    /// A fresh state: `setup` completed, the first phase pending.
+    pub fn fresh(
+        workflow: &str,
+        first_phase: &str,
+        spec_name: &str,
+        workspace: &str,
+        baton_version: &str,
+        now: DateTime<Utc>,
+    ) -> WorkspaceState {
+        WorkspaceState {
+            version: SCHEMA_VERSION,
+            baton_version: baton_version.to_string(),
+            workflow: workflow.to_string(),
+            spec_name: spec_name.to_string(),
+            workspace: workspace.to_string(),
+            branch: None,
+            effort: None,
+            flow_template: None,
+            auto_approve: false,
+            skip_pr: false,
+            use_current_branch: false,
+            branch_classified: false,
+            branch_pushed: false,
+            debug: false,
+            skipped_phases: Vec::new(),
+            current_phase: first_phase.to_string(),
+            current_phase_status: PhaseStatus::Pending,
+            completed_phases: vec![baton_workflow::SETUP.to_string()],
+            revisions: Revisions::default(),
+            design_revise_cap_reached: false,
+            checkpoint_revision_pending: BTreeMap::new(),
+            needs_batch_commit: false,
+            pending_human_gate: None,
+            tasks: BTreeMap::new(),
+            phase_log: Vec::new(),
+            history: vec![HistoryEntry {
+                at: now,
+                phase: baton_workflow::SETUP.to_string(),
+                action: HistoryAction::Init,
+                detail: None,
+            }],
+            timestamps: Timestamps {
+                created: now,
+                last_updated: now,
+                phase_started: None,
+            },
+            error: None,
+            last_dispatch: None,
+            extra: BTreeMap::new(),
+        }
+    }
+
+    /// Parses a `state.json` document, migrating older versions.
+    pub fn from_json(text: &str) -> Result<WorkspaceState, SchemaError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| SchemaError::Malformed(e.to_string()))?;
+        let value = migrate(value)?;
+        serde_json::from_value(value).map_err(|e| SchemaError::Malformed(e.to_string()))
+    }
+
+    /// The document as written to disk: pretty JSON, trailing newline.
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+/// Why a document could not be read as a [`WorkspaceState`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    /// Not JSON, or JSON of the wrong shape.
+    #[error("{0}")]
+    Malformed(String),
+    /// Written by a newer baton.
+    #[error("schema version {0} is newer than this baton understands ({SCHEMA_VERSION})")]
+    TooNew(u64),
+}
+
+/// Brings a document of any older version up to [`SCHEMA_VERSION`].
+///
+/// * versions 1 and 2 (and no version): the forge layout. It has no
+///   `workflow` (it can only be `forge`) and no `history`.
+pub fn migrate(mut value: Value) -> Result<Value, SchemaError> {
+    let Some(obj) = value.as_object_mut() else {
+        return Err(SchemaError::Malformed("state.json must hold a JSON object".into()));
+    };
+    let version = match obj.get("version") {
+        None | Some(Value::Null) => 0,
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| SchemaError::Malformed("version must be a non-negative integer".into()))?,
+    };
+    if version > u64::from(SCHEMA_VERSION) {
+        return Err(SchemaError::TooNew(version));
+    }
+    if version < 3 {
+        obj.entry("workflow").or_insert_with(|| Value::from("forge"));
+        obj.entry("history").or_insert_with(|| Value::Array(Vec::new()));
+        // forge's server-version key becomes an unknown, preserved key.
+        obj.insert("version".into(), Value::from(SCHEMA_VERSION));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> DateTime<Utc> {
+        "2026-04-01T10:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn fresh_state_round_trips() {
+        let s = WorkspaceState::fresh("forge", "phase-1", "fix", ".specs/20260401-fix", "0.1.0", now());
+        let back = WorkspaceState::from_json(&s.to_json()).unwrap();
+        assert_eq!(s, back);
+        let v: Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(v["currentPhaseStatus"], "pending");
+        assert_eq!(v["completedPhases"], serde_json::json!(["setup"]));
+        assert_eq!(v["version"], 3);
+    }
+
+    #[test]
+    fn forge_v2_documents_migrate_and_keep_unknown_keys() {
+        let v2 = r#"{"version":2,"forge-state-mcp-version":"2.19.0","specName":"fix-auth","workspace":".specs/20260330-fix-auth",
+          "branch":null,"effort":"M","flowTemplate":"standard","autoApprove":false,"skipPr":false,"useCurrentBranch":false,
+          "branchClassified":false,"branchPushed":false,"debug":false,"skippedPhases":["phase-4b","checkpoint-b"],
+          "currentPhase":"phase-3","currentPhaseStatus":"in_progress","completedPhases":["setup","phase-1","phase-2"],
+          "revisions":{"designRevisions":1,"taskRevisions":0,"designInlineRevisions":0,"taskInlineRevisions":0},
+          "checkpointRevisionPending":{"checkpoint-a":false,"checkpoint-b":false},"needsBatchCommit":false,"tasks":{},
+          "phaseLog":[{"phase":"phase-1","tokens":1500,"duration_ms":42000,"model":"sonnet","timestamp":"2026-03-30T10:00:00.123456789Z"}],
+          "timestamps":{"created":"2026-03-30T09:00:00Z","lastUpdated":"2026-03-30T10:00:00Z","phaseStarted":"2026-03-30T10:01:00Z"},
+          "error":null,"taskType":"legacy"}"#;
+        let s = WorkspaceState::from_json(v2).unwrap();
+        assert_eq!(s.version, SCHEMA_VERSION);
+        assert_eq!(s.workflow, "forge");
+        assert_eq!(s.effort, Some(Effort::M));
+        assert_eq!(s.current_phase_status, PhaseStatus::InProgress);
+        assert_eq!(s.revisions.design_revisions, 1);
+        assert_eq!(s.extra["taskType"], "legacy");
+        assert_eq!(s.extra["forge-state-mcp-version"], "2.19.0");
+        let again: Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(again["taskType"], "legacy");
+    }
+
+    #[test]
+    fn newer_and_malformed_documents_are_refused() {
+        assert_eq!(
+            WorkspaceState::from_json(r#"{"version":99}"#).unwrap_err(),
+            SchemaError::TooNew(99)
+        );
+        assert!(matches!(
+            WorkspaceState::from_json("{\"version\":3,").unwrap_err(),
+            SchemaError::Malformed(_)
+        ));
+        assert!(matches!(
+            WorkspaceState::from_json("[1,2]").unwrap_err(),
+            SchemaError::Malformed(_)
+        ));
+    }
+}

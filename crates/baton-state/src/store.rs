@@ -1,0 +1,444 @@
+//! Workspace folders and their `state.json`.
+//!
+//! * A workspace is one folder directly under the specs root. Callers may
+//!   name it by folder name, by `<specs-dir>/<name>` relative to the
+//!   repository, or by absolute path; all three resolve to one identity, and
+//!   anything that would leave the specs root (`..`, other absolute paths,
+//!   symlinks) is refused.
+//! * Every mutation takes an exclusive OS lock on `<workspace>/.state.lock`,
+//!   reads `state.json` from disk, applies the change, and writes the result
+//!   atomically: a temp file in the same folder, fsync, rename, fsync of the
+//!   folder. There is no in-memory copy, so several processes can share a
+//!   repository.
+//! * A `state.json` that does not parse is reported with its path and is
+//!   never overwritten.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::schema::{SchemaError, WorkspaceState};
+
+/// The state file name inside a workspace.
+pub const STATE_FILE: &str = "state.json";
+/// The lock file name inside a workspace.
+pub const LOCK_FILE: &str = ".state.lock";
+/// Longest accepted workspace name.
+pub const MAX_NAME_LEN: usize = 128;
+/// Largest `state.json` read (a guard against a runaway file).
+pub const MAX_STATE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Errors of the store. Each maps to one stable tool error code.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The workspace argument is malformed (empty, too long, bad characters).
+    #[error("invalid workspace {input:?}: {reason}")]
+    InvalidWorkspace {
+        /// What was given.
+        input: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The workspace argument points outside the specs root.
+    #[error("workspace {input:?} is outside the specs root {root}")]
+    OutOfScope {
+        /// What was given.
+        input: String,
+        /// The specs root.
+        root: PathBuf,
+    },
+    /// No such workspace.
+    #[error("no workspace at {path} (no {STATE_FILE})")]
+    NotFound {
+        /// The folder looked at.
+        path: PathBuf,
+    },
+    /// The workspace already has a state file.
+    #[error("workspace {path} already exists")]
+    AlreadyExists {
+        /// The folder.
+        path: PathBuf,
+    },
+    /// `state.json` does not parse.
+    #[error("corrupt state file {path}: {reason}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        reason: String,
+    },
+    /// `state.json` was written by a newer baton.
+    #[error("unsupported state file {path}: {reason}")]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// Details.
+        reason: String,
+    },
+    /// A file operation failed.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// What was attempted.
+        op: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// The result of [`StateStore::update`] when the change itself was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError<E> {
+    /// Loading or writing failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The change function refused; nothing was written.
+    #[error("{0}")]
+    Rejected(E),
+}
+
+/// A successful update: the change function's value and the state as written.
+#[derive(Debug, Clone)]
+pub struct Updated<T> {
+    /// What the change function returned.
+    pub value: T,
+    /// The state now on disk.
+    pub state: WorkspaceState,
+}
+
+/// A resolved workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceRef {
+    /// Folder name (e.g. `20260401-fix-auth`).
+    pub name: String,
+    /// Absolute folder path.
+    pub dir: PathBuf,
+    /// The workspace as shown in replies and events: relative to the
+    /// repository root when inside it (e.g. `.specs/20260401-fix-auth`).
+    pub display: String,
+}
+
+impl WorkspaceRef {
+    /// The `state.json` path.
+    pub fn state_file(&self) -> PathBuf {
+        self.dir.join(STATE_FILE)
+    }
+
+    /// The spec name: the folder name without a leading `YYYYMMDD-`.
+    pub fn spec_name(&self) -> &str {
+        strip_date_prefix(&self.name)
+    }
+}
+
+/// Removes a leading `YYYYMMDD-` from a folder name.
+pub fn strip_date_prefix(name: &str) -> &str {
+    let b = name.as_bytes();
+    if b.len() > 9 && b[..8].iter().all(u8::is_ascii_digit) && b[8] == b'-' {
+        &name[9..]
+    } else {
+        name
+    }
+}
+
+/// The workspaces under one specs root.
+#[derive(Debug, Clone)]
+pub struct StateStore {
+    repo_root: PathBuf,
+    specs_root: PathBuf,
+}
+
+impl StateStore {
+    /// A store for `specs_root` (absolute), displaying paths relative to `repo_root`.
+    pub fn new(repo_root: &Path, specs_root: &Path) -> StateStore {
+        StateStore {
+            repo_root: repo_root.to_path_buf(),
+            specs_root: specs_root.to_path_buf(),
+        }
+    }
+
+    /// The specs root.
+    pub fn specs_root(&self) -> &Path {
+        &self.specs_root
+    }
+
+    /// Resolves a workspace argument to a folder directly under the specs root.
+    pub fn resolve(&self, input: &str) -> Result<WorkspaceRef, StoreError> {
+        let invalid = |reason: &str| StoreError::InvalidWorkspace {
+            input: truncate(input, 200),
+            reason: reason.to_string(),
+        };
+        if input.trim().is_empty() {
+            return Err(invalid("must not be empty"));
+        }
+        if input.len() > 1024 {
+            return Err(invalid("longer than 1024 bytes"));
+        }
+        if input.contains('\0') {
+            return Err(invalid("contains a NUL byte"));
+        }
+        let name = if input.contains('/') || input.contains('\\') {
+            let normalized = normalize(&self.repo_root, Path::new(input.trim_end_matches('/')));
+            match normalized.parent() {
+                Some(parent) if parent == self.specs_root => normalized
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .map(str::to_string)
+                    .ok_or_else(|| invalid("has no folder name"))?,
+                _ => {
+                    return Err(StoreError::OutOfScope {
+                        input: truncate(input, 200),
+                        root: self.specs_root.clone(),
+                    });
+                }
+            }
+        } else {
+            input.to_string()
+        };
+        if name == "." || name == ".." {
+            return Err(StoreError::OutOfScope {
+                input: truncate(input, 200),
+                root: self.specs_root.clone(),
+            });
+        }
+        validate_name(&name).map_err(|reason| invalid(&reason))?;
+        let dir = self.specs_root.join(&name);
+        if let Ok(meta) = std::fs::symlink_metadata(&dir)
+            && meta.file_type().is_symlink()
+        {
+            return Err(StoreError::OutOfScope {
+                input: truncate(input, 200),
+                root: self.specs_root.clone(),
+            });
+        }
+        let display = match self.specs_root.strip_prefix(&self.repo_root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => format!("{}/{name}", rel.display()),
+            _ => dir.display().to_string(),
+        };
+        Ok(WorkspaceRef { name, dir, display })
+    }
+
+    /// Creates the workspace folder (if needed) and its first `state.json`.
+    /// Fails with [`StoreError::AlreadyExists`] when a state file is present.
+    pub fn create(&self, ws: &WorkspaceRef, state: &WorkspaceState) -> Result<(), StoreError> {
+        std::fs::create_dir_all(&self.specs_root).map_err(|source| StoreError::Io {
+            op: "create folder",
+            path: self.specs_root.clone(),
+            source,
+        })?;
+        match std::fs::create_dir(&ws.dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "create folder",
+                    path: ws.dir.clone(),
+                    source,
+                });
+            }
+        }
+        let _lock = self.lock(ws)?;
+        if std::fs::symlink_metadata(ws.state_file()).is_ok() {
+            return Err(StoreError::AlreadyExists {
+                path: ws.dir.clone(),
+            });
+        }
+        write_atomic(&ws.dir, &ws.state_file(), state.to_json().as_bytes())
+    }
+
+    /// Reads and migrates `state.json` (no lock: a reader sees either the old
+    /// or the new file, never a partial one, because writes are renames).
+    pub fn load(&self, ws: &WorkspaceRef) -> Result<WorkspaceState, StoreError> {
+        let path = ws.state_file();
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::NotFound {
+                    path: ws.dir.clone(),
+                });
+            }
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "read",
+                    path,
+                    source,
+                });
+            }
+        };
+        if !meta.file_type().is_file() {
+            return Err(StoreError::OutOfScope {
+                input: path.display().to_string(),
+                root: self.specs_root.clone(),
+            });
+        }
+        if meta.len() > MAX_STATE_BYTES {
+            return Err(StoreError::Corrupt {
+                path,
+                reason: format!("larger than {MAX_STATE_BYTES} bytes"),
+            });
+        }
+        let text = std::fs::read_to_string(&path).map_err(|source| StoreError::Io {
+            op: "read",
+            path: path.clone(),
+            source,
+        })?;
+        WorkspaceState::from_json(&text).map_err(|e| match e {
+            SchemaError::Malformed(reason) => StoreError::Corrupt { path, reason },
+            too_new @ SchemaError::TooNew(_) => StoreError::UnsupportedVersion {
+                path,
+                reason: too_new.to_string(),
+            },
+        })
+    }
+
+    /// Load → `change` → write, under the workspace's exclusive lock.
+    ///
+    /// `change` works on a copy; when it returns an error nothing is written.
+    /// On success `timestamps.lastUpdated` is set to `now`.
+    pub fn update<T, E>(
+        &self,
+        ws: &WorkspaceRef,
+        now: chrono::DateTime<chrono::Utc>,
+        change: impl FnOnce(&mut WorkspaceState) -> Result<T, E>,
+    ) -> Result<Updated<T>, UpdateError<E>> {
+        let _lock = self.lock(ws)?;
+        let mut state = self.load(ws)?;
+        let value = change(&mut state).map_err(UpdateError::Rejected)?;
+        state.timestamps.last_updated = now;
+        write_atomic(&ws.dir, &ws.state_file(), state.to_json().as_bytes())?;
+        Ok(Updated { value, state })
+    }
+
+    /// Every workspace folder under the specs root, by name, with its state or
+    /// the error reading it. Folders without `state.json` are not workspaces.
+    pub fn list(&self) -> Result<Vec<(WorkspaceRef, Result<WorkspaceState, StoreError>)>, StoreError> {
+        let entries = match std::fs::read_dir(&self.specs_root) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "list",
+                    path: self.specs_root.clone(),
+                    source,
+                });
+            }
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            let Ok(ws) = self.resolve(&name) else {
+                continue;
+            };
+            if !ws.state_file().exists() {
+                continue;
+            }
+            let state = self.load(&ws);
+            out.push((ws, state));
+        }
+        out.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        Ok(out)
+    }
+
+    fn lock(&self, ws: &WorkspaceRef) -> Result<File, StoreError> {
+        let path = ws.dir.join(LOCK_FILE);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|source| match source.kind() {
+                std::io::ErrorKind::NotFound => StoreError::NotFound {
+                    path: ws.dir.clone(),
+                },
+                _ => StoreError::Io {
+                    op: "open lock",
+                    path: path.clone(),
+                    source,
+                },
+            })?;
+        file.lock().map_err(|source| StoreError::Io {
+            op: "lock",
+            path,
+            source,
+        })?;
+        Ok(file)
+    }
+}
+
+/// Folder names: ASCII letters, digits, `.`, `_`, `-`; starting with a letter or digit.
+fn validate_name(name: &str) -> Result<(), String> {
+    if name.len() > MAX_NAME_LEN {
+        return Err(format!("name longer than {MAX_NAME_LEN} characters"));
+    }
+    let bytes = name.as_bytes();
+    if !bytes.first().is_some_and(u8::is_ascii_alphanumeric) {
+        return Err("name must start with an ASCII letter or digit".into());
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(format!(
+            "name may contain only ASCII letters, digits, '.', '_' and '-' (found {bad:?})"
+        ));
+    }
+    Ok(())
+}
+
+/// Lexical normalisation: join onto `base` when relative, drop `.`, apply `..`.
+fn normalize(base: &Path, path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Writes `bytes` to `path` atomically: temp file in `dir`, fsync, rename, fsync `dir`.
+pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let io = |op: &'static str, p: &Path| {
+        let p = p.to_path_buf();
+        move |source| StoreError::Io { op, path: p, source }
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".state.json.")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io("create temp file in", dir))?;
+    tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
+    tmp.as_file().sync_all().map_err(io("fsync", tmp.path()))?;
+    tmp.persist(path)
+        .map_err(|e| StoreError::Io {
+            op: "rename onto",
+            path: path.to_path_buf(),
+            source: e.error,
+        })?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io("fsync folder", dir))?;
+    Ok(())
+}

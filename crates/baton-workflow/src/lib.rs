@@ -1,0 +1,21 @@
+//! Workflow definitions as data.
+//!
+//! A [`WorkflowDefinition`] is an ordered list of phases with their kind,
+//! required artifacts and skip rules. Every workflow baton runs — the seed
+//! pipeline (`forge`) included — is such a definition; the engine and the
+//! state store read them, nothing hard-codes a phase list.
+//!
+//! Two phase ids are reserved and never appear in a definition: [`SETUP`]
+//! (the implicit first phase, completed when a workspace is created) and
+//! [`COMPLETED`] (the terminal position after the last phase).
+
+mod model;
+mod registry;
+
+pub use model::{PhaseDefinition, PhaseInstruction, PhaseKind, WorkflowDefinition};
+pub use registry::{DefinitionError, Registry, Source};
+
+/// The implicit first phase, completed at workspace creation.
+pub const SETUP: &str = "setup";
+/// The terminal position after the last phase.
+pub const COMPLETED: &str = "completed";

@@ -1,0 +1,131 @@
+//! The types of a workflow definition file.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A workflow: an ordered list of phases the engine walks through.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowDefinition {
+    /// Stable identifier used by tools and state files (`[a-z0-9][a-z0-9_-]*`).
+    pub id: String,
+    /// Human-readable name.
+    pub label: String,
+    /// Version of this definition; bump it when phases change meaning.
+    #[serde(default = "default_version")]
+    pub version: u32,
+    /// What the workflow is for.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The phases, in order.
+    pub phases: Vec<PhaseDefinition>,
+}
+
+fn default_version() -> u32 {
+    1
+}
+
+/// One phase of a workflow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseDefinition {
+    /// Identifier, unique within the workflow (`setup` and `completed` are reserved).
+    pub id: String,
+    /// Human-readable name.
+    pub label: String,
+    /// What kind of work the phase is.
+    pub kind: PhaseKind,
+    /// The agent instruction file for agent and review phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Files the phase must produce, relative to the workspace folder; the
+    /// phase cannot complete until each exists and is non-empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+    /// The phase works through registered tasks and cannot start without them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requires_tasks: bool,
+    /// Flow templates or efforts for which the phase is skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skip_for: Vec<String>,
+    /// Structured instructions handed to the agent (seed 004 PhaseInstruction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<PhaseInstruction>,
+}
+
+/// The kinds of phase the engine knows how to drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseKind {
+    /// An agent does work and writes artifacts.
+    Agent,
+    /// An agent reviews an artifact and gives a verdict.
+    Review,
+    /// A person reviews and answers proceed, revise or abandon.
+    Checkpoint,
+    /// A command runs (argv, never a shell string).
+    Command,
+    /// baton writes a file.
+    WriteFile,
+    /// The workflow waits for something a person does outside (merge a PR, …).
+    HumanGate,
+}
+
+impl PhaseKind {
+    /// Phases of this kind wait for a person rather than run.
+    pub fn waits_for_human(self) -> bool {
+        matches!(self, PhaseKind::Checkpoint | PhaseKind::HumanGate)
+    }
+}
+
+/// Structured instructions for one phase (seed 004 §2.1.2).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PhaseInstruction {
+    /// What must hold before the phase starts.
+    #[serde(default)]
+    pub preconditions: Vec<String>,
+    /// What must hold for the phase to be complete.
+    #[serde(default)]
+    pub acceptance_criteria: Vec<String>,
+    /// The work to do.
+    #[serde(default)]
+    pub tasks: Vec<String>,
+    /// Free-form extra information for the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<serde_json::Value>,
+}
+
+impl WorkflowDefinition {
+    /// The phase with `id`.
+    pub fn phase(&self, id: &str) -> Option<&PhaseDefinition> {
+        self.phases.iter().find(|p| p.id == id)
+    }
+
+    /// The position of `id` in the phase order.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.phases.iter().position(|p| p.id == id)
+    }
+
+    /// The first phase, if any.
+    pub fn first_phase(&self) -> Option<&PhaseDefinition> {
+        self.phases.first()
+    }
+
+    /// The phases after `id` in order (empty when `id` is unknown or last).
+    pub fn phases_after(&self, id: &str) -> &[PhaseDefinition] {
+        match self.position(id) {
+            Some(i) => &self.phases[i + 1..],
+            None => &[],
+        }
+    }
+
+    /// Ids of the phases skipped for a flow template or effort name.
+    pub fn skipped_for(&self, template: &str) -> Vec<String> {
+        self.phases
+            .iter()
+            .filter(|p| p.skip_for.iter().any(|t| t == template))
+            .map(|p| p.id.clone())
+            .collect()
+    }
+}

@@ -1,0 +1,210 @@
+//! The set of workflow definitions known to a process: built-ins embedded in
+//! the binary, overridden or extended by project files.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::{COMPLETED, SETUP, WorkflowDefinition};
+
+/// Built-in definitions, embedded at compile time: (file name, YAML text).
+const BUILTIN: &[(&str, &str)] = &[("forge.yaml", include_str!("../workflows/forge.yaml"))];
+
+/// Where a definition came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// Embedded in the binary.
+    Builtin {
+        /// The embedded file's name.
+        file: String,
+    },
+    /// Loaded from a project file.
+    File {
+        /// Absolute path of the file.
+        path: String,
+    },
+}
+
+/// A definition that cannot be used, with the place it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct DefinitionError {
+    /// File name or path.
+    pub file: String,
+    /// What is wrong (with line and column when the parser knows them).
+    pub message: String,
+}
+
+/// Known workflow definitions by id.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    entries: BTreeMap<String, (Arc<WorkflowDefinition>, Source)>,
+}
+
+impl Registry {
+    /// The built-in definitions only.
+    pub fn builtin() -> Registry {
+        let mut registry = Registry::default();
+        for (file, text) in BUILTIN {
+            // Built-ins are tested to parse; a failure here is a build defect.
+            match parse(file, text) {
+                Ok(def) => registry.insert(
+                    def,
+                    Source::Builtin {
+                        file: (*file).to_string(),
+                    },
+                ),
+                Err(e) => panic!("built-in workflow {file} is invalid: {e}"),
+            }
+        }
+        registry
+    }
+
+    /// Adds or replaces a definition.
+    pub fn insert(&mut self, def: WorkflowDefinition, source: Source) {
+        self.entries
+            .insert(def.id.clone(), (Arc::new(def), source));
+    }
+
+    /// The definition with `id`.
+    pub fn get(&self, id: &str) -> Option<Arc<WorkflowDefinition>> {
+        self.entries.get(id).map(|(d, _)| Arc::clone(d))
+    }
+
+    /// Every definition with its source, ordered by id.
+    pub fn iter(&self) -> impl Iterator<Item = (&WorkflowDefinition, &Source)> {
+        self.entries.values().map(|(d, s)| (d.as_ref(), s))
+    }
+}
+
+/// Parses a YAML (or JSON, which is YAML) definition and checks its structure.
+pub fn parse(file: &str, text: &str) -> Result<WorkflowDefinition, DefinitionError> {
+    let def: WorkflowDefinition = serde_saphyr::from_str(text).map_err(|e| DefinitionError {
+        file: file.to_string(),
+        message: e.to_string(),
+    })?;
+    check(file, &def)?;
+    Ok(def)
+}
+
+fn check(file: &str, def: &WorkflowDefinition) -> Result<(), DefinitionError> {
+    let err = |message: String| DefinitionError {
+        file: file.to_string(),
+        message,
+    };
+    if !is_identifier(&def.id) {
+        return Err(err(format!(
+            "id: {:?} must match [a-z0-9][a-z0-9_-]* (at most 64 characters)",
+            def.id
+        )));
+    }
+    if def.phases.is_empty() {
+        return Err(err("phases: a workflow needs at least one phase".into()));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, phase) in def.phases.iter().enumerate() {
+        if phase.id == SETUP || phase.id == COMPLETED {
+            return Err(err(format!(
+                "phases[{i}].id: {:?} is reserved",
+                phase.id
+            )));
+        }
+        if !is_identifier(&phase.id) {
+            return Err(err(format!(
+                "phases[{i}].id: {:?} must match [a-z0-9][a-z0-9_-]* (at most 64 characters)",
+                phase.id
+            )));
+        }
+        if !seen.insert(phase.id.as_str()) {
+            return Err(err(format!(
+                "phases[{i}].id: duplicate phase id {:?}",
+                phase.id
+            )));
+        }
+        for (j, artifact) in phase.artifacts.iter().enumerate() {
+            if !is_relative_file(artifact) {
+                return Err(err(format!(
+                    "phases[{i}].artifacts[{j}]: {artifact:?} must be a relative path inside the workspace"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `[a-z0-9][a-z0-9_-]*`, 1..=64 characters.
+pub fn is_identifier(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 64
+        && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-' || *b == b'_')
+}
+
+fn is_relative_file(path: &str) -> bool {
+    let p = std::path::Path::new(path);
+    !path.is_empty()
+        && !p.is_absolute()
+        && p
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_forge_builtin_has_the_seventeen_defined_phases_in_order() {
+        let registry = Registry::builtin();
+        let forge = registry.get("forge").unwrap();
+        let ids: Vec<_> = forge.phases.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "phase-1",
+                "phase-2",
+                "phase-3",
+                "phase-3b",
+                "checkpoint-a",
+                "phase-4",
+                "phase-4b",
+                "checkpoint-b",
+                "phase-5",
+                "phase-6",
+                "phase-7",
+                "final-verification",
+                "pr-creation",
+                "final-summary",
+                "post-to-source",
+                "final-commit"
+            ]
+        );
+        assert_eq!(
+            forge.skipped_for("light"),
+            ["phase-2", "phase-4", "phase-4b", "checkpoint-b", "phase-6"]
+        );
+        assert_eq!(forge.skipped_for("standard"), ["phase-4b", "checkpoint-b"]);
+        assert!(forge.skipped_for("full").is_empty());
+    }
+
+    #[test]
+    fn structural_errors_name_the_field() {
+        let dup = "id: w\nlabel: W\nphases:\n  - {id: a, label: A, kind: agent}\n  - {id: a, label: B, kind: agent}\n";
+        let e = parse("w.yaml", dup).unwrap_err();
+        assert_eq!(e.to_string(), "w.yaml: phases[1].id: duplicate phase id \"a\"");
+
+        let reserved = "id: w\nlabel: W\nphases:\n  - {id: completed, label: A, kind: agent}\n";
+        assert!(parse("w.yaml", reserved).unwrap_err().message.contains("reserved"));
+
+        let escape = "id: w\nlabel: W\nphases:\n  - {id: a, label: A, kind: agent, artifacts: [../x.md]}\n";
+        assert!(parse("w.yaml", escape).unwrap_err().message.contains("artifacts[0]"));
+
+        let unknown = "id: w\nlabel: W\nphases:\n  - {id: a, label: A, kind: agent, artefacts: [x.md]}\n";
+        assert!(parse("w.yaml", unknown).unwrap_err().message.contains("artefacts"));
+    }
+}
