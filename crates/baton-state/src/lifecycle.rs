@@ -24,7 +24,7 @@ use baton_workflow::{COMPLETED, WorkflowDefinition};
 use crate::schema::{HistoryAction, HistoryEntry, PhaseError, PhaseStatus, WorkspaceState};
 
 /// Something that happened to a workspace, for the caller to publish.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "transition", rename_all = "snake_case")]
 pub enum Transition {
     /// A phase started.
@@ -251,6 +251,47 @@ impl<'a> Lifecycle<'a> {
         Ok(vec![Transition::Abandoned { phase }])
     }
 
+    /// Marks `skips` as skipped for a workspace that has not started yet and
+    /// moves the current phase past any of them at the front.
+    pub fn apply_skips(
+        &self,
+        state: &mut WorkspaceState,
+        skips: &[String],
+    ) -> Result<Vec<Transition>, LifecycleError> {
+        ensure_not_ended(state, "configure")?;
+        expect_status(state, "configure", &[PhaseStatus::Pending], "pending")?;
+        for id in skips {
+            if self.definition.phase(id).is_none() {
+                return Err(self.unknown(id));
+            }
+            if !state.skipped_phases.contains(id) {
+                state.skipped_phases.push(id.clone());
+            }
+        }
+        let mut transitions = Vec::new();
+        let current = state.current_phase.clone();
+        if state.skipped_phases.contains(&current) {
+            self.record(state, &current, HistoryAction::Skip, Some("skipped by template"));
+            transitions.push(Transition::PhaseSkipped { phase: current.clone() });
+            self.advance(state, &current, &mut transitions);
+        }
+        Ok(transitions)
+    }
+
+    fn unknown(&self, phase: &str) -> LifecycleError {
+        LifecycleError::UnknownPhase {
+            phase: phase.to_string(),
+            workflow: self.definition.id.clone(),
+            valid: self
+                .definition
+                .phases
+                .iter()
+                .map(|p| p.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+
     /// Common checks: not ended, phase known, phase current.
     fn check(
         &self,
@@ -260,17 +301,7 @@ impl<'a> Lifecycle<'a> {
     ) -> Result<(), LifecycleError> {
         ensure_not_ended(state, action)?;
         if self.definition.phase(phase).is_none() {
-            return Err(LifecycleError::UnknownPhase {
-                phase: phase.to_string(),
-                workflow: self.definition.id.clone(),
-                valid: self
-                    .definition
-                    .phases
-                    .iter()
-                    .map(|p| p.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
+            return Err(self.unknown(phase));
         }
         if state.current_phase != phase {
             return Err(LifecycleError::NotCurrent {

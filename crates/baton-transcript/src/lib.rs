@@ -65,6 +65,53 @@ pub struct Entry {
     pub payload: Value,
 }
 
+/// The JSON-RPC id, method, tool name and kind of a raw message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageInfo {
+    /// Request, response, error or notification.
+    pub kind: MessageKind,
+    /// The id, when present.
+    pub request_id: Option<Value>,
+    /// The method, for requests and notifications.
+    pub method: Option<String>,
+    /// `params.name` of a `tools/call` request.
+    pub tool: Option<String>,
+}
+
+/// Classifies a raw JSON-RPC message.
+pub fn classify(message: &Value) -> MessageInfo {
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let request_id = message.get("id").filter(|v| !v.is_null()).cloned();
+    let kind = if method.is_some() {
+        if request_id.is_some() {
+            MessageKind::Request
+        } else {
+            MessageKind::Notification
+        }
+    } else if message.get("error").is_some() {
+        MessageKind::Error
+    } else {
+        MessageKind::Response
+    };
+    let tool = if method.as_deref() == Some("tools/call") {
+        message
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    } else {
+        None
+    };
+    MessageInfo {
+        kind,
+        request_id,
+        method,
+        tool,
+    }
+}
+
 /// Where and how a transcript is written.
 #[derive(Debug, Clone)]
 pub struct TranscriptOptions {
@@ -106,6 +153,34 @@ impl Recorder {
     /// The session id written in every entry.
     pub fn session_id(&self) -> &str {
         &self.session_id
+    }
+
+    /// Records a raw JSON-RPC message, classifying it. For responses, pass the
+    /// request's method and tool (`context`) and the time it took.
+    pub fn record_message(
+        &self,
+        direction: Direction,
+        message: Value,
+        context: Option<(&Option<String>, &Option<String>)>,
+        duration_ms: Option<f64>,
+    ) {
+        if !self.is_enabled() {
+            return;
+        }
+        let info = classify(&message);
+        let (method, tool) = match context {
+            Some((m, t)) if info.method.is_none() => (m.clone(), t.clone()),
+            _ => (info.method, info.tool),
+        };
+        self.record(
+            direction,
+            info.kind,
+            info.request_id,
+            method,
+            tool,
+            duration_ms,
+            message,
+        );
     }
 
     /// Records one message. Never blocks, never fails: a closed transcript drops it.
@@ -294,6 +369,20 @@ mod tests {
         assert_eq!(lines[0]["tool"], "state_get");
         assert_eq!(lines[1]["duration_ms"], 0.25);
         assert_eq!(lines[1]["session_id"], "sess1");
+    }
+
+    #[test]
+    fn classify_tells_the_four_kinds_apart() {
+        let req = classify(&json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"init"}}));
+        assert_eq!(req.kind, MessageKind::Request);
+        assert_eq!(req.tool.as_deref(), Some("init"));
+        let note = classify(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        assert_eq!(note.kind, MessageKind::Notification);
+        let ok = classify(&json!({"jsonrpc":"2.0","id":3,"result":{}}));
+        assert_eq!(ok.kind, MessageKind::Response);
+        let err = classify(&json!({"jsonrpc":"2.0","id":3,"error":{"code":-32601}}));
+        assert_eq!(err.kind, MessageKind::Error);
+        assert_eq!(err.request_id, Some(json!(3)));
     }
 
     #[tokio::test]

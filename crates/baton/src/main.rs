@@ -1,1 +1,30 @@
-fn main() {}
+//! `baton`: the command-line entry point.
+//!
+//! `baton serve` runs the MCP server (stdio by default, `--http ADDR` for
+//! streamable HTTP); the other commands read the same state files for people.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    // Diagnostics go to stderr only: in stdio mode stdout is the protocol channel.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("BATON_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("baton: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Read-only views of a workspace.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use baton_state::{PhaseStatus, WorkspaceState};
+use baton_workflow::WorkflowDefinition;
+
+/// What an agent needs to pick up a workspace where it was left.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeInfo {
+    /// The workspace.
+    pub workspace: String,
+    /// Workflow id.
+    pub workflow: String,
+    /// Spec name.
+    pub spec_name: String,
+    /// Current phase (`completed` at the end).
+    pub current_phase: String,
+    /// Label of the current phase.
+    pub current_phase_label: String,
+    /// Status of the current phase.
+    pub current_phase_status: String,
+    /// Phases completed.
+    pub completed_phases: Vec<String>,
+    /// Phases skipped.
+    pub skipped_phases: Vec<String>,
+    /// Phases still ahead (current excluded), skipping template skips.
+    pub remaining_phases: Vec<String>,
+    /// Effort.
+    pub effort: Option<String>,
+    /// Flow template.
+    pub flow_template: Option<String>,
+    /// Branch.
+    pub branch: Option<String>,
+    /// The last failure message, if the phase failed.
+    pub error: Option<String>,
+    /// Tasks not yet completed (implementation not done or review failed).
+    pub pending_tasks: Vec<String>,
+    /// Tasks whose review passed.
+    pub completed_tasks: Vec<String>,
+    /// All tasks.
+    pub total_tasks: usize,
+    /// Phase-log entries.
+    pub phase_log_entries: usize,
+    /// Sum of tokens in the phase log.
+    pub total_tokens: u64,
+    /// Sum of durations in the phase log (ms).
+    pub total_duration_ms: u64,
+    /// The call that moves the workspace forward from here.
+    pub next_step: String,
+}
+
+/// Builds the resume view.
+pub fn resume_info(state: &WorkspaceState, definition: &WorkflowDefinition) -> ResumeInfo {
+    let remaining_phases = definition
+        .phases_after(&state.current_phase)
+        .iter()
+        .filter(|p| !state.skipped_phases.contains(&p.id))
+        .map(|p| p.id.clone())
+        .collect();
+    let mut pending_tasks = Vec::new();
+    let mut completed_tasks = Vec::new();
+    for (key, task) in &state.tasks {
+        if task.impl_status != "completed" || task.review_status == "completed_fail" {
+            pending_tasks.push(key.clone());
+        }
+        if matches!(
+            task.review_status.as_str(),
+            "completed_pass" | "completed_pass_with_notes"
+        ) {
+            completed_tasks.push(key.clone());
+        }
+    }
+    ResumeInfo {
+        workspace: state.workspace.clone(),
+        workflow: state.workflow.clone(),
+        spec_name: state.spec_name.clone(),
+        current_phase: state.current_phase.clone(),
+        current_phase_label: phase_label(definition, &state.current_phase),
+        current_phase_status: state.current_phase_status.as_str().to_string(),
+        completed_phases: state.completed_phases.clone(),
+        skipped_phases: state.skipped_phases.clone(),
+        remaining_phases,
+        effort: state.effort.map(|e| format!("{e:?}")),
+        flow_template: state.flow_template.map(|t| t.as_str().to_string()),
+        branch: state.branch.clone(),
+        error: state.error.as_ref().map(|e| e.message.clone()),
+        pending_tasks,
+        completed_tasks,
+        total_tasks: state.tasks.len(),
+        phase_log_entries: state.phase_log.len(),
+        total_tokens: state.phase_log.iter().map(|e| e.tokens).sum(),
+        total_duration_ms: state.phase_log.iter().map(|e| e.duration_ms).sum(),
+        next_step: next_step(state, definition),
+    }
+}
+
+/// The label of a phase (`setup` and `completed` have fixed labels).
+pub fn phase_label(definition: &WorkflowDefinition, phase: &str) -> String {
+    match phase {
+        baton_workflow::SETUP => "Setup".to_string(),
+        baton_workflow::COMPLETED => "Completed".to_string(),
+        _ => definition
+            .phase(phase)
+            .map(|p| p.label.clone())
+            .unwrap_or_else(|| phase.to_string()),
+    }
+}
+
+/// A one-line instruction for the agent: which call moves things forward.
+pub fn next_step(state: &WorkspaceState, definition: &WorkflowDefinition) -> String {
+    let phase = &state.current_phase;
+    let human = crate::guards::is_human_phase(definition, phase);
+    match state.current_phase_status {
+        PhaseStatus::Completed => "the workflow is complete; nothing to do".into(),
+        PhaseStatus::Abandoned => "the workflow was abandoned; start a new one".into(),
+        PhaseStatus::Pending if human => {
+            format!("call checkpoint for {phase} and present it to a person")
+        }
+        PhaseStatus::Pending => format!("call phase_start for {phase}"),
+        PhaseStatus::InProgress => format!(
+            "do the work of {phase}, then call phase_complete (or phase_fail)"
+        ),
+        PhaseStatus::Failed => format!("fix the failure, then call phase_start for {phase} again (or skip_phase)"),
+        PhaseStatus::AwaitingHuman => format!(
+            "a person must answer {phase}; on approval call phase_complete, or abandon"
+        ),
+    }
+}
+
+/// One row of a workspace listing.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceRow {
+    /// The workspace.
+    pub workspace: String,
+    /// Workflow id.
+    pub workflow: String,
+    /// Spec name.
+    pub spec_name: String,
+    /// Current phase.
+    pub current_phase: String,
+    /// Its status.
+    pub status: String,
+    /// Phases done (completed or skipped) out of all phases.
+    pub progress: String,
+    /// Last update (RFC 3339).
+    pub last_updated: String,
+}
+
+/// A listing row for one workspace.
+pub fn row(state: &WorkspaceState, definition: Option<&WorkflowDefinition>) -> WorkspaceRow {
+    let total = definition.map_or(0, |d| d.phases.len());
+    let done = state
+        .completed_phases
+        .iter()
+        .chain(&state.skipped_phases)
+        .filter(|p| *p != baton_workflow::SETUP)
+        .count();
+    WorkspaceRow {
+        workspace: state.workspace.clone(),
+        workflow: state.workflow.clone(),
+        spec_name: state.spec_name.clone(),
+        current_phase: state.current_phase.clone(),
+        status: state.current_phase_status.as_str().to_string(),
+        progress: format!("{done}/{total}"),
+        last_updated: state.timestamps.last_updated.to_rfc3339(),
+    }
+}

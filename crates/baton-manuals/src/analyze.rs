@@ -1,0 +1,243 @@
+//! Turning one manual file into indexable documents (one per section).
+
+use std::collections::HashMap;
+
+use crate::paths::FileType;
+use crate::sections::{self, SectionInfo};
+use crate::text;
+use crate::tokenize::{self, TokenKind};
+
+/// Term frequencies of one term in one document, per field.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct FieldFreq {
+    /// Occurrences in the section body.
+    pub body: u16,
+    /// Occurrences in the section's own heading.
+    pub title: u8,
+    /// Occurrences in the context (ancestor headings and the file name).
+    pub ctx: u8,
+}
+
+/// One indexable section.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DocData {
+    /// Index of the section in [`FileRecord::sections`].
+    pub section: u32,
+    /// Body length in tokens (BM25 length normalisation).
+    pub body_len: u32,
+    /// Normalised heading and body (phrase checks, late rerank).
+    pub norm_text: String,
+    /// Distinct terms with their field frequencies, sorted by term.
+    pub terms: Vec<(String, FieldFreq)>,
+}
+
+/// Identity of a file's content on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fingerprint {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in nanoseconds since the Unix epoch (0 if unknown).
+    pub mtime_ns: i64,
+    /// FNV-1a 64 hash of the bytes.
+    pub hash: u64,
+}
+
+/// Everything the index keeps about one file.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FileRecord {
+    /// Path relative to the manual directory, `/`-separated, as on disk.
+    pub path: String,
+    /// Markdown or JSON.
+    pub file_type: FileType,
+    /// Content identity.
+    pub fingerprint: Fingerprint,
+    /// Number of lines.
+    pub line_count: u32,
+    /// All sections (including heading-only ones), in document order.
+    pub sections: Vec<SectionInfo>,
+    /// The indexable sections.
+    pub docs: Vec<DocData>,
+}
+
+/// FNV-1a 64-bit hash.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// Analyses a file's text (any line endings) into a record.
+pub(crate) fn analyze_file(
+    path: &str,
+    file_type: FileType,
+    raw: &str,
+    fingerprint: Fingerprint,
+) -> FileRecord {
+    let text = text::to_lf(raw);
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    let stem = file_name.rsplit_once('.').map(|(s, _)| s).unwrap_or(file_name);
+    let lines: Vec<&str> = text.split('\n').collect();
+    let line_count = sections::line_count(&text);
+    let path_context = path_words(path);
+    let (section_list, docs) = match file_type {
+        FileType::Md => {
+            let sections = sections::parse_markdown(&text, stem);
+            let docs = sections
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    let body_from = if s.level == 0 { s.start_line } else { s.heading_end_line + 1 };
+                    let body = join_lines(&lines, body_from, s.body_end_line);
+                    if body.trim().is_empty() {
+                        return None;
+                    }
+                    let title = if s.level == 0 { "" } else { s.title.as_str() };
+                    let mut ctx = ancestors(&sections, s);
+                    ctx.push_str(&path_context);
+                    Some(build_doc(i as u32, title, &ctx, &body))
+                })
+                .collect();
+            (sections, docs)
+        }
+        FileType::Json => {
+            let section = sections::json_section(&text, file_name);
+            let body = sections::flatten_json(&text);
+            let docs = if body.trim().is_empty() {
+                Vec::new()
+            } else {
+                vec![build_doc(0, "", &path_context, &body)]
+            };
+            (vec![section], docs)
+        }
+    };
+    FileRecord {
+        path: path.to_string(),
+        file_type,
+        fingerprint,
+        line_count,
+        sections: section_list,
+        docs,
+    }
+}
+
+/// The file path as words (`03_免責事由.md` → `03 免責事由`).
+fn path_words(path: &str) -> String {
+    let without_ext = path.rsplit_once('.').map(|(s, _)| s).unwrap_or(path);
+    without_ext
+        .chars()
+        .map(|c| if matches!(c, '/' | '_' | '-' | '.') { ' ' } else { c })
+        .collect()
+}
+
+fn ancestors(sections: &[SectionInfo], section: &SectionInfo) -> String {
+    let mut out = String::new();
+    let mut parent = section.parent;
+    let mut guard = 0;
+    while let Some(p) = parent {
+        let Some(s) = sections.get(p as usize) else { break };
+        out.push_str(&s.title);
+        out.push('\n');
+        parent = s.parent;
+        guard += 1;
+        if guard > 16 {
+            break;
+        }
+    }
+    out
+}
+
+fn join_lines(lines: &[&str], from: u32, to: u32) -> String {
+    if from == 0 || from > to {
+        return String::new();
+    }
+    let start = (from - 1) as usize;
+    let end = (to as usize).min(lines.len());
+    if start >= end {
+        return String::new();
+    }
+    lines[start..end].join("\n")
+}
+
+fn build_doc(section: u32, title: &str, ctx: &str, body: &str) -> DocData {
+    let mut counts: HashMap<String, FieldFreq> = HashMap::new();
+    let title_norm = text::normalize(title);
+    let ctx_norm = text::normalize(ctx);
+    let body_norm = text::normalize(body);
+    let mut body_len = 0u32;
+    count_field(&body_norm, &mut counts, |f| f.body = f.body.saturating_add(1), &mut body_len);
+    let mut ignored = 0u32;
+    count_field(&title_norm, &mut counts, |f| f.title = f.title.saturating_add(1), &mut ignored);
+    count_field(&ctx_norm, &mut counts, |f| f.ctx = f.ctx.saturating_add(1), &mut ignored);
+    let mut terms: Vec<(String, FieldFreq)> = counts.into_iter().collect();
+    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut norm_text = title_norm;
+    if !norm_text.is_empty() {
+        norm_text.push(' ');
+    }
+    norm_text.push_str(&body_norm);
+    DocData {
+        section,
+        body_len,
+        norm_text,
+        terms,
+    }
+}
+
+fn count_field(
+    text: &str,
+    counts: &mut HashMap<String, FieldFreq>,
+    bump: impl Fn(&mut FieldFreq),
+    len: &mut u32,
+) {
+    tokenize::for_each_token(text, |term, kind| {
+        if kind != TokenKind::Unigram {
+            *len += 1;
+        }
+        match counts.get_mut(term) {
+            Some(f) => bump(f),
+            None => {
+                let mut f = FieldFreq::default();
+                bump(&mut f);
+                counts.insert(term.to_string(), f);
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp() -> Fingerprint {
+        Fingerprint { size: 0, mtime_ns: 0, hash: 0 }
+    }
+
+    #[test]
+    fn markdown_sections_become_docs_with_fields() {
+        let rec = analyze_file(
+            "03_免責事由.md",
+            FileType::Md,
+            "# 免責事由\n## 故意\n故意による事故は支払いません。\n",
+            fp(),
+        );
+        assert_eq!(rec.sections.len(), 2);
+        // The heading-only `# 免責事由` is not a doc; `## 故意` is.
+        assert_eq!(rec.docs.len(), 1);
+        let doc = &rec.docs[0];
+        let freq = |t: &str| doc.terms.iter().find(|(s, _)| s == t).map(|(_, f)| *f);
+        assert_eq!(freq("故意").map(|f| (f.body, f.title)), Some((1, 1)));
+        // The parent heading and the file name are context.
+        assert!(freq("免責").is_some_and(|f| f.ctx >= 1));
+        assert!(doc.norm_text.starts_with("故意 故意による"));
+    }
+
+    #[test]
+    fn json_is_one_doc() {
+        let rec = analyze_file("p.json", FileType::Json, r#"{"title":"支払い"}"#, fp());
+        assert_eq!(rec.docs.len(), 1);
+        assert_eq!(rec.sections[0].title, "p.json");
+    }
+}

@@ -1,0 +1,70 @@
+//! What every handler needs: configuration, the state store, the workflow
+//! registry and the event bus. Built once per process; cheap to share.
+
+use std::sync::Arc;
+
+use baton_config::Config;
+use baton_events::{EventBus, EventRecord};
+use baton_state::{StateStore, WorkspaceRef, WorkspaceState};
+use baton_workflow::{Registry, WorkflowDefinition};
+
+use crate::error::{ErrorCode, ToolError};
+
+/// Shared handler context.
+#[derive(Debug)]
+pub struct AppContext {
+    /// The resolved configuration.
+    pub config: Config,
+    /// The state store over the specs root.
+    pub store: StateStore,
+    /// Known workflow definitions.
+    pub workflows: Registry,
+    /// Where events go.
+    pub bus: Arc<EventBus>,
+    /// This build's version.
+    pub version: &'static str,
+}
+
+impl AppContext {
+    /// Builds the context for `config` with the built-in workflows.
+    pub fn new(config: Config, bus: Arc<EventBus>) -> AppContext {
+        let store = StateStore::new(&config.repo_root, &config.specs_root);
+        AppContext {
+            config,
+            store,
+            workflows: Registry::builtin(),
+            bus,
+            version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+
+    /// The definition with `id`, or `not_found`.
+    pub fn workflow(&self, id: &str) -> Result<Arc<WorkflowDefinition>, ToolError> {
+        self.workflows.get(id).ok_or_else(|| {
+            let known: Vec<String> = self.workflows.iter().map(|(d, _)| d.id.clone()).collect();
+            ToolError::new(ErrorCode::NotFound, format!("unknown workflow {id:?}"))
+                .with_details(serde_json::json!({ "known": known }))
+        })
+    }
+
+    /// Publishes events after a successful mutation. A failing event-log write
+    /// is reported on stderr and never turns a successful call into a failure.
+    pub fn publish(&self, events: Vec<EventRecord>) {
+        for event in events {
+            if let Err(e) = self.bus.publish(event) {
+                tracing::warn!("event not logged: {e}");
+            }
+        }
+    }
+
+    /// Builds an event record for `ws`.
+    pub fn event(
+        &self,
+        kind: baton_events::EventKind,
+        phase: &str,
+        ws: &WorkspaceRef,
+        state: &WorkspaceState,
+    ) -> EventRecord {
+        EventRecord::new(kind, phase, &state.spec_name, &ws.display)
+    }
+}

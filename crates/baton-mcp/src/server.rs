@@ -1,0 +1,111 @@
+//! The MCP server: `tools/list` and `tools/call` over the tool catalogue.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use crate::context::AppContext;
+use crate::error::{ErrorCode, ToolError};
+use crate::tools::ToolSpec;
+
+/// Instructions sent to the client at initialisation.
+pub const INSTRUCTIONS: &str = "baton keeps a development workflow on rails. \
+Each piece of work lives in a workspace folder (.specs/YYYYMMDD-slug/) with a state.json that baton owns. \
+Create one with init, then for each phase: phase_start, do the work and write the phase's artifact files in the workspace, phase_complete. \
+Human checkpoints: call checkpoint, let a person answer, then phase_complete (or abandon). \
+state_resume_info tells where a workspace stands and what to call next. \
+Failures come back as isError results with a stable code (invalid_parameter, not_found, invalid_state, blocked, ...).";
+
+/// The MCP handler. Cheap to clone (one per HTTP session).
+#[derive(Clone)]
+pub struct BatonServer {
+    ctx: Arc<AppContext>,
+    tools: Arc<Vec<ToolSpec>>,
+    listed: Arc<OnceLock<Vec<Tool>>>,
+}
+
+impl std::fmt::Debug for BatonServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatonServer")
+            .field("tools", &self.tools.len())
+            .finish()
+    }
+}
+
+impl BatonServer {
+    /// A server exposing `tools`.
+    pub fn new(ctx: Arc<AppContext>, tools: Vec<ToolSpec>) -> BatonServer {
+        BatonServer {
+            ctx,
+            tools: Arc::new(tools),
+            listed: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The shared context.
+    pub fn context(&self) -> &Arc<AppContext> {
+        &self.ctx
+    }
+
+    /// Runs one tool call to completion (used by the MCP path and by tests).
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, ToolError> {
+        let Some(spec) = self.tools.iter().find(|t| t.name == name) else {
+            let exposed: Vec<&str> = self.tools.iter().map(|t| t.name).collect();
+            return Err(ToolError::new(
+                ErrorCode::UnknownTool,
+                format!("no tool named {name:?} is exposed by this server"),
+            )
+            .with_details(serde_json::json!({ "exposed": exposed })));
+        };
+        let handler = spec.handler;
+        let ctx = Arc::clone(&self.ctx);
+        // Handlers do blocking file I/O (locks, fsync): keep them off the async workers.
+        match tokio::task::spawn_blocking(move || handler(&ctx, arguments)).await {
+            Ok(result) => result,
+            Err(e) => Err(ToolError::new(
+                ErrorCode::Internal,
+                format!("tool {name} panicked: {e}"),
+            )),
+        }
+    }
+}
+
+impl ServerHandler for BatonServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("baton", self.ctx.version))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = self
+            .listed
+            .get_or_init(|| self.tools.iter().map(ToolSpec::to_tool).collect());
+        Ok(ListToolsResult::with_all_items(tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let result = match self.call(&request.name, arguments).await {
+            Ok(value) => CallToolResult::structured(value),
+            Err(error) => CallToolResult::structured_error(
+                serde_json::to_value(&error).unwrap_or(Value::Null),
+            ),
+        };
+        Ok(result.into())
+    }
+}

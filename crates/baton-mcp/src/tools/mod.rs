@@ -1,0 +1,119 @@
+//! The tool catalogue. Each tool belongs to one group; `--tools GROUPS`
+//! exposes only the named groups so an agent's context holds just what its
+//! workflow needs.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde_json::Value;
+
+use crate::context::AppContext;
+use crate::error::ToolError;
+
+pub mod lifecycle;
+pub mod state;
+
+/// A tool handler: parse the arguments, do the work, shape the reply.
+pub type Handler = fn(&AppContext, Value) -> Result<Value, ToolError>;
+
+/// One tool: its MCP description and its handler.
+#[derive(Clone)]
+pub struct ToolSpec {
+    /// Tool name.
+    pub name: &'static str,
+    /// Group name used by `--tools`.
+    pub group: &'static str,
+    /// Description written for the agent.
+    pub description: &'static str,
+    /// Builds the input JSON schema.
+    pub input_schema: fn() -> Arc<JsonObject>,
+    /// Builds the output JSON schema.
+    pub output_schema: fn() -> Arc<JsonObject>,
+    /// Does not modify anything.
+    pub read_only: bool,
+    /// May discard work (abandon).
+    pub destructive: bool,
+    /// The handler.
+    pub handler: Handler,
+}
+
+impl std::fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSpec")
+            .field("name", &self.name)
+            .field("group", &self.group)
+            .finish()
+    }
+}
+
+impl ToolSpec {
+    /// The MCP `Tool` for `tools/list`.
+    pub fn to_tool(&self) -> Tool {
+        let mut tool = Tool::default();
+        tool.name = self.name.into();
+        tool.description = Some(self.description.into());
+        tool.input_schema = (self.input_schema)();
+        tool.output_schema = Some((self.output_schema)());
+        tool.annotations = Some(ToolAnnotations::from_raw(
+            None,
+            Some(self.read_only),
+            Some(self.destructive),
+            Some(self.read_only),
+            Some(false),
+        ));
+        tool
+    }
+}
+
+/// The input schema of `T`.
+pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    rmcp::handler::server::common::schema_for_type::<T>()
+}
+
+/// The output schema of `T`.
+pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    rmcp::handler::server::common::schema_for_output::<T>()
+}
+
+/// Every tool group with a one-line description.
+pub const GROUPS: &[(&str, &str)] = &[
+    (
+        "lifecycle",
+        "create workspaces and move phases: init, phase_start, phase_complete, phase_fail, checkpoint, skip_phase, abandon",
+    ),
+    (
+        "state",
+        "read workspaces: state_get, state_resume_info, workspace_list",
+    ),
+];
+
+/// Every tool baton has.
+pub fn all_tools() -> Vec<ToolSpec> {
+    let mut tools = lifecycle::tools();
+    tools.extend(state::tools());
+    tools
+}
+
+/// The tools of the selected groups (all when `groups` is `None`).
+/// Unknown group names are an error listing the known ones.
+pub fn select(groups: Option<&[String]>) -> Result<Vec<ToolSpec>, String> {
+    let all = all_tools();
+    let Some(groups) = groups else {
+        return Ok(all);
+    };
+    if let Some(unknown) = groups
+        .iter()
+        .find(|g| !GROUPS.iter().any(|(name, _)| name == g))
+    {
+        let known: Vec<&str> = GROUPS.iter().map(|(n, _)| *n).collect();
+        return Err(format!(
+            "unknown tool group {unknown:?}; known groups: {}",
+            known.join(", ")
+        ));
+    }
+    Ok(all
+        .into_iter()
+        .filter(|t| groups.iter().any(|g| g == t.group))
+        .collect())
+}

@@ -1,0 +1,208 @@
+//! Command-line parsing and the commands for people.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+use baton_config::{Config, Overrides};
+use baton_engine::summary::{resume_info, row};
+use baton_state::StateStore;
+use baton_workflow::Registry;
+
+/// baton: keeps AI coding agents on a deterministic, resumable, observable workflow.
+#[derive(Debug, Parser)]
+#[command(name = "baton", version, about, long_about = None)]
+pub struct Cli {
+    /// Repository root (default: nearest ancestor with .git or baton.toml) [env: BATON_REPO_ROOT].
+    #[arg(long, global = true)]
+    repo: Option<PathBuf>,
+    /// Specs root, relative to the repository root (default .specs) [env: BATON_SPECS_DIR].
+    #[arg(long, global = true)]
+    specs_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the MCP server (stdio unless --http is given).
+    Serve {
+        /// Serve streamable HTTP on this address instead of stdio (e.g. 127.0.0.1:8765; port 0 picks one).
+        #[arg(long)]
+        http: Option<SocketAddr>,
+        /// Expose only these tool groups, comma-separated (see `baton tools`) [env: BATON_TOOLS].
+        #[arg(long)]
+        tools: Option<String>,
+        /// Development mode: echo every JSON-RPC message, pretty-printed, to stderr [env: BATON_DEV].
+        #[arg(long)]
+        dev: bool,
+        /// Do not write the JSON-RPC transcript [env: BATON_TRANSCRIPT=off].
+        #[arg(long)]
+        no_transcript: bool,
+    },
+    /// List every workspace of the repository with its workflow, phase and status.
+    Ls {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read workspace state.
+    State {
+        #[command(subcommand)]
+        command: StateCommand,
+    },
+    /// List the tool groups and their tools.
+    Tools,
+}
+
+#[derive(Debug, Subcommand)]
+enum StateCommand {
+    /// Show where a workspace stands (or its whole state.json with --raw).
+    Show {
+        /// Folder name, .specs/<name>, or absolute path.
+        workspace: String,
+        /// Print state.json as stored.
+        #[arg(long)]
+        raw: bool,
+    },
+}
+
+/// Runs the parsed command.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let mut overrides = Overrides {
+        repo_root: cli.repo,
+        specs_dir: cli.specs_dir,
+        ..Overrides::default()
+    };
+    match cli.command {
+        Command::Serve {
+            http,
+            tools,
+            dev,
+            no_transcript,
+        } => {
+            overrides.tool_groups = tools;
+            overrides.dev = dev;
+            overrides.no_transcript = no_transcript;
+            let config = Config::load(&overrides)?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            runtime.block_on(async move {
+                match http {
+                    Some(addr) => baton_mcp::serve_http(config, addr).await,
+                    None => baton_mcp::serve_stdio(config).await,
+                }
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Ls { json } => {
+            let config = Config::load(&overrides)?;
+            ls(&config, json)
+        }
+        Command::State {
+            command: StateCommand::Show { workspace, raw },
+        } => {
+            let config = Config::load(&overrides)?;
+            show(&config, &workspace, raw)
+        }
+        Command::Tools => {
+            let tools = baton_mcp::tools::all_tools();
+            for (group, about) in baton_mcp::tools::GROUPS {
+                println!("{group}: {about}");
+                for t in tools.iter().filter(|t| t.group == *group) {
+                    println!("  {:<20} {}", t.name, first_sentence(t.description));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn first_sentence(text: &str) -> &str {
+    match text.find(". ") {
+        Some(i) => &text[..=i],
+        None => text,
+    }
+}
+
+fn ls(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
+    let store = StateStore::new(&config.repo_root, &config.specs_root);
+    let registry = Registry::builtin();
+    let mut rows = Vec::new();
+    let mut problems = Vec::new();
+    for (ws, state) in store.list()? {
+        match state {
+            Ok(state) => rows.push(row(&state, registry.get(&state.workflow).as_deref())),
+            Err(e) => problems.push((ws.display, e.to_string())),
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "workspaces": rows,
+                "unreadable": problems.iter().map(|(w, e)| serde_json::json!({"workspace": w, "error": e})).collect::<Vec<_>>(),
+            }))?
+        );
+    } else if rows.is_empty() && problems.is_empty() {
+        println!("no workspaces under {}", config.specs_root.display());
+    } else {
+        println!(
+            "{:<40} {:<10} {:<20} {:<15} {:>8}",
+            "WORKSPACE", "WORKFLOW", "PHASE", "STATUS", "PROGRESS"
+        );
+        for r in &rows {
+            println!(
+                "{:<40} {:<10} {:<20} {:<15} {:>8}",
+                r.workspace, r.workflow, r.current_phase, r.status, r.progress
+            );
+        }
+        for (w, e) in &problems {
+            println!("{w:<40} unreadable: {e}");
+        }
+    }
+    Ok(if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn show(config: &Config, workspace: &str, raw: bool) -> anyhow::Result<ExitCode> {
+    let store = StateStore::new(&config.repo_root, &config.specs_root);
+    let ws = store.resolve(workspace)?;
+    let state = store.load(&ws)?;
+    if raw {
+        print!("{}", state.to_json());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let registry = Registry::builtin();
+    let definition = registry
+        .get(&state.workflow)
+        .with_context(|| format!("unknown workflow {:?}", state.workflow))?;
+    let info = resume_info(&state, &definition);
+    println!("workspace   {}", info.workspace);
+    println!("workflow    {}", info.workflow);
+    println!(
+        "phase       {} ({}) — {}",
+        info.current_phase, info.current_phase_label, info.current_phase_status
+    );
+    println!("completed   {}", info.completed_phases.join(", "));
+    if !info.skipped_phases.is_empty() {
+        println!("skipped     {}", info.skipped_phases.join(", "));
+    }
+    if !info.remaining_phases.is_empty() {
+        println!("remaining   {}", info.remaining_phases.join(", "));
+    }
+    if let Some(e) = &info.error {
+        println!("error       {e}");
+    }
+    println!("next        {}", info.next_step);
+    Ok(ExitCode::SUCCESS)
+}
