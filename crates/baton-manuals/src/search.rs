@@ -1,0 +1,396 @@
+//! Scoring one manual's index against a query plan.
+//!
+//! score = BM25F(body, heading ×`TITLE_WEIGHT`, context ×`CONTEXT_WEIGHT`)
+//!         × coverage correction (`SPARSE_QUERY_COVERAGE_WEIGHT`)
+//!         × phrase bonus × exceptions boost × late rerank
+//! All factors are computed from the posting lists in one pass, then the
+//! top of the list is refined from the stored normalised text. No section
+//! text is scanned for documents that share no term with the query.
+
+use std::collections::HashMap;
+
+use crate::config::ScoringConfig;
+use crate::index::{Doc, DocId, ManualIndex};
+use crate::query::{QueryPlan, TermRole};
+use crate::signals::{Signal, Signals};
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// Weight of a term occurrence in the section's own heading.
+pub(crate) const TITLE_WEIGHT: f64 = 2.0;
+/// Weight of a term occurrence in the ancestors' headings or the file name.
+pub(crate) const CONTEXT_WEIGHT: f64 = 0.6;
+/// Concept groups beyond this are not tracked for coverage.
+const MAX_GROUPS: usize = 16;
+/// How many first-stage results get the phrase/exception refinement.
+const REFINE_TOP: usize = 200;
+/// Score bonus when every concept occurs verbatim.
+const PHRASE_BONUS: f64 = 0.25;
+/// Score boost of exception sections for queries about exceptions.
+const EXCEPTION_BOOST: f64 = 0.2;
+
+/// Words that mark a section as stating exclusions or exceptions.
+pub(crate) const EXCEPTION_MARKERS: &[&str] = &[
+    "免責", "対象外", "除外", "不担保", "支払いません", "支払われません", "お支払いしません",
+    "支払わない", "支払われない", "適用しません", "適用されません", "not covered", "exclusion",
+    "excluded", "does not apply", "not supported", "exception",
+];
+
+/// Options of one search.
+pub(crate) struct SearchOptions<'a> {
+    /// Ranking knobs.
+    pub scoring: &'a ScoringConfig,
+    /// Whether the query asks about exceptions (boosts exception sections).
+    pub exceptions_intent: bool,
+    /// Stage-4 loose search: marks results with [`Signal::Loose`].
+    pub loose: bool,
+    /// Only documents passing this filter are scored.
+    pub filter: Option<&'a dyn Fn(&Doc) -> bool>,
+    /// Optional external late reranker.
+    pub late_reranker: Option<&'a dyn crate::LateReranker>,
+    /// The manual being searched (passed to the late reranker).
+    pub manual_id: &'a str,
+    /// The raw query (passed to the late reranker).
+    pub raw_query: &'a str,
+}
+
+/// One scored section.
+#[derive(Debug, Clone)]
+pub(crate) struct Hit {
+    /// The document.
+    pub doc: DocId,
+    /// Final score.
+    pub score: f64,
+    /// Share of query concepts found (0–1, idf-weighted).
+    pub coverage: f64,
+    /// Signals.
+    pub signals: Signals,
+    /// Matched query terms, most informative first.
+    pub matched: Vec<String>,
+    /// Whether every required phrase occurs in the section.
+    pub has_required: bool,
+}
+
+#[derive(Clone, Default)]
+struct Acc {
+    score: f64,
+    groups: [f32; MAX_GROUPS],
+    title_groups: u32,
+    terms: u64,
+}
+
+/// Scores every section sharing a term with the query; returns hits sorted
+/// by score (descending), then path and line (ascending).
+pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions<'_>) -> Vec<Hit> {
+    let n = f64::from(index.doc_count().max(1));
+    let avg_len = index.avg_len();
+    let n_groups = plan.groups.len().min(MAX_GROUPS);
+    let max_idf = idf(n, 0.0);
+    // Per-group weight: mean idf of its terms (unknown terms count as rarest).
+    let mut group_idf_sum = vec![0.0f64; n_groups];
+    let mut term_idf = Vec::with_capacity(plan.terms.len());
+    for term in &plan.terms {
+        let df = index
+            .term_id(&term.text)
+            .map(|t| index.postings(t).len())
+            .unwrap_or(0) as f64;
+        let value = if df > 0.0 { idf(n, df) } else { max_idf };
+        term_idf.push((value, df));
+        for &g in &term.groups {
+            if g < n_groups {
+                group_idf_sum[g] += value;
+            }
+        }
+    }
+    let group_weight: Vec<f64> = plan
+        .groups
+        .iter()
+        .take(n_groups)
+        .enumerate()
+        .map(|(g, group)| group_idf_sum[g] / group.term_count.max(1) as f64)
+        .collect();
+    let total_group_weight: f64 = group_weight.iter().sum();
+
+    let mut slot_of: Vec<u32> = vec![u32::MAX; index.doc_slots()];
+    let mut accs: Vec<(DocId, Acc)> = Vec::new();
+    for (ti, term) in plan.terms.iter().enumerate() {
+        let Some(tid) = index.term_id(&term.text) else { continue };
+        let postings = index.postings(tid);
+        if postings.is_empty() {
+            continue;
+        }
+        let (term_idf_value, df) = term_idf[ti];
+        let weight = match term.role {
+            TermRole::Content => 1.0,
+            TermRole::Glue => 0.35,
+            TermRole::Kana if df / n < 0.05 => 0.7,
+            TermRole::Kana => 0.15,
+            TermRole::Stop => 0.05,
+        } * term_idf_value;
+        for p in postings {
+            let Some(doc) = index.doc(p.doc) else { continue };
+            if let Some(filter) = opts.filter {
+                if !filter(doc) {
+                    continue;
+                }
+            }
+            let tf = f64::from(p.freq.body)
+                + TITLE_WEIGHT * f64::from(p.freq.title)
+                + CONTEXT_WEIGHT * f64::from(p.freq.ctx);
+            let norm = K1 * (1.0 - B + B * f64::from(doc.body_len) / avg_len);
+            let Some(slot_ref) = slot_of.get_mut(p.doc as usize) else { continue };
+            if *slot_ref == u32::MAX {
+                *slot_ref = accs.len() as u32;
+                accs.push((p.doc, Acc::default()));
+            }
+            let acc = &mut accs[*slot_ref as usize].1;
+            acc.score += weight * tf * (K1 + 1.0) / (tf + norm);
+            if ti < 64 {
+                acc.terms |= 1 << ti;
+            }
+            for &g in &term.groups {
+                if g < n_groups {
+                    acc.groups[g] += term_idf_value as f32;
+                    if p.freq.title > 0 {
+                        acc.title_groups |= 1 << g;
+                    }
+                }
+            }
+        }
+    }
+
+    let w = opts.scoring.query_coverage_weight;
+    let mut hits: Vec<Hit> = accs
+        .into_iter()
+        .map(|(doc, acc)| {
+            let coverage = coverage(&acc, &group_weight, &group_idf_sum, total_group_weight);
+            let title_cover = if total_group_weight > 0.0 {
+                (0..n_groups)
+                    .filter(|g| acc.title_groups & (1 << g) != 0)
+                    .map(|g| group_weight[g])
+                    .sum::<f64>()
+                    / total_group_weight
+            } else {
+                0.0
+            };
+            let mut signals = Signals::default();
+            if acc.title_groups != 0 {
+                signals.insert(Signal::Heading);
+            }
+            if title_cover >= 0.75 {
+                signals.insert(Signal::HeadingFocus);
+            }
+            if opts.loose {
+                signals.insert(Signal::Loose);
+            }
+            let matched = plan
+                .terms
+                .iter()
+                .enumerate()
+                .filter(|(i, t)| *i < 64 && acc.terms & (1 << i) != 0 && t.role == TermRole::Content)
+                .map(|(_, t)| t.text.clone())
+                .collect();
+            Hit {
+                doc,
+                score: acc.score * ((1.0 - w) + w * coverage),
+                coverage,
+                signals,
+                matched,
+                has_required: plan.required.is_empty(),
+            }
+        })
+        .collect();
+    sort_hits(index, &mut hits);
+
+    // Refinement of the top: phrases, required phrases, exceptions.
+    let refine = hits.len().min(REFINE_TOP);
+    let phrase_groups: Vec<&str> = plan
+        .groups
+        .iter()
+        .map(|g| g.text.as_str())
+        .filter(|t| t.chars().count() >= 2)
+        .collect();
+    for hit in hits.iter_mut().take(refine) {
+        let Some(doc) = index.doc(hit.doc) else { continue };
+        let text = doc.norm_text.as_str();
+        if !phrase_groups.is_empty() {
+            let found = phrase_groups.iter().filter(|p| text.contains(**p)).count();
+            hit.score *= 1.0 + PHRASE_BONUS * found as f64 / phrase_groups.len() as f64;
+            if found == phrase_groups.len() {
+                hit.signals.insert(Signal::Normalized);
+            }
+        }
+        if has_exceptions(text) {
+            hit.signals.insert(Signal::Exceptions);
+            if opts.exceptions_intent {
+                hit.score *= 1.0 + EXCEPTION_BOOST;
+            }
+        }
+    }
+    if !plan.required.is_empty() {
+        for hit in hits.iter_mut() {
+            hit.has_required = index
+                .doc(hit.doc)
+                .is_some_and(|d| plan.required.iter().all(|p| d.norm_text.contains(p.as_str())));
+        }
+    }
+    if opts.scoring.late_rerank_enabled || opts.late_reranker.is_some() {
+        sort_hits(index, &mut hits);
+        late_rerank(index, plan, opts, &group_weight, &mut hits);
+    }
+    sort_hits(index, &mut hits);
+    hits
+}
+
+fn idf(n: f64, df: f64) -> f64 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+fn coverage(acc: &Acc, weights: &[f64], idf_sums: &[f64], total: f64) -> f64 {
+    if total <= 0.0 {
+        return 1.0;
+    }
+    let mut covered = 0.0;
+    for (g, weight) in weights.iter().enumerate() {
+        if idf_sums[g] > 0.0 {
+            covered += weight * (f64::from(acc.groups[g]) / idf_sums[g]).min(1.0);
+        }
+    }
+    covered / total
+}
+
+/// Whether a normalised text states exclusions: a marker in the first 80
+/// characters (the heading) or at least two markers in the text.
+pub(crate) fn has_exceptions(text: &str) -> bool {
+    let head_end = text.char_indices().nth(80).map(|(i, _)| i).unwrap_or(text.len());
+    let head = &text[..head_end];
+    if EXCEPTION_MARKERS.iter().any(|m| head.contains(m)) {
+        return true;
+    }
+    EXCEPTION_MARKERS
+        .iter()
+        .map(|m| text.matches(m).count())
+        .sum::<usize>()
+        >= 2
+}
+
+/// Sorts by score desc, then path asc, then line asc (deterministic).
+pub(crate) fn sort_hits(index: &ManualIndex, hits: &mut [Hit]) {
+    hits.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| {
+                let (da, db) = (index.doc(a.doc), index.doc(b.doc));
+                let ka = da.map(|d| (d.path.as_str(), d.start_line));
+                let kb = db.map(|d| (d.path.as_str(), d.start_line));
+                ka.cmp(&kb)
+            })
+    });
+}
+
+/// Late-interaction rerank: for the top N, the best single sentence's
+/// coverage of the query concepts (concepts that co-occur in one sentence
+/// score higher than concepts scattered over the section).
+fn late_rerank(
+    index: &ManualIndex,
+    plan: &QueryPlan,
+    opts: &SearchOptions<'_>,
+    group_weight: &[f64],
+    hits: &mut [Hit],
+) {
+    let top = hits.len().min(opts.scoring.late_rerank_top_n);
+    if top == 0 || plan.groups.is_empty() {
+        return;
+    }
+    let mut scores: Vec<f64> = Vec::with_capacity(top);
+    if opts.scoring.late_rerank_enabled {
+        for hit in hits.iter().take(top) {
+            let text = index.doc(hit.doc).map(|d| d.norm_text.as_str()).unwrap_or("");
+            scores.push(sentence_max_sim(text, plan, group_weight));
+        }
+    } else {
+        scores.resize(top, 0.0);
+    }
+    if let Some(reranker) = opts.late_reranker {
+        let inputs: Vec<crate::LateRerankCandidate<'_>> = hits
+            .iter()
+            .take(top)
+            .filter_map(|h| {
+                let doc = index.doc(h.doc)?;
+                Some(crate::LateRerankCandidate {
+                    manual_id: opts.manual_id,
+                    path: &doc.path,
+                    start_line: doc.start_line,
+                    text: &doc.norm_text,
+                    score: h.score,
+                })
+            })
+            .collect();
+        let external = reranker.rerank(opts.raw_query, &inputs);
+        if external.len() == scores.len() {
+            for (s, e) in scores.iter_mut().zip(external) {
+                if e.is_finite() {
+                    *s = s.max(e.clamp(0.0, 1.0));
+                }
+            }
+        }
+    }
+    let weight = opts.scoring.late_rerank_weight;
+    for (hit, late) in hits.iter_mut().zip(scores) {
+        if late > 0.0 {
+            hit.score *= 1.0 + weight * late;
+            hit.signals.insert(Signal::LateRerank);
+        }
+    }
+}
+
+/// The best per-sentence, weight-averaged share of each concept's terms.
+fn sentence_max_sim(text: &str, plan: &QueryPlan, group_weight: &[f64]) -> f64 {
+    let n_groups = group_weight.len();
+    let total: f64 = group_weight.iter().sum();
+    if text.is_empty() || total <= 0.0 {
+        return 0.0;
+    }
+    // Sentence boundaries (byte offsets where a sentence ends).
+    let ends: Vec<usize> = text
+        .char_indices()
+        .filter(|(_, c)| matches!(c, '。' | '!' | '?' | ';' | '|'))
+        .map(|(i, _)| i)
+        .chain(text.match_indices(". ").map(|(i, _)| i))
+        .chain(std::iter::once(text.len()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let sentence_of = |pos: usize| ends.partition_point(|&e| e < pos);
+    // hits[sentence][group] = matched term count
+    let mut counts: HashMap<usize, [u8; MAX_GROUPS]> = HashMap::new();
+    for term in plan.terms.iter().filter(|t| !t.groups.is_empty()) {
+        let mut seen_in: Vec<usize> = Vec::new();
+        for (pos, _) in text.match_indices(term.text.as_str()) {
+            let s = sentence_of(pos);
+            if seen_in.last() == Some(&s) {
+                continue;
+            }
+            seen_in.push(s);
+            let row = counts.entry(s).or_insert([0; MAX_GROUPS]);
+            for &g in &term.groups {
+                if g < n_groups {
+                    row[g] = row[g].saturating_add(1);
+                }
+            }
+        }
+    }
+    counts
+        .values()
+        .map(|row| {
+            (0..n_groups)
+                .map(|g| {
+                    let need = plan.groups[g].term_count.max(1) as f64;
+                    group_weight[g] * (f64::from(row[g]) / need).min(1.0)
+                })
+                .sum::<f64>()
+                / total
+        })
+        .fold(0.0, f64::max)
+}

@@ -1,0 +1,181 @@
+//! Shared helpers for end-to-end tests: a temporary repository and a real MCP
+//! client (rmcp) talking to `baton serve` as a child process over stdio.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+/// The `baton` binary under test.
+pub fn baton_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_baton"))
+}
+
+/// A temporary git-like repository.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join(".git")).expect(".git");
+        Repo { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn specs(&self) -> PathBuf {
+        self.path().join(".specs")
+    }
+
+    /// The workspace folder for a display path like `.specs/2026-x`.
+    pub fn ws_dir(&self, display: &str) -> PathBuf {
+        self.path().join(display)
+    }
+
+    pub fn state(&self, display: &str) -> Value {
+        let text = std::fs::read_to_string(self.ws_dir(display).join("state.json")).expect("state.json");
+        serde_json::from_str(&text).expect("state.json parses")
+    }
+
+    pub fn events(&self) -> Vec<Value> {
+        let path = self.path().join(".baton/events/events.jsonl");
+        match std::fs::read_to_string(path) {
+            Ok(text) => text.lines().map(|l| serde_json::from_str(l).expect("event line")).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Every file under `.specs` (except lock files) with its bytes, sorted.
+    pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        walk(&self.specs(), &mut out);
+        out.sort();
+        out
+    }
+
+    /// Every path under the repository root, for "nothing was created" checks.
+    pub fn all_paths(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        walk(self.path(), &mut out);
+        let mut names: Vec<String> = out.into_iter().map(|(p, _)| p).collect();
+        names.sort();
+        names
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = path.display().to_string();
+        if name.contains("/.baton/") || name.ends_with(".state.lock") {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&path).expect("metadata");
+        if meta.is_dir() {
+            walk(&path, out);
+        } else {
+            out.push((name, std::fs::read(&path).unwrap_or_default()));
+        }
+    }
+}
+
+/// A connected MCP client.
+pub struct Client {
+    pub service: RunningService<RoleClient, ()>,
+    pub pid: Option<u32>,
+}
+
+/// Starts `baton serve` in `repo` with extra arguments and environment, and connects.
+pub async fn spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
+    let mut cmd = tokio::process::Command::new(baton_bin());
+    cmd.arg("serve").args(args).current_dir(repo);
+    cmd.env_remove("BATON_TOOLS").env_remove("BATON_DEV");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stderr(std::process::Stdio::null());
+    let transport = TokioChildProcess::new(cmd).expect("spawn baton");
+    let pid = transport.id();
+    let service = ().serve(transport).await.expect("initialize");
+    Client { service, pid }
+}
+
+impl Client {
+    /// Calls a tool. Ok(structuredContent) on success, Err(structuredContent) on isError.
+    pub async fn call(&self, name: &str, args: Value) -> Result<Value, Value> {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        let result = tokio::time::timeout(Duration::from_secs(30), self.service.call_tool(params))
+            .await
+            .expect("tool call timed out")
+            .expect("tool call transport error");
+        let structured = result.structured_content.clone().expect("structuredContent");
+        // The text mirror carries the same JSON.
+        let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).expect("text content");
+        assert_eq!(serde_json::from_str::<Value>(&text).expect("text is JSON"), structured);
+        if result.is_error == Some(true) {
+            Err(structured)
+        } else {
+            Ok(structured)
+        }
+    }
+
+    /// Calls a tool that must succeed.
+    pub async fn ok(&self, name: &str, args: Value) -> Value {
+        match self.call(name, args.clone()).await {
+            Ok(v) => v,
+            Err(e) => panic!("{name} {args} failed: {e}"),
+        }
+    }
+
+    /// Calls a tool that must fail with `code`; returns the error.
+    pub async fn err(&self, name: &str, args: Value, code: &str) -> Value {
+        match self.call(name, args.clone()).await {
+            Ok(v) => panic!("{name} {args} should fail with {code}, got {v}"),
+            Err(e) => {
+                assert_eq!(e["code"], code, "{name} {args}: {e}");
+                assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()));
+                e
+            }
+        }
+    }
+
+    pub async fn tool_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .service
+            .list_all_tools()
+            .await
+            .expect("tools/list")
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    pub async fn close(self) {
+        let _ = self.service.cancel().await;
+    }
+}
+
+/// Writes a non-empty artifact into a workspace.
+pub fn write_artifact(repo: &Repo, ws: &str, name: &str) {
+    let path = repo.ws_dir(ws).join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(path, format!("# {name}\n\ncontent\n")).expect("write artifact");
+}

@@ -1,0 +1,326 @@
+//! End-to-end: `baton serve` driven through rmcp's MCP client over stdio.
+
+mod common;
+
+use common::{Repo, spawn, write_artifact};
+use serde_json::{Value, json};
+
+const ARTIFACTS: &[(&str, &str)] = &[
+    ("phase-1", "analysis.md"),
+    ("phase-3", "design.md"),
+    ("phase-3b", "review-design.md"),
+    ("phase-7", "comprehensive-review.md"),
+    ("final-verification", "final-verification.md"),
+    ("final-summary", "summary.md"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_is_listed_with_input_and_output_schemas() {
+    let repo = Repo::new();
+    let client = spawn(repo.path(), &[], &[]).await;
+    let tools = client.service.list_all_tools().await.unwrap();
+    let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "abandon", "checkpoint", "init", "phase_complete", "phase_fail", "phase_start",
+            "skip_phase", "state_get", "state_resume_info", "workspace_list"
+        ]
+    );
+    for t in &tools {
+        assert_eq!(t.input_schema["type"], "object", "{}", t.name);
+        let out = t.output_schema.as_ref().expect("outputSchema");
+        assert_eq!(out["type"], "object", "{}", t.name);
+        assert!(t.description.as_ref().is_some_and(|d| d.len() > 40), "{}", t.name);
+    }
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_groups_limit_what_is_exposed() {
+    let repo = Repo::new();
+    let flag = spawn(repo.path(), &["--tools", "state"], &[]).await;
+    assert_eq!(
+        flag.tool_names().await,
+        ["state_get", "state_resume_info", "workspace_list"]
+    );
+    // A tool outside the profile is refused with a clear code.
+    let e = flag.err("init", json!({"spec_name": "x"}), "unknown_tool").await;
+    assert!(e["details"]["exposed"].as_array().unwrap().len() == 3);
+    flag.close().await;
+
+    let env = spawn(repo.path(), &[], &[("BATON_TOOLS", "lifecycle")]).await;
+    assert_eq!(env.tool_names().await.len(), 7);
+    env.close().await;
+
+    let out = std::process::Command::new(common::baton_bin())
+        .args(["serve", "--tools", "lifecycle,nope"])
+        .current_dir(repo.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool group \"nope\""));
+    assert!(out.stdout.is_empty(), "nothing but protocol on stdout");
+}
+
+/// Walks a whole forge workflow (effort S) with the standalone tools and
+/// checks the state and the event sequence of seed 003 for every phase.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forge_effort_s_walks_to_completion_with_seed_003_events() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let init = c
+        .ok("init", json!({"spec_name": "Fix auth timeout", "effort": "S"}))
+        .await;
+    let ws = init["workspace"].as_str().unwrap().to_string();
+    assert!(ws.starts_with(".specs/") && ws.ends_with("-fix-auth-timeout"), "{ws}");
+    assert_eq!(init["flowTemplate"], "light");
+    assert_eq!(
+        init["skippedPhases"],
+        json!(["phase-2", "phase-4", "phase-4b", "checkpoint-b", "phase-6"])
+    );
+
+    let mut expected: Vec<(String, String)> = vec![("pipeline-init".into(), "setup".into())];
+    let mut visited = Vec::new();
+    loop {
+        let info = c.ok("state_resume_info", json!({"workspace": ws})).await;
+        let phase = info["currentPhase"].as_str().unwrap().to_string();
+        if phase == "completed" {
+            assert_eq!(info["currentPhaseStatus"], "completed");
+            break;
+        }
+        assert_eq!(info["currentPhaseStatus"], "pending", "{info}");
+        visited.push(phase.clone());
+        let args = json!({"workspace": ws, "phase": phase});
+        match phase.as_str() {
+            "checkpoint-a" | "post-to-source" => {
+                // A checkpoint is presented, never started.
+                c.err("phase_start", args.clone(), "blocked").await;
+                c.err("phase_complete", args.clone(), "invalid_state").await;
+                let r = c.ok("checkpoint", args.clone()).await;
+                assert_eq!(r["currentPhaseStatus"], "awaiting_human");
+                assert_eq!(r["events"], json!(["checkpoint"]));
+                expected.push(("checkpoint".into(), phase.clone()));
+            }
+            "phase-5" => {
+                let e = c.err("phase_start", args.clone(), "blocked").await;
+                assert_eq!(e["details"]["rule"], "tasks_required");
+                let r = c.ok("skip_phase", args.clone()).await;
+                assert_eq!(r["events"], json!([]), "skips publish no events");
+                continue;
+            }
+            _ => {
+                let r = c.ok("phase_start", args.clone()).await;
+                assert_eq!(r["currentPhaseStatus"], "in_progress");
+                expected.push(("phase-start".into(), phase.clone()));
+                if let Some((_, file)) = ARTIFACTS.iter().find(|(p, _)| *p == phase) {
+                    let e = c.err("phase_complete", args.clone(), "blocked").await;
+                    assert_eq!(e["details"]["rule"], "artifact_missing");
+                    assert!(e["message"].as_str().unwrap().contains(file));
+                    write_artifact(&repo, &ws, file);
+                }
+            }
+        }
+        let r = c.ok("phase_complete", args).await;
+        expected.push(("phase-complete".into(), phase.clone()));
+        if r["currentPhase"] == "completed" {
+            expected.push(("pipeline-complete".into(), phase.clone()));
+        }
+    }
+    assert_eq!(
+        visited,
+        [
+            "phase-1", "phase-3", "phase-3b", "checkpoint-a", "phase-5", "phase-7",
+            "final-verification", "pr-creation", "final-summary", "post-to-source", "final-commit"
+        ]
+    );
+
+    let state = repo.state(&ws);
+    assert_eq!(state["currentPhase"], "completed");
+    assert_eq!(state["currentPhaseStatus"], "completed");
+    assert_eq!(state["completedPhases"].as_array().unwrap().len(), 11); // setup + 10 run
+    assert!(state["skippedPhases"].as_array().unwrap().contains(&json!("phase-5")));
+
+    let got: Vec<(String, String)> = repo
+        .events()
+        .iter()
+        .filter(|e| e["workspace"] == ws)
+        .map(|e| (e["event"].as_str().unwrap().into(), e["phase"].as_str().unwrap().into()))
+        .collect();
+    assert_eq!(got, expected);
+    // Outcomes follow seed 003's table.
+    for e in repo.events() {
+        let outcome = match e["event"].as_str().unwrap() {
+            "pipeline-init" | "phase-start" => "in_progress",
+            "checkpoint" => "awaiting_human",
+            _ => "completed",
+        };
+        assert_eq!(e["outcome"], outcome, "{e}");
+        assert_eq!(e["specName"], "fix-auth-timeout");
+    }
+
+    // The ended workflow refuses every change.
+    c.err("abandon", json!({"workspace": ws}), "invalid_state").await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = c.ok("init", json!({"spec_name": "rules", "workspace": "20260101-rules"})).await["workspace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(ws, ".specs/20260101-rules");
+    let before = repo.snapshot();
+
+    // No complete without a start; no start of another phase (A9).
+    let e = c.err("phase_complete", json!({"workspace": ws, "phase": "phase-1"}), "invalid_state").await;
+    assert_eq!(e["details"]["currentPhaseStatus"], "pending");
+    let e = c.err("phase_start", json!({"workspace": ws, "phase": "phase-3"}), "invalid_state").await;
+    assert_eq!(e["details"]["currentPhase"], "phase-1");
+    let e = c.err("skip_phase", json!({"workspace": ws, "phase": "phase-2"}), "invalid_state").await;
+    assert_eq!(e["details"]["currentPhase"], "phase-1");
+    let e = c.err("phase_start", json!({"workspace": ws, "phase": "phase-99"}), "invalid_parameter").await;
+    assert!(e["details"]["valid"].as_array().unwrap().contains(&json!("phase-1")));
+    c.err("phase_fail", json!({"workspace": ws, "phase": "phase-1"}), "invalid_state").await;
+    assert_eq!(repo.snapshot(), before, "refused calls must not touch state.json");
+
+    // A second init of the same folder is a conflict.
+    c.err("init", json!({"spec_name": "rules", "workspace": "20260101-rules"}), "conflict").await;
+
+    // Duplicate start is refused; fail then restart works and clears the error.
+    let args = json!({"workspace": ws, "phase": "phase-1"});
+    c.ok("phase_start", args.clone()).await;
+    c.err("phase_start", args.clone(), "invalid_state").await;
+    let r = c.ok("phase_fail", json!({"workspace": ws, "phase": "phase-1", "message": "tests red"})).await;
+    assert_eq!(r["currentPhaseStatus"], "failed");
+    assert_eq!(repo.state(&ws)["error"]["message"], "tests red");
+    c.ok("phase_start", args.clone()).await;
+    assert_eq!(repo.state(&ws)["error"], Value::Null);
+
+    // Abandon is final (A3): every later mutation is refused, reads still work.
+    let r = c.ok("abandon", json!({"workspace": ws, "reason": "wrong approach"})).await;
+    assert_eq!(r["events"], json!(["abandon"]));
+    let after_abandon = repo.snapshot();
+    for tool in ["phase_start", "phase_complete", "phase_fail", "checkpoint", "skip_phase"] {
+        let e = c.err(tool, args.clone(), "invalid_state").await;
+        assert_eq!(e["details"]["currentPhaseStatus"], "abandoned", "{tool}");
+    }
+    c.err("abandon", json!({"workspace": ws}), "invalid_state").await;
+    assert_eq!(repo.snapshot(), after_abandon);
+    let info = c.ok("state_resume_info", json!({"workspace": ws})).await;
+    assert_eq!(info["currentPhaseStatus"], "abandoned");
+    assert!(info["nextStep"].as_str().unwrap().contains("abandoned"));
+
+    let events: Vec<String> = repo
+        .events()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        events,
+        ["pipeline-init", "phase-start", "phase-fail", "phase-start", "abandon"],
+        "events only for successful mutations"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_tools_read_whole_documents_fields_and_lists() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    for (name, effort) in [("one", "M"), ("two", "L")] {
+        c.ok("init", json!({"spec_name": name, "effort": effort, "workspace": format!("20260101-{name}")}))
+            .await;
+    }
+    let whole = c.ok("state_get", json!({"workspace": "20260101-one"})).await;
+    assert_eq!(whole["value"]["effort"], "M");
+    assert_eq!(whole["value"]["flowTemplate"], "standard");
+    let field = c
+        .ok("state_get", json!({"workspace": ".specs/20260101-two", "field": "timestamps.created"}))
+        .await;
+    assert!(field["value"].as_str().unwrap().starts_with("20"));
+    let e = c
+        .err("state_get", json!({"workspace": "20260101-two", "field": "nope.x"}), "invalid_parameter")
+        .await;
+    assert!(e["details"]["valid"].as_array().unwrap().contains(&json!("currentPhase")));
+    c.err("state_get", json!({"workspace": "20260101-three"}), "not_found").await;
+
+    let list = c.ok("workspace_list", json!({})).await;
+    let rows = list["workspaces"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["workspace"], ".specs/20260101-one");
+    assert_eq!(rows[0]["progress"], "2/16"); // standard skips phase-4b and checkpoint-b
+    c.ok("abandon", json!({"workspace": "20260101-two"})).await;
+    let abandoned = c.ok("workspace_list", json!({"status": "abandoned"})).await;
+    assert_eq!(abandoned["workspaces"].as_array().unwrap().len(), 1);
+    c.err("workspace_list", json!({"status": "weird"}), "invalid_parameter").await;
+
+    // A corrupt state file is reported, listed as unreadable, and left alone.
+    let bad = repo.specs().join("20260101-one/state.json");
+    std::fs::write(&bad, "{ not json").unwrap();
+    let e = c.err("state_get", json!({"workspace": "20260101-one"}), "corrupt_state").await;
+    assert!(e["message"].as_str().unwrap().contains("20260101-one/state.json"));
+    c.err("phase_start", json!({"workspace": "20260101-one", "phase": "phase-1"}), "corrupt_state")
+        .await;
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), "{ not json");
+    let list = c.ok("workspace_list", json!({})).await;
+    assert_eq!(list["unreadable"][0]["code"], "corrupt_state");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_transcript_records_every_message_with_durations() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    c.ok("init", json!({"spec_name": "t"})).await;
+    c.err("phase_start", json!({"workspace": "x/../../y", "phase": "p"}), "out_of_scope").await;
+    c.close().await;
+    // The server flushes on stdin EOF; give it a moment to exit.
+    let dir = repo.path().join(".baton/logs");
+    let mut lines = Vec::new();
+    for _ in 0..50 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+            .collect();
+        assert_eq!(files.len(), 1);
+        let name = files[0].file_name().to_string_lossy().to_string();
+        assert!(name.starts_with("mcp-") && name.ends_with("Z.jsonl"), "{name}");
+        let text = std::fs::read_to_string(files[0].path()).unwrap();
+        lines = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).collect();
+        if lines.len() >= 7 {
+            break;
+        }
+    }
+    let summary: Vec<(String, String, String)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["direction"].as_str().unwrap().to_string(),
+                l["kind"].as_str().unwrap().to_string(),
+                l["method"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expect = |d: &str, k: &str, m: &str| (d.to_string(), k.to_string(), m.to_string());
+    assert!(summary.contains(&expect("in", "request", "initialize")), "{summary:?}");
+    assert!(summary.contains(&expect("out", "response", "initialize")));
+    assert!(summary.contains(&expect("in", "notification", "notifications/initialized")));
+    let calls: Vec<&Value> = lines.iter().filter(|l| l["tool"].is_string()).collect();
+    assert_eq!(calls.len(), 4, "two tool calls, in and out");
+    for out in calls.iter().filter(|l| l["direction"] == "out") {
+        assert!(out["duration_ms"].as_f64().unwrap() >= 0.0);
+        assert!(out["payload"]["result"]["structuredContent"].is_object());
+    }
+    let session = lines[0]["session_id"].as_str().unwrap();
+    assert!(lines.iter().all(|l| l["session_id"] == session));
+    // The transcript folder keeps itself out of git.
+    assert_eq!(std::fs::read_to_string(dir.join(".gitignore")).unwrap(), "*\n");
+}
