@@ -137,16 +137,16 @@ impl Client {
     pub async fn ok(&self, name: &str, args: Value) -> Value {
         match self.call(name, args.clone()).await {
             Ok(v) => v,
-            Err(e) => panic!("{name} {args} failed: {e}"),
+            Err(e) => panic!("{name} {} failed: {e}", short(&args)),
         }
     }
 
     /// Calls a tool that must fail with `code`; returns the error.
     pub async fn err(&self, name: &str, args: Value, code: &str) -> Value {
         match self.call(name, args.clone()).await {
-            Ok(v) => panic!("{name} {args} should fail with {code}, got {v}"),
+            Ok(v) => panic!("{name} {} should fail with {code}, got {v}", short(&args)),
             Err(e) => {
-                assert_eq!(e["code"], code, "{name} {args}: {e}");
+                assert_eq!(e["code"], code, "{name} {}: {e}", short(&args));
                 assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()));
                 e
             }
@@ -178,4 +178,10 @@ pub fn write_artifact(repo: &Repo, ws: &str, name: &str) {
         std::fs::create_dir_all(parent).expect("mkdir");
     }
     std::fs::write(path, format!("# {name}\n\ncontent\n")).expect("write artifact");
+}
+
+/// The first 200 characters of a JSON value, for assertion messages.
+pub fn short(v: &Value) -> String {
+    let text = v.to_string();
+    text.chars().take(200).collect()
 }
