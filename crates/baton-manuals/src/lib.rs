@@ -1,1 +1,91 @@
-pub fn x(){}
+//! # baton-manuals
+//!
+//! The manual retrieval library behind baton's six `manual_*` MCP tools
+//! (seed 002): `manual_ls`, `manual_toc`, `manual_find`, `manual_hits`,
+//! `manual_read` and `manual_scan`.
+//!
+//! A *manual* is a directory under the manuals root (`MANUALS_ROOT`) holding
+//! Markdown and JSON files. [`ManualService`] indexes them (sections from
+//! Markdown headings, BM25 over CJK bigrams and English words), keeps the
+//! index in sync with the files (cached on disk, updated per file), and
+//! answers the tools from raw JSON arguments, validating them strictly:
+//!
+//! ```no_run
+//! use baton_manuals::{ManualConfig, ManualService};
+//! let service = ManualService::open(ManualConfig::from_env(std::path::Path::new(".")))?;
+//! let found = service.find(serde_json::json!({"query": "入院給付金の支払条件"}))?;
+//! let hits = service.hits(serde_json::json!({"trace_id": found.trace_id}))?;
+//! # Ok::<(), baton_manuals::ManualError>(())
+//! ```
+//!
+//! `docs/manuals.md` documents the contracts, every decision where the seed
+//! is silent, the environment variables, the error codes and the index.
+
+mod analyze;
+mod args;
+mod cache;
+mod claims;
+mod codec;
+mod config;
+mod corpus;
+mod descriptions;
+mod error;
+mod index;
+mod paths;
+mod query;
+mod search;
+mod sections;
+mod service;
+mod signals;
+mod store;
+mod text;
+mod tokenize;
+mod tools;
+mod trace;
+mod types;
+mod watch;
+
+pub use args::{MAX_ID_BYTES, MAX_PATH_BYTES, MAX_QUERY_BYTES};
+pub use cache::CacheStats;
+pub use config::{CorrectiveConfig, ManualConfig, ScoringConfig, env};
+pub use corpus::{IndexProgress, IndexStats, MAX_FILE_BYTES};
+pub use descriptions::{
+    MANUAL_FIND_DESCRIPTION, MANUAL_HITS_DESCRIPTION, MANUAL_LS_DESCRIPTION,
+    MANUAL_READ_DESCRIPTION, MANUAL_SCAN_DESCRIPTION, MANUAL_TOC_DESCRIPTION, TOOL_NAMES,
+};
+pub use error::{ManualError, ManualErrorCode};
+pub use paths::{FileType, ROOT_ID};
+pub use service::ManualService;
+pub use signals::Signal;
+pub use tools::read::{MAX_SECTIONS, READ_MAX_CHARS, SNIPPET_CHARS};
+pub use tools::scan::SCAN_MAX_CHARS;
+pub use tools::toc::TOC_MAX_FILES;
+pub use types::*;
+
+/// One candidate handed to a [`LateReranker`].
+#[derive(Debug, Clone, Copy)]
+pub struct LateRerankCandidate<'a> {
+    /// Manual id.
+    pub manual_id: &'a str,
+    /// File path inside the manual.
+    pub path: &'a str,
+    /// Section heading line.
+    pub start_line: u32,
+    /// The section's normalised text (heading and body).
+    pub text: &'a str,
+    /// First-stage score.
+    pub score: f64,
+}
+
+/// A pluggable late-interaction reranker (the seed's `late_reranker` hook).
+///
+/// It receives the top candidates of each searched manual and returns one
+/// relevance value in `0..=1` per candidate (same order and length; any
+/// other length is ignored). A value `v` multiplies the candidate's score by
+/// `1 + LATE_RERANK_WEIGHT * v` (combined with the built-in sentence
+/// rerank by taking the larger value). Installing a hook enables late
+/// rerank even when `LATE_RERANK_ENABLED` is false.
+pub trait LateReranker: Send + Sync {
+    /// Scores the candidates for a query.
+    fn rerank(&self, query: &str, candidates: &[LateRerankCandidate<'_>]) -> Vec<f64>;
+}

@@ -332,3 +332,21 @@ mod tests {
         assert!(!plan.is_empty());
     }
 }
+
+/// The stage-4 "loose" variant of a plan: every kanji of a multi-character
+/// concept also matches on its own, so partial wordings still find sections.
+pub(crate) fn loosen(plan: &QueryPlan) -> QueryPlan {
+    let mut loose = plan.clone();
+    for (g, group) in plan.groups.iter().enumerate() {
+        if group.text.chars().count() < 2 {
+            continue;
+        }
+        for c in group.text.chars() {
+            if tokenize::class(c) == CharClass::Kanji {
+                add_term(&mut loose, c.to_string(), TermRole::Content, Some(g));
+            }
+        }
+        finish_group(&mut loose, g);
+    }
+    loose
+}

@@ -109,7 +109,13 @@ pub async fn serve_http(config: Config, addr: std::net::SocketAddr) -> Result<()
     let cancel = tokio_util::sync::CancellationToken::new();
     let app = http::router(Arc::clone(&ctx), transcript.recorder(), cancel.clone())?;
     // Announce the bound address (port 0 picks a free one) on stderr for scripts.
-    eprintln!("baton: listening on http://{bound} (MCP at /mcp, events at /events)");
+    {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "baton: listening on http://{bound} (MCP at /mcp, events at /events)"
+        );
+    }
     let served = axum::serve(listener, app)
         .with_graceful_shutdown({
             let cancel = cancel.clone();

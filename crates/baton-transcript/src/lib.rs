@@ -315,7 +315,8 @@ fn write_entry(file: &mut Option<std::io::BufWriter<std::fs::File>>, echo: bool,
             Direction::In => "-->",
             Direction::Out => "<--",
         };
-        eprintln!("{arrow} {pretty}");
+        // Never panic on a closed stderr.
+        let _ = writeln!(std::io::stderr(), "{arrow} {pretty}");
     }
 }
 

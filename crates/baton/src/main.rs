@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse();
     // Diagnostics go to stderr only: in stdio mode stdout is the protocol channel.
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| QuietStderr)
         .with_ansi(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("BATON_LOG")
@@ -26,5 +26,21 @@ fn main() -> ExitCode {
             eprintln!("baton: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// stderr that swallows write errors: a client that closed our stderr must
+/// never take the server down with it.
+struct QuietStderr;
+
+impl std::io::Write for QuietStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _ = std::io::stderr().write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
     }
 }

@@ -1,0 +1,183 @@
+//! [`ManualService`]: the shared state behind the six tools.
+
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Instant;
+
+use crate::cache::{CacheStats, ResultCache};
+use crate::config::ManualConfig;
+use crate::corpus::{Corpus, IndexProgress, IndexStats};
+use crate::error::ManualError;
+use crate::paths::ManualsRoot;
+use crate::tools::read::ReadProgress;
+use crate::trace::TraceStore;
+use crate::watch::ChangeWatcher;
+use crate::LateReranker;
+
+/// The manual tools. `Send + Sync`: hold it in an `Arc` and call it from
+/// any thread. Calls are synchronous; the index lock is only taken for
+/// writing when files changed.
+pub struct ManualService {
+    pub(crate) config: ManualConfig,
+    pub(crate) root: ManualsRoot,
+    pub(crate) corpus: RwLock<Corpus>,
+    freshness: Mutex<Option<Instant>>,
+    watcher: Option<ChangeWatcher>,
+    pub(crate) traces: Mutex<TraceStore>,
+    pub(crate) cache: Mutex<ResultCache>,
+    pub(crate) read_progress: Mutex<ReadProgress>,
+    pub(crate) late_reranker: Option<Arc<dyn LateReranker>>,
+}
+
+impl std::fmt::Debug for ManualService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManualService")
+            .field("root", &self.config.root)
+            .field("watching", &self.watcher.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Locks a mutex, recovering the data if another thread panicked with it.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl ManualService {
+    /// Opens the service. The manuals root may not exist yet (tools then
+    /// report empty listings / `not_found`). The index is built lazily on
+    /// the first call that needs it (or eagerly with [`Self::build_index`]).
+    /// With `config.watch`, a file watcher is started; if that fails the
+    /// service silently relies on `stat` checks (see `docs/manuals.md`).
+    pub fn open(config: ManualConfig) -> Result<Self, ManualError> {
+        let root = ManualsRoot::new(&config.root);
+        let watcher = if config.watch {
+            root.canonical().and_then(|r| ChangeWatcher::start(&r).ok())
+        } else {
+            None
+        };
+        let corpus = Corpus::new(root.clone(), config.index_dir.clone());
+        Ok(ManualService {
+            traces: Mutex::new(TraceStore::new(config.trace_max_keep, config.trace_ttl)),
+            cache: Mutex::new(ResultCache::new(config.sem_cache_max_keep, config.sem_cache_ttl)),
+            read_progress: Mutex::new(ReadProgress::default()),
+            corpus: RwLock::new(corpus),
+            freshness: Mutex::new(None),
+            watcher,
+            root,
+            config,
+            late_reranker: None,
+        })
+    }
+
+    /// Installs a late-interaction rerank hook (enables late rerank).
+    pub fn with_late_reranker(mut self, reranker: Arc<dyn LateReranker>) -> Self {
+        self.late_reranker = Some(reranker);
+        self
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &ManualConfig {
+        &self.config
+    }
+
+    /// Whether a file watcher is active.
+    pub fn is_watching(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// Builds/refreshes the index of every manual, reporting progress once
+    /// per file, and persists it when an index directory is configured.
+    pub fn build_index(
+        &self,
+        progress: &mut dyn FnMut(IndexProgress),
+    ) -> Result<IndexStats, ManualError> {
+        let mut fresh = lock(&self.freshness);
+        if let Some(w) = &self.watcher {
+            w.take();
+        }
+        let stats = self.write_corpus().refresh_all(progress);
+        *fresh = Some(Instant::now());
+        Ok(stats)
+    }
+
+    /// Counters of the `manual_find` result cache.
+    pub fn cache_stats(&self) -> CacheStats {
+        lock(&self.cache).snapshot()
+    }
+
+    /// Number of live traces.
+    pub fn trace_count(&self) -> usize {
+        lock(&self.traces).len(Instant::now())
+    }
+
+    /// Brings the index up to date before a call: manuals the watcher marked
+    /// dirty are refreshed; everything is `stat`-checked when the last full
+    /// check is older than `stat_interval` (always, with interval 0).
+    pub(crate) fn ensure_fresh(&self) {
+        let mut fresh = lock(&self.freshness);
+        let now = Instant::now();
+        let dirty = self.watcher.as_ref().map(ChangeWatcher::take).unwrap_or_default();
+        let full_due = dirty.all
+            || fresh.is_none_or(|last| now.saturating_duration_since(last) >= self.config.stat_interval);
+        if full_due {
+            self.write_corpus().refresh_all(&mut |_| {});
+            *fresh = Some(now);
+        } else if !dirty.manuals.is_empty() {
+            let mut corpus = self.write_corpus();
+            for id in &dirty.manuals {
+                corpus.refresh_manual(id);
+            }
+        }
+    }
+
+    pub(crate) fn read_corpus(&self) -> RwLockReadGuard<'_, Corpus> {
+        self.corpus.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write_corpus(&self) -> RwLockWriteGuard<'_, Corpus> {
+        self.corpus.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Test hook: whether the watcher has pending events.
+    #[cfg(test)]
+    pub(crate) fn watcher_dirty(&self) -> bool {
+        self.watcher.as_ref().is_some_and(ChangeWatcher::is_dirty)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<ManualService>();
+    }
+
+    #[test]
+    fn watcher_marks_a_manual_dirty_after_an_edit() {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string());
+        let Ok(dir) = dir else { panic!("tempdir") };
+        let root = dir.path().join("manuals");
+        std::fs::create_dir_all(root.join("m1")).ok();
+        std::fs::write(root.join("m1/a.md"), "# A\ntext\n").ok();
+        let mut config = ManualConfig::new(&root);
+        config.watch = true;
+        config.stat_interval = std::time::Duration::from_secs(3600);
+        let Ok(service) = ManualService::open(config) else { panic!("open") };
+        assert!(service.is_watching());
+        service.ensure_fresh();
+        std::fs::write(root.join("m1/a.md"), "# A\nchanged\n").ok();
+        // Wait (bounded) for the event to arrive; no timing is asserted.
+        let mut seen = false;
+        for _ in 0..200 {
+            if service.watcher_dirty() {
+                seen = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        assert!(seen, "the watcher never reported the edit");
+    }
+}

@@ -1,0 +1,193 @@
+//! `baton serve --http`: streamable HTTP MCP, the SSE event stream, the
+//! transcript of HTTP traffic, and an independent client (the Python SDK).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{Repo, baton_bin};
+use serde_json::{Value, json};
+
+struct HttpServer {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(repo: &Repo) -> HttpServer {
+    let mut child = Command::new(baton_bin())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .current_dir(repo.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    // Read the address line, then close the pipe: a server whose stderr is
+    // gone (its warnings about refused requests included) must keep serving.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    stderr.read_line(&mut line).unwrap();
+    drop(stderr);
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    HttpServer { child, addr }
+}
+
+/// One HTTP/1.1 request; returns (status, headers, body).
+fn request(addr: &str, method: &str, path: &str, host: &str, body: Option<&Value>) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let body_text = body.map(|b| b.to_string()).unwrap_or_default();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body_text}",
+        body_text.len()
+    );
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_else(|| panic!("{method} {path}: no status line in {raw:?}"))
+        .parse()
+        .unwrap();
+    (status, head.to_string(), body.to_string())
+}
+
+/// Extracts the JSON document of a response body (plain or chunked).
+fn json_body(body: &str) -> Value {
+    let start = body.find('{').unwrap_or_else(|| panic!("no JSON in body {body:?}"));
+    let end = body.rfind('}').unwrap();
+    serde_json::from_str(&body[start..=end]).unwrap()
+}
+
+#[test]
+fn http_serves_mcp_events_and_health() {
+    let repo = Repo::new();
+    let server = start(&repo);
+    let addr = server.addr.clone();
+
+    let (status, _, body) = request(&addr, "GET", "/healthz", "127.0.0.1", None);
+    assert_eq!(status, 200);
+    assert!(body.contains("ok"));
+
+    // Subscribe to the event stream before anything happens.
+    let mut sse = TcpStream::connect(&addr).unwrap();
+    sse.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    sse.write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        .unwrap();
+
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}});
+    let (status, head, body) = request(&addr, "POST", "/mcp", "127.0.0.1", Some(&init));
+    assert_eq!(status, 200, "{head}\n{body}");
+    assert!(head.to_ascii_lowercase().contains("application/json"), "{head}");
+    assert_eq!(json_body(&body)["result"]["serverInfo"]["name"], "baton");
+
+    let call = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"init","arguments":{"spec_name":"over http","workspace":"20260101-http"}}});
+    let (status, _, body) = request(&addr, "POST", "/mcp", "127.0.0.1", Some(&call));
+    assert_eq!(status, 200);
+    let reply = json_body(&body);
+    assert_eq!(reply["result"]["structuredContent"]["workspace"], ".specs/20260101-http");
+
+    // The event arrives on the open stream.
+    let mut reader = BufReader::new(sse);
+    let mut seen = String::new();
+    for _ in 0..40 {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        seen.push_str(&line);
+        if seen.contains("event: pipeline-init") && seen.contains("\"specName\":\"over-http\"") {
+            break;
+        }
+    }
+    assert!(seen.contains("text/event-stream"), "{seen}");
+    assert!(seen.contains("event: pipeline-init"), "{seen}");
+    assert!(seen.contains("\"workspace\":\".specs/20260101-http\""), "{seen}");
+
+    // A late subscriber filtered by workspace gets the history replayed.
+    let mut late = TcpStream::connect(&addr).unwrap();
+    late.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    late.write_all(b"GET /events?workspace=.specs/20260101-http HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    let mut reader = BufReader::new(late);
+    let mut replay = String::new();
+    for _ in 0..40 {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        replay.push_str(&line);
+        if replay.contains("\"event\":\"pipeline-init\"") {
+            break;
+        }
+    }
+    assert!(replay.contains("\"event\":\"pipeline-init\""), "{replay}");
+
+    // DNS-rebinding guard: a foreign Host header is refused on /mcp.
+    let (status, _, _) = request(&addr, "POST", "/mcp", "evil.example", Some(&init));
+    assert_eq!(status, 403);
+    let (status, _, _) = request(&addr, "GET", "/healthz", "127.0.0.1", None);
+    assert_eq!(status, 200, "still serving after logging to a closed stderr");
+
+    drop(server);
+    // The transcript recorded the HTTP exchange (written by the background task).
+    let logs = repo.path().join(".baton/logs");
+    let mut text = String::new();
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(50));
+        text = std::fs::read_dir(&logs)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap())
+            .collect();
+        if text.contains("\"direction\":\"out\"") && text.contains("\"tool\":\"init\"") {
+            break;
+        }
+    }
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines.iter().any(|l| l["direction"] == "in" && l["tool"] == "init"));
+    assert!(lines
+        .iter()
+        .any(|l| l["direction"] == "out" && l["tool"] == "init" && l["duration_ms"].is_number()));
+}
+
+/// The independent client: the official Python MCP SDK (`pip install mcp`),
+/// over stdio and over streamable HTTP. `.ci/run` installs it.
+#[test]
+fn python_sdk_client_smoke() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/smoke.py");
+    let probe = Command::new("python3").args(["-c", "import mcp"]).output();
+    match probe {
+        Ok(out) if out.status.success() => {}
+        _ => panic!(
+            "the Python MCP SDK is missing: run `python3 -m pip install -r tests/python/requirements.txt` (.ci/run does)"
+        ),
+    }
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(baton_bin())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python smoke failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
+}
