@@ -32,6 +32,8 @@ pub mod env {
     pub const TOOLS: &str = "BATON_TOOLS";
     /// Folder of project workflow definitions (default `<repo>/.baton/workflows`).
     pub const WORKFLOWS_DIR: &str = "BATON_WORKFLOWS_DIR";
+    /// `on`/`off`: fsync every state write (default on).
+    pub const FSYNC: &str = "BATON_FSYNC";
 }
 
 /// Name of the optional configuration file at the repository root.
@@ -92,6 +94,8 @@ pub struct Config {
     pub events: EventsConfig,
     /// Tool groups to expose; `None` exposes all of them.
     pub tool_groups: Option<Vec<String>>,
+    /// fsync every state write (file and folder) so it survives power loss.
+    pub fsync: bool,
 }
 
 /// Where and whether the JSON-RPC transcript is written.
@@ -137,6 +141,7 @@ pub struct Overrides {
 struct FileConfig {
     specs_dir: Option<PathBuf>,
     workflows_dir: Option<PathBuf>,
+    fsync: Option<bool>,
     #[serde(default)]
     transcript: FileTranscript,
     #[serde(default)]
@@ -257,13 +262,15 @@ impl Config {
         };
 
         let max_bytes = match env.var(env::EVENTS_MAX_BYTES) {
-            Some(v) => v.parse::<u64>().ok().filter(|n| *n >= 1024).ok_or_else(|| {
-                ConfigError::InvalidValue {
+            Some(v) => v
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n >= 1024)
+                .ok_or_else(|| ConfigError::InvalidValue {
                     name: env::EVENTS_MAX_BYTES.into(),
                     value: v.clone(),
                     reason: "expected an integer number of bytes >= 1024".into(),
-                }
-            })?,
+                })?,
             None => file.events.max_bytes.unwrap_or(DEFAULT_EVENTS_MAX_BYTES),
         };
         let events = EventsConfig {
@@ -287,6 +294,11 @@ impl Config {
             None => file.tools.groups,
         };
 
+        let fsync = match env.var(env::FSYNC) {
+            Some(v) => parse_switch(env::FSYNC, &v)?,
+            None => file.fsync.unwrap_or(true),
+        };
+
         Ok(Config {
             repo_root,
             specs_root,
@@ -294,6 +306,7 @@ impl Config {
             transcript,
             events,
             tool_groups,
+            fsync,
         })
     }
 }
@@ -380,6 +393,7 @@ mod tests {
             dir.path().join(".baton/events/events.jsonl")
         );
         assert_eq!(cfg.tool_groups, None);
+        assert!(cfg.fsync);
     }
 
     #[test]

@@ -28,7 +28,9 @@ pub fn check_start(
     {
         return Err(GuardViolation {
             rule: "tasks_required",
-            message: format!("{phase} works through tasks and none are registered; register the tasks first"),
+            message: format!(
+                "{phase} works through tasks and none are registered; register the tasks first"
+            ),
         });
     }
     if definition
@@ -148,7 +150,9 @@ mod tests {
         );
         let mut waiting = state("cp", PhaseStatus::AwaitingHuman);
         assert!(check_complete(&waiting, &d, "cp", &none).is_ok());
-        waiting.checkpoint_revision_pending.insert("cp".into(), true);
+        waiting
+            .checkpoint_revision_pending
+            .insert("cp".into(), true);
         assert_eq!(
             check_complete(&waiting, &d, "cp", &none).unwrap_err().rule,
             "revision_pending"
@@ -159,7 +163,10 @@ mod tests {
     fn task_phases_need_tasks_and_human_phases_are_not_started() {
         let d = def();
         let mut s = state("impl", PhaseStatus::Pending);
-        assert_eq!(check_start(&s, &d, "impl").unwrap_err().rule, "tasks_required");
+        assert_eq!(
+            check_start(&s, &d, "impl").unwrap_err().rule,
+            "tasks_required"
+        );
         s.tasks.insert("1".into(), Default::default());
         assert!(check_start(&s, &d, "impl").is_ok());
         let cp = state("cp", PhaseStatus::Pending);

@@ -120,13 +120,15 @@ pub fn next_step(state: &WorkspaceState, definition: &WorkflowDefinition) -> Str
             format!("call checkpoint for {phase} and present it to a person")
         }
         PhaseStatus::Pending => format!("call phase_start for {phase}"),
-        PhaseStatus::InProgress => format!(
-            "do the work of {phase}, then call phase_complete (or phase_fail)"
-        ),
-        PhaseStatus::Failed => format!("fix the failure, then call phase_start for {phase} again (or skip_phase)"),
-        PhaseStatus::AwaitingHuman => format!(
-            "a person must answer {phase}; on approval call phase_complete, or abandon"
-        ),
+        PhaseStatus::InProgress => {
+            format!("do the work of {phase}, then call phase_complete (or phase_fail)")
+        }
+        PhaseStatus::Failed => {
+            format!("fix the failure, then call phase_start for {phase} again (or skip_phase)")
+        }
+        PhaseStatus::AwaitingHuman => {
+            format!("a person must answer {phase}; on approval call phase_complete, or abandon")
+        }
     }
 }
 

@@ -204,9 +204,9 @@ impl EventBus {
 
     /// The log file path, when logging.
     pub fn log_path(&self) -> Option<PathBuf> {
-        self.log.as_ref().and_then(|l| match l.lock() {
-            Ok(l) => Some(l.path().to_path_buf()),
-            Err(p) => Some(p.into_inner().path().to_path_buf()),
+        self.log.as_ref().map(|l| match l.lock() {
+            Ok(l) => l.path().to_path_buf(),
+            Err(p) => p.into_inner().path().to_path_buf(),
         })
     }
 }
@@ -226,7 +226,11 @@ mod tests {
             (EventKind::PhaseFail, "phase-fail", "failed"),
             (EventKind::Checkpoint, "checkpoint", "awaiting_human"),
             (EventKind::RevisionRequired, "revision-required", "failed"),
-            (EventKind::PipelineComplete, "pipeline-complete", "completed"),
+            (
+                EventKind::PipelineComplete,
+                "pipeline-complete",
+                "completed",
+            ),
             (EventKind::Abandon, "abandon", "abandoned"),
         ];
         for (kind, name, outcome) in table {
@@ -238,7 +242,12 @@ mod tests {
 
     #[test]
     fn record_serialises_with_spec_field_names() {
-        let rec = EventRecord::new(EventKind::PhaseStart, "phase-1", "fix", ".specs/20260101-fix");
+        let rec = EventRecord::new(
+            EventKind::PhaseStart,
+            "phase-1",
+            "fix",
+            ".specs/20260101-fix",
+        );
         let v = serde_json::to_value(&rec).unwrap();
         assert_eq!(v["specName"], "fix");
         assert_eq!(v["outcome"], "in_progress");

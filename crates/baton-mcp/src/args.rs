@@ -44,7 +44,10 @@ pub fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
 /// Checks a string argument's length (in bytes) and that it is not blank.
 pub fn check_text(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
     if value.trim().is_empty() {
-        return Err(ToolError::invalid(field, format!("{field} must not be empty")));
+        return Err(ToolError::invalid(
+            field,
+            format!("{field} must not be empty"),
+        ));
     }
     if value.len() > max {
         return Err(ToolError::invalid(
@@ -53,7 +56,10 @@ pub fn check_text(field: &str, value: &str, max: usize) -> Result<(), ToolError>
         ));
     }
     if value.contains('\0') {
-        return Err(ToolError::invalid(field, format!("{field} contains a NUL byte")));
+        return Err(ToolError::invalid(
+            field,
+            format!("{field} contains a NUL byte"),
+        ));
     }
     Ok(())
 }

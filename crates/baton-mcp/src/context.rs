@@ -28,7 +28,8 @@ pub struct AppContext {
 impl AppContext {
     /// Builds the context for `config` with the built-in workflows.
     pub fn new(config: Config, bus: Arc<EventBus>) -> AppContext {
-        let store = StateStore::new(&config.repo_root, &config.specs_root);
+        let store =
+            StateStore::new(&config.repo_root, &config.specs_root).with_durability(config.fsync);
         AppContext {
             config,
             store,

@@ -58,7 +58,10 @@ pub fn build_server(ctx: Arc<AppContext>) -> Result<BatonServer, ServeError> {
 
 fn transcript_options(config: &Config) -> TranscriptOptions {
     TranscriptOptions {
-        dir: config.transcript.enabled.then(|| config.transcript.dir.clone()),
+        dir: config
+            .transcript
+            .enabled
+            .then(|| config.transcript.dir.clone()),
         echo_stderr: config.transcript.echo_stderr,
     }
 }

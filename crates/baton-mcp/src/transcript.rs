@@ -114,7 +114,11 @@ pub async fn record_http(
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_RECORDED_BODY).await else {
-        return (axum::http::StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+        return (
+            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            "request body too large",
+        )
+            .into_response();
     };
     let mut context = (None, None);
     for message in messages(&bytes) {
@@ -126,7 +130,10 @@ pub async fn record_http(
     }
     let started = Instant::now();
     let response = next
-        .run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .run(axum::extract::Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes),
+        ))
         .await;
     let is_json = response
         .headers()

@@ -1,1 +1,90 @@
-fn main(){}
+//! In-process benchmarks of the state layer: the pure lifecycle transition and
+//! the persisted, locked load → modify → atomic write that every mutating tool
+//! call performs.
+//!
+//! Run: `cargo bench -p baton-state --bench state`
+
+use baton_state::{Lifecycle, StateStore, WorkspaceState};
+use baton_workflow::Registry;
+use chrono::Utc;
+
+fn main() {
+    divan::main();
+}
+
+/// start + fail of phase-1 on an in-memory state: the pure state machine.
+#[divan::bench]
+fn lifecycle_start_fail_in_memory(bencher: divan::Bencher) {
+    let registry = Registry::builtin();
+    let forge = registry.get("forge").unwrap();
+    let mut state = WorkspaceState::fresh("forge", "phase-1", "b", ".specs/b", "bench", Utc::now());
+    bencher.bench_local(|| {
+        let lc = Lifecycle::new(&forge, Utc::now());
+        lc.start(&mut state, "phase-1").unwrap();
+        lc.fail(&mut state, "phase-1", "x").unwrap();
+        // Keep the history from growing without bound across iterations.
+        state.history.truncate(1);
+    });
+}
+
+/// One mutating call's persistence: lock, read + parse + migrate, transition,
+/// serialise, temp file + rename, with and without the fsyncs (file + folder).
+#[divan::bench(args = [true, false])]
+fn store_update(bencher: divan::Bencher, fsync: bool) {
+    // On the repository's disk, not a tmpfs, so fsync costs what it costs.
+    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let store = StateStore::new(dir.path(), &dir.path().join(".specs")).with_durability(fsync);
+    let ws = store.resolve("20260101-bench").unwrap();
+    store
+        .create(
+            &ws,
+            &WorkspaceState::fresh(
+                "forge",
+                "phase-1",
+                "bench",
+                &ws.display,
+                "bench",
+                Utc::now(),
+            ),
+        )
+        .unwrap();
+    let registry = Registry::builtin();
+    let forge = registry.get("forge").unwrap();
+    let mut started = false;
+    bencher.bench_local(|| {
+        let now = Utc::now();
+        store
+            .update(&ws, now, |s| {
+                let lc = Lifecycle::new(&forge, now);
+                if started {
+                    lc.fail(s, "phase-1", "x")
+                } else {
+                    lc.start(s, "phase-1")
+                }
+            })
+            .unwrap();
+        started = !started;
+    });
+}
+
+/// A read-only call's persistence: read + parse + migrate state.json.
+#[divan::bench]
+fn store_load(bencher: divan::Bencher) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = StateStore::new(dir.path(), &dir.path().join(".specs"));
+    let ws = store.resolve("20260101-bench").unwrap();
+    store
+        .create(
+            &ws,
+            &WorkspaceState::fresh(
+                "forge",
+                "phase-1",
+                "bench",
+                &ws.display,
+                "bench",
+                Utc::now(),
+            ),
+        )
+        .unwrap();
+    bencher.bench_local(|| store.load(&ws).unwrap());
+}

@@ -13,7 +13,8 @@ pub mod schema;
 pub mod store;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
-pub use schema::{Task, 
-    Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseStatus, SCHEMA_VERSION, WorkspaceState,
+pub use schema::{
+    Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseStatus, SCHEMA_VERSION, Task,
+    WorkspaceState,
 };
 pub use store::{StateStore, StoreError, UpdateError, Updated, WorkspaceRef};

@@ -271,8 +271,15 @@ impl<'a> Lifecycle<'a> {
         let mut transitions = Vec::new();
         let current = state.current_phase.clone();
         if state.skipped_phases.contains(&current) {
-            self.record(state, &current, HistoryAction::Skip, Some("skipped by template"));
-            transitions.push(Transition::PhaseSkipped { phase: current.clone() });
+            self.record(
+                state,
+                &current,
+                HistoryAction::Skip,
+                Some("skipped by template"),
+            );
+            transitions.push(Transition::PhaseSkipped {
+                phase: current.clone(),
+            });
             self.advance(state, &current, &mut transitions);
         }
         Ok(transitions)
@@ -320,7 +327,12 @@ impl<'a> Lifecycle<'a> {
         let mut last = from.to_string();
         for next in self.definition.phases_after(from) {
             if state.skipped_phases.iter().any(|p| p == &next.id) {
-                self.record(state, &next.id, HistoryAction::Skip, Some("skipped by template"));
+                self.record(
+                    state,
+                    &next.id,
+                    HistoryAction::Skip,
+                    Some("skipped by template"),
+                );
                 transitions.push(Transition::PhaseSkipped {
                     phase: next.id.clone(),
                 });

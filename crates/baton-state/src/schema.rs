@@ -23,7 +23,11 @@ pub struct WorkspaceState {
     /// Schema version ([`SCHEMA_VERSION`]).
     pub version: u32,
     /// The baton version that created the file.
-    #[serde(rename = "baton-version", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "baton-version",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub baton_version: String,
     /// Id of the workflow definition this workspace runs.
     pub workflow: String,
@@ -414,20 +418,24 @@ pub enum SchemaError {
 ///   `workflow` (it can only be `forge`) and no `history`.
 pub fn migrate(mut value: Value) -> Result<Value, SchemaError> {
     let Some(obj) = value.as_object_mut() else {
-        return Err(SchemaError::Malformed("state.json must hold a JSON object".into()));
+        return Err(SchemaError::Malformed(
+            "state.json must hold a JSON object".into(),
+        ));
     };
     let version = match obj.get("version") {
         None | Some(Value::Null) => 0,
-        Some(v) => v
-            .as_u64()
-            .ok_or_else(|| SchemaError::Malformed("version must be a non-negative integer".into()))?,
+        Some(v) => v.as_u64().ok_or_else(|| {
+            SchemaError::Malformed("version must be a non-negative integer".into())
+        })?,
     };
     if version > u64::from(SCHEMA_VERSION) {
         return Err(SchemaError::TooNew(version));
     }
     if version < 3 {
-        obj.entry("workflow").or_insert_with(|| Value::from("forge"));
-        obj.entry("history").or_insert_with(|| Value::Array(Vec::new()));
+        obj.entry("workflow")
+            .or_insert_with(|| Value::from("forge"));
+        obj.entry("history")
+            .or_insert_with(|| Value::Array(Vec::new()));
         // forge's server-version key becomes an unknown, preserved key.
         obj.insert("version".into(), Value::from(SCHEMA_VERSION));
     }
@@ -444,7 +452,14 @@ mod tests {
 
     #[test]
     fn fresh_state_round_trips() {
-        let s = WorkspaceState::fresh("forge", "phase-1", "fix", ".specs/20260401-fix", "0.1.0", now());
+        let s = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "fix",
+            ".specs/20260401-fix",
+            "0.1.0",
+            now(),
+        );
         let back = WorkspaceState::from_json(&s.to_json()).unwrap();
         assert_eq!(s, back);
         let v: Value = serde_json::from_str(&s.to_json()).unwrap();

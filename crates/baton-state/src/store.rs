@@ -107,6 +107,9 @@ pub struct Updated<T> {
     pub state: WorkspaceState,
 }
 
+/// A workspace found by [`StateStore::list`], with its state or the error reading it.
+pub type ListedWorkspace = (WorkspaceRef, Result<WorkspaceState, StoreError>);
+
 /// A resolved workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkspaceRef {
@@ -146,6 +149,7 @@ pub fn strip_date_prefix(name: &str) -> &str {
 pub struct StateStore {
     repo_root: PathBuf,
     specs_root: PathBuf,
+    durable: bool,
 }
 
 impl StateStore {
@@ -154,7 +158,17 @@ impl StateStore {
         StateStore {
             repo_root: repo_root.to_path_buf(),
             specs_root: specs_root.to_path_buf(),
+            durable: true,
         }
+    }
+
+    /// With `durable` (the default) every write is fsynced (file and folder),
+    /// so it survives power loss. Without, writes are still atomic renames:
+    /// a killed process never leaves a partial file, but the operating system
+    /// may lose the last writes if the machine itself goes down.
+    pub fn with_durability(mut self, durable: bool) -> StateStore {
+        self.durable = durable;
+        self
     }
 
     /// The specs root.
@@ -243,7 +257,12 @@ impl StateStore {
                 path: ws.dir.clone(),
             });
         }
-        write_atomic(&ws.dir, &ws.state_file(), state.to_json().as_bytes())
+        write_atomic(
+            &ws.dir,
+            &ws.state_file(),
+            state.to_json().as_bytes(),
+            self.durable,
+        )
     }
 
     /// Reads and migrates `state.json` (no lock: a reader sees either the old
@@ -305,13 +324,18 @@ impl StateStore {
         let mut state = self.load(ws)?;
         let value = change(&mut state).map_err(UpdateError::Rejected)?;
         state.timestamps.last_updated = now;
-        write_atomic(&ws.dir, &ws.state_file(), state.to_json().as_bytes())?;
+        write_atomic(
+            &ws.dir,
+            &ws.state_file(),
+            state.to_json().as_bytes(),
+            self.durable,
+        )?;
         Ok(Updated { value, state })
     }
 
     /// Every workspace folder under the specs root, by name, with its state or
     /// the error reading it. Folders without `state.json` are not workspaces.
-    pub fn list(&self) -> Result<Vec<(WorkspaceRef, Result<WorkspaceState, StoreError>)>, StoreError> {
+    pub fn list(&self) -> Result<Vec<ListedWorkspace>, StoreError> {
         let entries = match std::fs::read_dir(&self.specs_root) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -418,11 +442,21 @@ fn truncate(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
-/// Writes `bytes` to `path` atomically: temp file in `dir`, fsync, rename, fsync `dir`.
-pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+/// Writes `bytes` to `path` atomically: temp file in `dir`, fsync, rename,
+/// fsync `dir` (the fsyncs only when `durable`).
+pub fn write_atomic(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    durable: bool,
+) -> Result<(), StoreError> {
     let io = |op: &'static str, p: &Path| {
         let p = p.to_path_buf();
-        move |source| StoreError::Io { op, path: p, source }
+        move |source| StoreError::Io {
+            op,
+            path: p,
+            source,
+        }
     };
     let mut tmp = tempfile::Builder::new()
         .prefix(".state.json.")
@@ -430,15 +464,18 @@ pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreEr
         .tempfile_in(dir)
         .map_err(io("create temp file in", dir))?;
     tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
-    tmp.as_file().sync_all().map_err(io("fsync", tmp.path()))?;
-    tmp.persist(path)
-        .map_err(|e| StoreError::Io {
-            op: "rename onto",
-            path: path.to_path_buf(),
-            source: e.error,
-        })?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io("fsync folder", dir))?;
+    if durable {
+        tmp.as_file().sync_data().map_err(io("fsync", tmp.path()))?;
+    }
+    tmp.persist(path).map_err(|e| StoreError::Io {
+        op: "rename onto",
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
+    if durable {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io("fsync folder", dir))?;
+    }
     Ok(())
 }

@@ -57,7 +57,8 @@ fn apply(op: Op, s: &mut WorkspaceState, phase: &str) -> Result<Vec<Transition>,
 #[test]
 fn status_transition_table_on_the_current_phase() {
     use PhaseStatus::*;
-    let table: &[(Op, PhaseStatus, Option<(&str, PhaseStatus)>)] = &[
+    type Row = (Op, PhaseStatus, Option<(&'static str, PhaseStatus)>);
+    let table: &[Row] = &[
         (Op::Start, Pending, Some(("b", InProgress))),
         (Op::Start, Failed, Some(("b", InProgress))),
         (Op::Start, InProgress, None),
@@ -98,7 +99,10 @@ fn status_transition_table_on_the_current_phase() {
         let result = apply(*op, &mut s, "b");
         match after {
             Some((phase, status)) => {
-                assert!(result.is_ok(), "{op:?} from {before:?} should succeed: {result:?}");
+                assert!(
+                    result.is_ok(),
+                    "{op:?} from {before:?} should succeed: {result:?}"
+                );
                 assert_eq!(s.current_phase, *phase, "{op:?} from {before:?}");
                 assert_eq!(s.current_phase_status, *status, "{op:?} from {before:?}");
             }
@@ -159,7 +163,11 @@ fn complete_advances_past_template_skips_and_records_them() {
     assert_eq!(s.current_phase, "c");
     assert_eq!(s.completed_phases, ["setup", "b"]);
     assert!(s.timestamps.phase_started.is_none());
-    let actions: Vec<_> = s.history.iter().map(|h| (h.phase.as_str(), h.action)).collect();
+    let actions: Vec<_> = s
+        .history
+        .iter()
+        .map(|h| (h.phase.as_str(), h.action))
+        .collect();
     assert_eq!(
         actions[1..],
         [("b", HistoryAction::Complete), ("cp", HistoryAction::Skip)]
@@ -179,18 +187,37 @@ fn completing_the_last_phase_completes_the_workflow_and_ends_it() {
     assert_eq!(s.current_phase, "completed");
     assert_eq!(s.current_phase_status, PhaseStatus::Completed);
     let err = apply(Op::Abandon, &mut s, "completed").unwrap_err();
-    assert!(matches!(err, LifecycleError::Ended { status: "completed", .. }));
+    assert!(matches!(
+        err,
+        LifecycleError::Ended {
+            status: "completed",
+            ..
+        }
+    ));
 }
 
 #[test]
 fn an_abandoned_workflow_refuses_every_operation() {
     let mut s = state_at("a", PhaseStatus::InProgress);
     apply(Op::Abandon, &mut s, "a").unwrap();
-    for op in [Op::Start, Op::Complete, Op::Fail, Op::Checkpoint, Op::Skip, Op::Abandon] {
+    for op in [
+        Op::Start,
+        Op::Complete,
+        Op::Fail,
+        Op::Checkpoint,
+        Op::Skip,
+        Op::Abandon,
+    ] {
         let before = s.clone();
         let err = apply(op, &mut s, "a").unwrap_err();
         assert!(
-            matches!(err, LifecycleError::Ended { status: "abandoned", .. }),
+            matches!(
+                err,
+                LifecycleError::Ended {
+                    status: "abandoned",
+                    ..
+                }
+            ),
             "{op:?}: {err}"
         );
         assert_eq!(s, before);

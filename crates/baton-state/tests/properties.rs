@@ -50,7 +50,10 @@ fn check_invariants(d: &WorkflowDefinition, s: &WorkspaceState) {
     // The current phase is a phase of the workflow, or the terminal position.
     assert!(d.phase(&s.current_phase).is_some() || s.current_phase == COMPLETED);
     // `completed` status if and only if at the terminal position.
-    assert_eq!(s.current_phase == COMPLETED, s.current_phase_status == PhaseStatus::Completed);
+    assert_eq!(
+        s.current_phase == COMPLETED,
+        s.current_phase_status == PhaseStatus::Completed
+    );
     // phaseStarted is set while a phase is in progress and cleared when the
     // next phase is pending (fail and checkpoint leave it unchanged: seed 003).
     if s.current_phase_status == PhaseStatus::InProgress {
@@ -62,7 +65,11 @@ fn check_invariants(d: &WorkflowDefinition, s: &WorkspaceState) {
     // No duplicates; completed and skipped are disjoint.
     let mut seen = std::collections::HashSet::new();
     assert!(s.completed_phases.iter().all(|p| seen.insert(p)));
-    assert!(s.skipped_phases.iter().all(|p| !s.completed_phases.contains(p)));
+    assert!(
+        s.skipped_phases
+            .iter()
+            .all(|p| !s.completed_phases.contains(p))
+    );
     // Symmetric start/complete: every start is closed by exactly one complete,
     // fail or abandon before the next start; no complete without an open start
     // unless the phase was brought to a checkpoint.

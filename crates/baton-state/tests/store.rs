@@ -35,7 +35,14 @@ fn three_spellings_resolve_to_one_workspace() {
 #[test]
 fn escapes_and_malformed_names_are_refused() {
     let (dir, store) = setup();
-    for input in ["../etc", ".specs/../x", "/etc/passwd", ".specs/a/b", "..", ".specs/.."] {
+    for input in [
+        "../etc",
+        ".specs/../x",
+        "/etc/passwd",
+        ".specs/a/b",
+        "..",
+        ".specs/..",
+    ] {
         assert!(
             matches!(store.resolve(input), Err(StoreError::OutOfScope { .. })),
             "{input}"
@@ -44,7 +51,10 @@ fn escapes_and_malformed_names_are_refused() {
     let long = "a".repeat(200);
     for input in ["", "  ", "-x", "a b", "a\0b", "名前", long.as_str()] {
         assert!(
-            matches!(store.resolve(input), Err(StoreError::InvalidWorkspace { .. })),
+            matches!(
+                store.resolve(input),
+                Err(StoreError::InvalidWorkspace { .. })
+            ),
             "{input:?}"
         );
     }
@@ -84,7 +94,10 @@ fn a_corrupt_state_file_is_reported_and_never_overwritten() {
         s.debug = true;
         Ok::<_, ()>(())
     });
-    assert!(matches!(result, Err(UpdateError::Store(StoreError::Corrupt { .. }))));
+    assert!(matches!(
+        result,
+        Err(UpdateError::Store(StoreError::Corrupt { .. }))
+    ));
     assert_eq!(
         std::fs::read_to_string(ws.state_file()).unwrap(),
         "{\"version\": 3, \"trunc"
@@ -118,7 +131,10 @@ fn missing_workspaces_are_not_found_and_not_created() {
     let ws = store.resolve("nope").unwrap();
     assert!(matches!(store.load(&ws), Err(StoreError::NotFound { .. })));
     let r = store.update(&ws, Utc::now(), |_| Ok::<_, ()>(()));
-    assert!(matches!(r, Err(UpdateError::Store(StoreError::NotFound { .. }))));
+    assert!(matches!(
+        r,
+        Err(UpdateError::Store(StoreError::NotFound { .. }))
+    ));
     assert!(!ws.dir.exists());
 }
 

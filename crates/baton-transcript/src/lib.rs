@@ -197,8 +197,7 @@ impl Recorder {
     ) {
         if let Some(sender) = &self.sender {
             let _ = sender.send(Entry {
-                timestamp: chrono::Utc::now()
-                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+                timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
                 session_id: self.session_id.clone(),
                 direction,
                 kind,
@@ -338,7 +337,10 @@ mod tests {
         .unwrap();
         let path = t.path().unwrap().to_path_buf();
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        assert!(name.starts_with("mcp-sess1-") && name.ends_with(".jsonl"), "{name}");
+        assert!(
+            name.starts_with("mcp-sess1-") && name.ends_with(".jsonl"),
+            "{name}"
+        );
         let rec = t.recorder();
         rec.record(
             Direction::In,
@@ -374,7 +376,9 @@ mod tests {
 
     #[test]
     fn classify_tells_the_four_kinds_apart() {
-        let req = classify(&json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"init"}}));
+        let req = classify(
+            &json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"init"}}),
+        );
         assert_eq!(req.kind, MessageKind::Request);
         assert_eq!(req.tool.as_deref(), Some("init"));
         let note = classify(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));

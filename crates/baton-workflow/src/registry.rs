@@ -64,8 +64,7 @@ impl Registry {
 
     /// Adds or replaces a definition.
     pub fn insert(&mut self, def: WorkflowDefinition, source: Source) {
-        self.entries
-            .insert(def.id.clone(), (Arc::new(def), source));
+        self.entries.insert(def.id.clone(), (Arc::new(def), source));
     }
 
     /// The definition with `id`.
@@ -106,10 +105,7 @@ fn check(file: &str, def: &WorkflowDefinition) -> Result<(), DefinitionError> {
     let mut seen = std::collections::HashSet::new();
     for (i, phase) in def.phases.iter().enumerate() {
         if phase.id == SETUP || phase.id == COMPLETED {
-            return Err(err(format!(
-                "phases[{i}].id: {:?} is reserved",
-                phase.id
-            )));
+            return Err(err(format!("phases[{i}].id: {:?} is reserved", phase.id)));
         }
         if !is_identifier(&phase.id) {
             return Err(err(format!(
@@ -149,8 +145,7 @@ fn is_relative_file(path: &str) -> bool {
     let p = std::path::Path::new(path);
     !path.is_empty()
         && !p.is_absolute()
-        && p
-            .components()
+        && p.components()
             .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
@@ -196,15 +191,35 @@ mod tests {
     fn structural_errors_name_the_field() {
         let dup = "id: w\nlabel: W\nphases:\n  - {id: a, label: A, kind: agent}\n  - {id: a, label: B, kind: agent}\n";
         let e = parse("w.yaml", dup).unwrap_err();
-        assert_eq!(e.to_string(), "w.yaml: phases[1].id: duplicate phase id \"a\"");
+        assert_eq!(
+            e.to_string(),
+            "w.yaml: phases[1].id: duplicate phase id \"a\""
+        );
 
         let reserved = "id: w\nlabel: W\nphases:\n  - {id: completed, label: A, kind: agent}\n";
-        assert!(parse("w.yaml", reserved).unwrap_err().message.contains("reserved"));
+        assert!(
+            parse("w.yaml", reserved)
+                .unwrap_err()
+                .message
+                .contains("reserved")
+        );
 
-        let escape = "id: w\nlabel: W\nphases:\n  - {id: a, label: A, kind: agent, artifacts: [../x.md]}\n";
-        assert!(parse("w.yaml", escape).unwrap_err().message.contains("artifacts[0]"));
+        let escape =
+            "id: w\nlabel: W\nphases:\n  - {id: a, label: A, kind: agent, artifacts: [../x.md]}\n";
+        assert!(
+            parse("w.yaml", escape)
+                .unwrap_err()
+                .message
+                .contains("artifacts[0]")
+        );
 
-        let unknown = "id: w\nlabel: W\nphases:\n  - {id: a, label: A, kind: agent, artefacts: [x.md]}\n";
-        assert!(parse("w.yaml", unknown).unwrap_err().message.contains("artefacts"));
+        let unknown =
+            "id: w\nlabel: W\nphases:\n  - {id: a, label: A, kind: agent, artefacts: [x.md]}\n";
+        assert!(
+            parse("w.yaml", unknown)
+                .unwrap_err()
+                .message
+                .contains("artefacts")
+        );
     }
 }

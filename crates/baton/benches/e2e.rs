@@ -1,1 +1,253 @@
-fn main(){}
+//! End-to-end benchmark of the real binary over stdio, as an agent's client
+//! sees it: cold start (spawn → initialize response), tool-call round trips
+//! (client-side), the server-side time of each call (from the transcript's
+//! `duration_ms`), and memory (idle RSS and peak RSS from /proc).
+//!
+//! Run: `cargo bench -p baton --bench e2e` (release build). Prints a table.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Server {
+    fn spawn(repo: &std::path::Path, transcript: bool) -> Server {
+        Server::spawn_env(repo, transcript, &[])
+    }
+
+    fn spawn_env(repo: &std::path::Path, transcript: bool, env: &[(&str, &str)]) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
+        cmd.arg("serve").current_dir(repo);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        if !transcript {
+            cmd.arg("--no-transcript");
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn baton");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Server {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            self.stdout.read_line(&mut line).unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    fn notify(&mut self, method: &str) {
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": method})
+        )
+        .unwrap();
+    }
+
+    fn initialize(&mut self) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}),
+        );
+        self.notify("notifications/initialized");
+        r
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": args}))
+    }
+
+    fn rss_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find(|l| l.starts_with(field))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+
+    fn stop(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn report(name: &str, mut samples: Vec<f64>) {
+    samples.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "{name:<44} n={:<5} p50={:>9.3} ms  p95={:>9.3} ms  max={:>9.3} ms",
+        samples.len(),
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.95),
+        samples[samples.len() - 1]
+    );
+}
+
+fn main() {
+    // `cargo bench` passes flags such as --bench; nothing to parse.
+    let repo = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+
+    // Cold start: process spawn → initialize response on stdout.
+    let mut cold = Vec::new();
+    for _ in 0..40 {
+        let started = Instant::now();
+        let mut s = Server::spawn(repo.path(), true);
+        let r = s.initialize();
+        cold.push(started.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(r["result"]["serverInfo"]["name"], "baton");
+        s.stop();
+    }
+    report("cold start (spawn -> initialize response)", cold);
+
+    // Round trips in one session.
+    let mut s = Server::spawn(repo.path(), true);
+    s.initialize();
+    let idle_rss = s.rss_kib("VmRSS:");
+    let ws = s.call(
+        "init",
+        json!({"spec_name": "bench", "workspace": "20260101-bench"}),
+    )["result"]["structuredContent"]["workspace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut read = Vec::new();
+    let mut mutate = Vec::new();
+    for _ in 0..500 {
+        let t = Instant::now();
+        let r = s.call("state_resume_info", json!({"workspace": ws}));
+        read.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert!(r["result"]["isError"] == false);
+    }
+    // Writes: 50 workspaces × 10 start/fail pairs, so state.json stays the
+    // size of a real workflow's (its history grows with every transition).
+    for w in 0..50 {
+        let ws = format!("20260102-bench-{w}");
+        s.call("init", json!({"spec_name": "bench", "workspace": ws}));
+        for _ in 0..10 {
+            let t = Instant::now();
+            let r = s.call("phase_start", json!({"workspace": ws, "phase": "phase-1"}));
+            mutate.push(t.elapsed().as_secs_f64() * 1000.0);
+            assert!(r["result"]["isError"] == false, "{r}");
+            let t = Instant::now();
+            s.call(
+                "phase_fail",
+                json!({"workspace": ws, "phase": "phase-1", "message": "bench"}),
+            );
+            mutate.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    let peak_rss = s.rss_kib("VmHWM:");
+    s.stop();
+    report("round trip: state_resume_info (read)", read);
+    report("round trip: phase_start/phase_fail (write)", mutate);
+
+    // Server-side durations from the transcript.
+    std::thread::sleep(Duration::from_millis(200));
+    let mut server_read = Vec::new();
+    let mut server_write = Vec::new();
+    for entry in std::fs::read_dir(repo.path().join(".baton/logs"))
+        .unwrap()
+        .flatten()
+    {
+        if !entry.file_name().to_string_lossy().ends_with(".jsonl") {
+            continue;
+        }
+        for line in std::fs::read_to_string(entry.path()).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            if v["direction"] != "out" {
+                continue;
+            }
+            let d = v["duration_ms"].as_f64().unwrap_or(0.0);
+            match v["tool"].as_str() {
+                Some("state_resume_info") => server_read.push(d),
+                Some("phase_start" | "phase_fail") => server_write.push(d),
+                _ => {}
+            }
+        }
+    }
+    report("server-side: state_resume_info", server_read);
+    report("server-side: phase_start/phase_fail (fsync)", server_write);
+    // The same writes with BATON_FSYNC=off (atomic renames, no fsync).
+    let nosync_repo = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    std::fs::create_dir(nosync_repo.path().join(".git")).unwrap();
+    let mut s = Server::spawn_env(nosync_repo.path(), true, &[("BATON_FSYNC", "off")]);
+    s.initialize();
+    for w in 0..50 {
+        let ws = format!("20260102-bench-{w}");
+        s.call("init", json!({"spec_name": "bench", "workspace": ws}));
+        for _ in 0..10 {
+            s.call("phase_start", json!({"workspace": ws, "phase": "phase-1"}));
+            s.call(
+                "phase_fail",
+                json!({"workspace": ws, "phase": "phase-1", "message": "bench"}),
+            );
+        }
+    }
+    s.stop();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut nosync = Vec::new();
+    for entry in std::fs::read_dir(nosync_repo.path().join(".baton/logs"))
+        .unwrap()
+        .flatten()
+    {
+        for line in std::fs::read_to_string(entry.path())
+            .unwrap_or_default()
+            .lines()
+        {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if v["direction"] == "out"
+                && matches!(v["tool"].as_str(), Some("phase_start" | "phase_fail"))
+            {
+                nosync.push(v["duration_ms"].as_f64().unwrap_or(0.0));
+            }
+        }
+    }
+    report("server-side: phase_start/phase_fail (no fsync)", nosync);
+    println!(
+        "idle RSS after initialize: {:.1} MiB",
+        idle_rss as f64 / 1024.0
+    );
+    println!(
+        "peak RSS over the session: {:.1} MiB",
+        peak_rss as f64 / 1024.0
+    );
+}

@@ -37,7 +37,11 @@ fn without(base: &Value, key: &str) -> Value {
 async fn every_tool_refuses_bad_arguments_and_writes_nothing() {
     let repo = Repo::new();
     let c = spawn(repo.path(), &[], &[]).await;
-    c.ok("init", json!({"spec_name": "target", "workspace": "20260101-target"})).await;
+    c.ok(
+        "init",
+        json!({"spec_name": "target", "workspace": "20260101-target"}),
+    )
+    .await;
     // A symlink inside .specs leading out of it, and a folder outside with a state file.
     let outside = repo.path().join("outside/ws");
     std::fs::create_dir_all(&outside).unwrap();
@@ -46,7 +50,8 @@ async fn every_tool_refuses_bad_arguments_and_writes_nothing() {
         outside.join("state.json"),
     )
     .unwrap();
-    std::os::unix::fs::symlink(repo.path().join("outside/ws"), repo.specs().join("escape")).unwrap();
+    std::os::unix::fs::symlink(repo.path().join("outside/ws"), repo.specs().join("escape"))
+        .unwrap();
     let before = repo.snapshot();
     let outside_before = std::fs::read(outside.join("state.json")).unwrap();
     let paths_before = repo.all_paths();
@@ -57,25 +62,70 @@ async fn every_tool_refuses_bad_arguments_and_writes_nothing() {
     for (tool, extra) in workspace_tools() {
         let valid = with(&extra, "workspace", json!("20260101-target"));
         // Missing, wrong-typed, unknown and non-object arguments.
-        let e = c.err(tool, without(&valid, "workspace"), "invalid_parameter").await;
+        let e = c
+            .err(tool, without(&valid, "workspace"), "invalid_parameter")
+            .await;
         assert_eq!(e["details"]["field"], "workspace", "{tool}");
-        for wrong in [json!(7), json!(true), json!(null), json!(["a"]), json!({"a": 1})] {
-            let e = c.err(tool, with(&valid, "workspace", wrong.clone()), "invalid_parameter").await;
+        for wrong in [
+            json!(7),
+            json!(true),
+            json!(null),
+            json!(["a"]),
+            json!({"a": 1}),
+        ] {
+            let e = c
+                .err(
+                    tool,
+                    with(&valid, "workspace", wrong.clone()),
+                    "invalid_parameter",
+                )
+                .await;
             assert_eq!(e["details"]["field"], "workspace", "{tool} {wrong}");
         }
-        let e = c.err(tool, with(&valid, "surprise", json!(1)), "invalid_parameter").await;
+        let e = c
+            .err(
+                tool,
+                with(&valid, "surprise", json!(1)),
+                "invalid_parameter",
+            )
+            .await;
         assert_eq!(e["details"]["field"], "surprise", "{tool}");
         if valid.get("phase").is_some() {
-            c.err(tool, without(&valid, "phase"), "invalid_parameter").await;
-            c.err(tool, with(&valid, "phase", json!(1)), "invalid_parameter").await;
-            c.err(tool, with(&valid, "phase", json!("")), "invalid_parameter").await;
-            c.err(tool, with(&valid, "phase", json!(long)), "invalid_parameter").await;
+            c.err(tool, without(&valid, "phase"), "invalid_parameter")
+                .await;
+            c.err(tool, with(&valid, "phase", json!(1)), "invalid_parameter")
+                .await;
+            c.err(tool, with(&valid, "phase", json!("")), "invalid_parameter")
+                .await;
+            c.err(
+                tool,
+                with(&valid, "phase", json!(long)),
+                "invalid_parameter",
+            )
+            .await;
         }
         // Oversized.
-        c.err(tool, with(&valid, "workspace", json!(big)), "invalid_parameter").await;
+        c.err(
+            tool,
+            with(&valid, "workspace", json!(big)),
+            "invalid_parameter",
+        )
+        .await;
         // Malformed names.
-        for bad in ["", "   ", "-rf", "a b", "名前", "a\u{0}b", "$(touch pwned)", "a;rm -rf /"] {
-            let e = c.call(tool, with(&valid, "workspace", json!(bad))).await.unwrap_err();
+        for bad in [
+            "",
+            "   ",
+            "-rf",
+            "a b",
+            "名前",
+            "a\u{0}b",
+            "$(touch pwned)",
+            "a;rm -rf /",
+        ] {
+            let e = c
+                .call(tool, with(&valid, "workspace", json!(bad)))
+                .await
+                .unwrap_err();
             assert!(
                 e["code"] == "invalid_parameter" || e["code"] == "out_of_scope",
                 "{tool} {bad:?}: {e}"
@@ -92,7 +142,12 @@ async fn every_tool_refuses_bad_arguments_and_writes_nothing() {
             ".specs/escape",
             "20260101-target/../../outside/ws",
         ] {
-            c.err(tool, with(&valid, "workspace", json!(escape)), "out_of_scope").await;
+            c.err(
+                tool,
+                with(&valid, "workspace", json!(escape)),
+                "out_of_scope",
+            )
+            .await;
         }
     }
 
@@ -112,22 +167,60 @@ async fn every_tool_refuses_bad_arguments_and_writes_nothing() {
         let e = c.err("init", args.clone(), "invalid_parameter").await;
         assert_eq!(e["details"]["field"], field, "{}", common::short(&args));
     }
-    let e = c.err("init", json!({"spec_name": "x", "workflow": "nope"}), "not_found").await;
+    let e = c
+        .err(
+            "init",
+            json!({"spec_name": "x", "workflow": "nope"}),
+            "not_found",
+        )
+        .await;
     assert_eq!(e["details"]["field"], "workflow");
     for escape in ["../x", "/tmp/x", ".specs/../../x", "escape"] {
-        c.err("init", json!({"spec_name": "x", "workspace": escape}), "out_of_scope").await;
+        c.err(
+            "init",
+            json!({"spec_name": "x", "workspace": escape}),
+            "out_of_scope",
+        )
+        .await;
     }
     // Shell metacharacters in free text are data, not commands.
     let e = c.err("phase_fail", json!({"workspace": "20260101-target", "phase": "phase-1", "message": "$(touch /tmp/pwned)"}), "invalid_state").await;
     assert!(e["message"].is_string());
-    c.err("phase_fail", json!({"workspace": "20260101-target", "phase": "phase-1", "message": long}), "invalid_parameter").await;
-    c.err("abandon", json!({"workspace": "20260101-target", "reason": ""}), "invalid_parameter").await;
-    c.err("workspace_list", json!({"workflow": 3}), "invalid_parameter").await;
-    c.err("state_get", json!({"workspace": "20260101-target", "field": ""}), "invalid_parameter").await;
+    c.err(
+        "phase_fail",
+        json!({"workspace": "20260101-target", "phase": "phase-1", "message": long}),
+        "invalid_parameter",
+    )
+    .await;
+    c.err(
+        "abandon",
+        json!({"workspace": "20260101-target", "reason": ""}),
+        "invalid_parameter",
+    )
+    .await;
+    c.err(
+        "workspace_list",
+        json!({"workflow": 3}),
+        "invalid_parameter",
+    )
+    .await;
+    c.err(
+        "state_get",
+        json!({"workspace": "20260101-target", "field": ""}),
+        "invalid_parameter",
+    )
+    .await;
 
     assert_eq!(repo.snapshot(), before, "no refused call may change .specs");
-    assert_eq!(std::fs::read(outside.join("state.json")).unwrap(), outside_before);
-    assert_eq!(repo.all_paths(), paths_before, "no file may be created anywhere");
+    assert_eq!(
+        std::fs::read(outside.join("state.json")).unwrap(),
+        outside_before
+    );
+    assert_eq!(
+        repo.all_paths(),
+        paths_before,
+        "no file may be created anywhere"
+    );
     assert!(!std::path::Path::new("/tmp/pwned").exists());
     c.close().await;
 }

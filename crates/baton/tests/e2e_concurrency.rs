@@ -23,7 +23,9 @@ const ARTIFACTS: &[&str] = &[
 async fn race(client: common::Client, ws: String) -> Vec<(String, String)> {
     let mut wins = Vec::new();
     for _ in 0..400 {
-        let info = client.ok("state_resume_info", json!({"workspace": ws})).await;
+        let info = client
+            .ok("state_resume_info", json!({"workspace": ws}))
+            .await;
         let phase = info["currentPhase"].as_str().unwrap().to_string();
         let status = info["currentPhaseStatus"].as_str().unwrap().to_string();
         if phase == "completed" {
@@ -51,7 +53,10 @@ async fn racing_processes_lose_no_update() {
     let repo = Repo::new();
     let setup = spawn(repo.path(), &[], &[]).await;
     let ws = setup
-        .ok("init", json!({"spec_name": "race", "effort": "S", "workspace": "20260101-race"}))
+        .ok(
+            "init",
+            json!({"spec_name": "race", "effort": "S", "workspace": "20260101-race"}),
+        )
         .await["workspace"]
         .as_str()
         .unwrap()
@@ -86,13 +91,20 @@ async fn racing_processes_lose_no_update() {
     assert_eq!(hcount("start"), 8);
     assert_eq!(hcount("complete"), 10);
     assert_eq!(hcount("checkpoint"), 2);
-    let mut phases: Vec<&String> = wins.iter().filter(|(t, _)| t == "phase_complete").map(|(_, p)| p).collect();
+    let mut phases: Vec<&String> = wins
+        .iter()
+        .filter(|(t, _)| t == "phase_complete")
+        .map(|(_, p)| p)
+        .collect();
     phases.dedup();
     assert_eq!(phases.len(), 10, "no phase completed twice");
     // Every racer saw the same final document.
     let events = repo.events();
     assert_eq!(
-        events.iter().filter(|e| e["event"] == "phase-complete").count(),
+        events
+            .iter()
+            .filter(|e| e["event"] == "phase-complete")
+            .count(),
         10
     );
 }
@@ -106,7 +118,10 @@ async fn sigkill_during_writes_never_corrupts_or_rewinds_state() {
     let repo = Repo::new();
     let setup = spawn(repo.path(), &[], &[]).await;
     let ws = setup
-        .ok("init", json!({"spec_name": "crash", "workspace": "20260101-crash"}))
+        .ok(
+            "init",
+            json!({"spec_name": "crash", "workspace": "20260101-crash"}),
+        )
         .await["workspace"]
         .as_str()
         .unwrap()
@@ -123,7 +138,10 @@ async fn sigkill_during_writes_never_corrupts_or_rewinds_state() {
             for _ in 0..1000 {
                 let _ = client.call("phase_start", args.clone()).await;
                 let _ = client
-                    .call("phase_fail", json!({"workspace": "20260101-crash", "phase": "phase-1", "message": "x"}))
+                    .call(
+                        "phase_fail",
+                        json!({"workspace": "20260101-crash", "phase": "phase-1", "message": "x"}),
+                    )
                     .await;
             }
         });
@@ -138,7 +156,10 @@ async fn sigkill_during_writes_never_corrupts_or_rewinds_state() {
         let doc: Value = serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("round {round}: state.json does not parse: {e}"));
         let len = history_len(&doc);
-        assert!(len >= last, "round {round}: history went backwards ({len} < {last})");
+        assert!(
+            len >= last,
+            "round {round}: history went backwards ({len} < {last})"
+        );
         last = len;
     }
     assert!(last > 10, "the hammer must have written something ({last})");

@@ -48,9 +48,17 @@ fn start(repo: &Repo) -> HttpServer {
 }
 
 /// One HTTP/1.1 request; returns (status, headers, body).
-fn request(addr: &str, method: &str, path: &str, host: &str, body: Option<&Value>) -> (u16, String, String) {
+fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    host: &str,
+    body: Option<&Value>,
+) -> (u16, String, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let body_text = body.map(|b| b.to_string()).unwrap_or_default();
     let req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body_text}",
@@ -71,7 +79,9 @@ fn request(addr: &str, method: &str, path: &str, host: &str, body: Option<&Value
 
 /// Extracts the JSON document of a response body (plain or chunked).
 fn json_body(body: &str) -> Value {
-    let start = body.find('{').unwrap_or_else(|| panic!("no JSON in body {body:?}"));
+    let start = body
+        .find('{')
+        .unwrap_or_else(|| panic!("no JSON in body {body:?}"));
     let end = body.rfind('}').unwrap();
     serde_json::from_str(&body[start..=end]).unwrap()
 }
@@ -95,14 +105,20 @@ fn http_serves_mcp_events_and_health() {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}});
     let (status, head, body) = request(&addr, "POST", "/mcp", "127.0.0.1", Some(&init));
     assert_eq!(status, 200, "{head}\n{body}");
-    assert!(head.to_ascii_lowercase().contains("application/json"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("application/json"),
+        "{head}"
+    );
     assert_eq!(json_body(&body)["result"]["serverInfo"]["name"], "baton");
 
     let call = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"init","arguments":{"spec_name":"over http","workspace":"20260101-http"}}});
     let (status, _, body) = request(&addr, "POST", "/mcp", "127.0.0.1", Some(&call));
     assert_eq!(status, 200);
     let reply = json_body(&body);
-    assert_eq!(reply["result"]["structuredContent"]["workspace"], ".specs/20260101-http");
+    assert_eq!(
+        reply["result"]["structuredContent"]["workspace"],
+        ".specs/20260101-http"
+    );
 
     // The event arrives on the open stream.
     let mut reader = BufReader::new(sse);
@@ -119,13 +135,19 @@ fn http_serves_mcp_events_and_health() {
     }
     assert!(seen.contains("text/event-stream"), "{seen}");
     assert!(seen.contains("event: pipeline-init"), "{seen}");
-    assert!(seen.contains("\"workspace\":\".specs/20260101-http\""), "{seen}");
+    assert!(
+        seen.contains("\"workspace\":\".specs/20260101-http\""),
+        "{seen}"
+    );
 
     // A late subscriber filtered by workspace gets the history replayed.
     let mut late = TcpStream::connect(&addr).unwrap();
-    late.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    late.write_all(b"GET /events?workspace=.specs/20260101-http HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    late.set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
+    late.write_all(
+        b"GET /events?workspace=.specs/20260101-http HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    )
+    .unwrap();
     let mut reader = BufReader::new(late);
     let mut replay = String::new();
     for _ in 0..40 {
@@ -144,7 +166,10 @@ fn http_serves_mcp_events_and_health() {
     let (status, _, _) = request(&addr, "POST", "/mcp", "evil.example", Some(&init));
     assert_eq!(status, 403);
     let (status, _, _) = request(&addr, "GET", "/healthz", "127.0.0.1", None);
-    assert_eq!(status, 200, "still serving after logging to a closed stderr");
+    assert_eq!(
+        status, 200,
+        "still serving after logging to a closed stderr"
+    );
 
     drop(server);
     // The transcript recorded the HTTP exchange (written by the background task).
@@ -162,11 +187,20 @@ fn http_serves_mcp_events_and_health() {
             break;
         }
     }
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(lines.iter().any(|l| l["direction"] == "in" && l["tool"] == "init"));
-    assert!(lines
-        .iter()
-        .any(|l| l["direction"] == "out" && l["tool"] == "init" && l["duration_ms"].is_number()));
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["direction"] == "in" && l["tool"] == "init")
+    );
+    assert!(
+        lines.iter().any(|l| l["direction"] == "out"
+            && l["tool"] == "init"
+            && l["duration_ms"].is_number())
+    );
 }
 
 /// The independent client: the official Python MCP SDK (`pip install mcp`),
@@ -188,6 +222,9 @@ fn python_sdk_client_smoke() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "python smoke failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "python smoke failed:\n{stdout}\n{stderr}"
+    );
     assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
 }

@@ -24,15 +24,27 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
     assert_eq!(
         names,
         [
-            "abandon", "checkpoint", "init", "phase_complete", "phase_fail", "phase_start",
-            "skip_phase", "state_get", "state_resume_info", "workspace_list"
+            "abandon",
+            "checkpoint",
+            "init",
+            "phase_complete",
+            "phase_fail",
+            "phase_start",
+            "skip_phase",
+            "state_get",
+            "state_resume_info",
+            "workspace_list"
         ]
     );
     for t in &tools {
         assert_eq!(t.input_schema["type"], "object", "{}", t.name);
         let out = t.output_schema.as_ref().expect("outputSchema");
         assert_eq!(out["type"], "object", "{}", t.name);
-        assert!(t.description.as_ref().is_some_and(|d| d.len() > 40), "{}", t.name);
+        assert!(
+            t.description.as_ref().is_some_and(|d| d.len() > 40),
+            "{}",
+            t.name
+        );
     }
     client.close().await;
 }
@@ -46,7 +58,9 @@ async fn tool_groups_limit_what_is_exposed() {
         ["state_get", "state_resume_info", "workspace_list"]
     );
     // A tool outside the profile is refused with a clear code.
-    let e = flag.err("init", json!({"spec_name": "x"}), "unknown_tool").await;
+    let e = flag
+        .err("init", json!({"spec_name": "x"}), "unknown_tool")
+        .await;
     assert!(e["details"]["exposed"].as_array().unwrap().len() == 3);
     flag.close().await;
 
@@ -72,10 +86,16 @@ async fn forge_effort_s_walks_to_completion_with_seed_003_events() {
     let repo = Repo::new();
     let c = spawn(repo.path(), &[], &[]).await;
     let init = c
-        .ok("init", json!({"spec_name": "Fix auth timeout", "effort": "S"}))
+        .ok(
+            "init",
+            json!({"spec_name": "Fix auth timeout", "effort": "S"}),
+        )
         .await;
     let ws = init["workspace"].as_str().unwrap().to_string();
-    assert!(ws.starts_with(".specs/") && ws.ends_with("-fix-auth-timeout"), "{ws}");
+    assert!(
+        ws.starts_with(".specs/") && ws.ends_with("-fix-auth-timeout"),
+        "{ws}"
+    );
     assert_eq!(init["flowTemplate"], "light");
     assert_eq!(
         init["skippedPhases"],
@@ -132,8 +152,17 @@ async fn forge_effort_s_walks_to_completion_with_seed_003_events() {
     assert_eq!(
         visited,
         [
-            "phase-1", "phase-3", "phase-3b", "checkpoint-a", "phase-5", "phase-7",
-            "final-verification", "pr-creation", "final-summary", "post-to-source", "final-commit"
+            "phase-1",
+            "phase-3",
+            "phase-3b",
+            "checkpoint-a",
+            "phase-5",
+            "phase-7",
+            "final-verification",
+            "pr-creation",
+            "final-summary",
+            "post-to-source",
+            "final-commit"
         ]
     );
 
@@ -141,13 +170,23 @@ async fn forge_effort_s_walks_to_completion_with_seed_003_events() {
     assert_eq!(state["currentPhase"], "completed");
     assert_eq!(state["currentPhaseStatus"], "completed");
     assert_eq!(state["completedPhases"].as_array().unwrap().len(), 11); // setup + 10 run
-    assert!(state["skippedPhases"].as_array().unwrap().contains(&json!("phase-5")));
+    assert!(
+        state["skippedPhases"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("phase-5"))
+    );
 
     let got: Vec<(String, String)> = repo
         .events()
         .iter()
         .filter(|e| e["workspace"] == ws)
-        .map(|e| (e["event"].as_str().unwrap().into(), e["phase"].as_str().unwrap().into()))
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap().into(),
+                e["phase"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert_eq!(got, expected);
     // Outcomes follow seed 003's table.
@@ -162,7 +201,8 @@ async fn forge_effort_s_walks_to_completion_with_seed_003_events() {
     }
 
     // The ended workflow refuses every change.
-    c.err("abandon", json!({"workspace": ws}), "invalid_state").await;
+    c.err("abandon", json!({"workspace": ws}), "invalid_state")
+        .await;
     c.close().await;
 }
 
@@ -170,7 +210,12 @@ async fn forge_effort_s_walks_to_completion_with_seed_003_events() {
 async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
     let repo = Repo::new();
     let c = spawn(repo.path(), &[], &[]).await;
-    let ws = c.ok("init", json!({"spec_name": "rules", "workspace": "20260101-rules"})).await["workspace"]
+    let ws = c
+        .ok(
+            "init",
+            json!({"spec_name": "rules", "workspace": "20260101-rules"}),
+        )
+        .await["workspace"]
         .as_str()
         .unwrap()
         .to_string();
@@ -178,39 +223,99 @@ async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
     let before = repo.snapshot();
 
     // No complete without a start; no start of another phase (A9).
-    let e = c.err("phase_complete", json!({"workspace": ws, "phase": "phase-1"}), "invalid_state").await;
+    let e = c
+        .err(
+            "phase_complete",
+            json!({"workspace": ws, "phase": "phase-1"}),
+            "invalid_state",
+        )
+        .await;
     assert_eq!(e["details"]["currentPhaseStatus"], "pending");
-    let e = c.err("phase_start", json!({"workspace": ws, "phase": "phase-3"}), "invalid_state").await;
+    let e = c
+        .err(
+            "phase_start",
+            json!({"workspace": ws, "phase": "phase-3"}),
+            "invalid_state",
+        )
+        .await;
     assert_eq!(e["details"]["currentPhase"], "phase-1");
-    let e = c.err("skip_phase", json!({"workspace": ws, "phase": "phase-2"}), "invalid_state").await;
+    let e = c
+        .err(
+            "skip_phase",
+            json!({"workspace": ws, "phase": "phase-2"}),
+            "invalid_state",
+        )
+        .await;
     assert_eq!(e["details"]["currentPhase"], "phase-1");
-    let e = c.err("phase_start", json!({"workspace": ws, "phase": "phase-99"}), "invalid_parameter").await;
-    assert!(e["details"]["valid"].as_array().unwrap().contains(&json!("phase-1")));
-    c.err("phase_fail", json!({"workspace": ws, "phase": "phase-1"}), "invalid_state").await;
-    assert_eq!(repo.snapshot(), before, "refused calls must not touch state.json");
+    let e = c
+        .err(
+            "phase_start",
+            json!({"workspace": ws, "phase": "phase-99"}),
+            "invalid_parameter",
+        )
+        .await;
+    assert!(
+        e["details"]["valid"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("phase-1"))
+    );
+    c.err(
+        "phase_fail",
+        json!({"workspace": ws, "phase": "phase-1"}),
+        "invalid_state",
+    )
+    .await;
+    assert_eq!(
+        repo.snapshot(),
+        before,
+        "refused calls must not touch state.json"
+    );
 
     // A second init of the same folder is a conflict.
-    c.err("init", json!({"spec_name": "rules", "workspace": "20260101-rules"}), "conflict").await;
+    c.err(
+        "init",
+        json!({"spec_name": "rules", "workspace": "20260101-rules"}),
+        "conflict",
+    )
+    .await;
 
     // Duplicate start is refused; fail then restart works and clears the error.
     let args = json!({"workspace": ws, "phase": "phase-1"});
     c.ok("phase_start", args.clone()).await;
     c.err("phase_start", args.clone(), "invalid_state").await;
-    let r = c.ok("phase_fail", json!({"workspace": ws, "phase": "phase-1", "message": "tests red"})).await;
+    let r = c
+        .ok(
+            "phase_fail",
+            json!({"workspace": ws, "phase": "phase-1", "message": "tests red"}),
+        )
+        .await;
     assert_eq!(r["currentPhaseStatus"], "failed");
     assert_eq!(repo.state(&ws)["error"]["message"], "tests red");
     c.ok("phase_start", args.clone()).await;
     assert_eq!(repo.state(&ws)["error"], Value::Null);
 
     // Abandon is final (A3): every later mutation is refused, reads still work.
-    let r = c.ok("abandon", json!({"workspace": ws, "reason": "wrong approach"})).await;
+    let r = c
+        .ok(
+            "abandon",
+            json!({"workspace": ws, "reason": "wrong approach"}),
+        )
+        .await;
     assert_eq!(r["events"], json!(["abandon"]));
     let after_abandon = repo.snapshot();
-    for tool in ["phase_start", "phase_complete", "phase_fail", "checkpoint", "skip_phase"] {
+    for tool in [
+        "phase_start",
+        "phase_complete",
+        "phase_fail",
+        "checkpoint",
+        "skip_phase",
+    ] {
         let e = c.err(tool, args.clone(), "invalid_state").await;
         assert_eq!(e["details"]["currentPhaseStatus"], "abandoned", "{tool}");
     }
-    c.err("abandon", json!({"workspace": ws}), "invalid_state").await;
+    c.err("abandon", json!({"workspace": ws}), "invalid_state")
+        .await;
     assert_eq!(repo.snapshot(), after_abandon);
     let info = c.ok("state_resume_info", json!({"workspace": ws})).await;
     assert_eq!(info["currentPhaseStatus"], "abandoned");
@@ -223,7 +328,13 @@ async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
         .collect();
     assert_eq!(
         events,
-        ["pipeline-init", "phase-start", "phase-fail", "phase-start", "abandon"],
+        [
+            "pipeline-init",
+            "phase-start",
+            "phase-fail",
+            "phase-start",
+            "abandon"
+        ],
         "events only for successful mutations"
     );
     c.close().await;
@@ -234,21 +345,43 @@ async fn state_tools_read_whole_documents_fields_and_lists() {
     let repo = Repo::new();
     let c = spawn(repo.path(), &[], &[]).await;
     for (name, effort) in [("one", "M"), ("two", "L")] {
-        c.ok("init", json!({"spec_name": name, "effort": effort, "workspace": format!("20260101-{name}")}))
-            .await;
+        c.ok(
+            "init",
+            json!({"spec_name": name, "effort": effort, "workspace": format!("20260101-{name}")}),
+        )
+        .await;
     }
-    let whole = c.ok("state_get", json!({"workspace": "20260101-one"})).await;
+    let whole = c
+        .ok("state_get", json!({"workspace": "20260101-one"}))
+        .await;
     assert_eq!(whole["value"]["effort"], "M");
     assert_eq!(whole["value"]["flowTemplate"], "standard");
     let field = c
-        .ok("state_get", json!({"workspace": ".specs/20260101-two", "field": "timestamps.created"}))
+        .ok(
+            "state_get",
+            json!({"workspace": ".specs/20260101-two", "field": "timestamps.created"}),
+        )
         .await;
     assert!(field["value"].as_str().unwrap().starts_with("20"));
     let e = c
-        .err("state_get", json!({"workspace": "20260101-two", "field": "nope.x"}), "invalid_parameter")
+        .err(
+            "state_get",
+            json!({"workspace": "20260101-two", "field": "nope.x"}),
+            "invalid_parameter",
+        )
         .await;
-    assert!(e["details"]["valid"].as_array().unwrap().contains(&json!("currentPhase")));
-    c.err("state_get", json!({"workspace": "20260101-three"}), "not_found").await;
+    assert!(
+        e["details"]["valid"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("currentPhase"))
+    );
+    c.err(
+        "state_get",
+        json!({"workspace": "20260101-three"}),
+        "not_found",
+    )
+    .await;
 
     let list = c.ok("workspace_list", json!({})).await;
     let rows = list["workspaces"].as_array().unwrap();
@@ -258,15 +391,35 @@ async fn state_tools_read_whole_documents_fields_and_lists() {
     c.ok("abandon", json!({"workspace": "20260101-two"})).await;
     let abandoned = c.ok("workspace_list", json!({"status": "abandoned"})).await;
     assert_eq!(abandoned["workspaces"].as_array().unwrap().len(), 1);
-    c.err("workspace_list", json!({"status": "weird"}), "invalid_parameter").await;
+    c.err(
+        "workspace_list",
+        json!({"status": "weird"}),
+        "invalid_parameter",
+    )
+    .await;
 
     // A corrupt state file is reported, listed as unreadable, and left alone.
     let bad = repo.specs().join("20260101-one/state.json");
     std::fs::write(&bad, "{ not json").unwrap();
-    let e = c.err("state_get", json!({"workspace": "20260101-one"}), "corrupt_state").await;
-    assert!(e["message"].as_str().unwrap().contains("20260101-one/state.json"));
-    c.err("phase_start", json!({"workspace": "20260101-one", "phase": "phase-1"}), "corrupt_state")
+    let e = c
+        .err(
+            "state_get",
+            json!({"workspace": "20260101-one"}),
+            "corrupt_state",
+        )
         .await;
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("20260101-one/state.json")
+    );
+    c.err(
+        "phase_start",
+        json!({"workspace": "20260101-one", "phase": "phase-1"}),
+        "corrupt_state",
+    )
+    .await;
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), "{ not json");
     let list = c.ok("workspace_list", json!({})).await;
     assert_eq!(list["unreadable"][0]["code"], "corrupt_state");
@@ -278,7 +431,12 @@ async fn the_transcript_records_every_message_with_durations() {
     let repo = Repo::new();
     let c = spawn(repo.path(), &[], &[]).await;
     c.ok("init", json!({"spec_name": "t"})).await;
-    c.err("phase_start", json!({"workspace": "x/../../y", "phase": "p"}), "out_of_scope").await;
+    c.err(
+        "phase_start",
+        json!({"workspace": "x/../../y", "phase": "p"}),
+        "out_of_scope",
+    )
+    .await;
     c.close().await;
     // The server flushes on stdin EOF; give it a moment to exit.
     let dir = repo.path().join(".baton/logs");
@@ -292,9 +450,15 @@ async fn the_transcript_records_every_message_with_durations() {
             .collect();
         assert_eq!(files.len(), 1);
         let name = files[0].file_name().to_string_lossy().to_string();
-        assert!(name.starts_with("mcp-") && name.ends_with("Z.jsonl"), "{name}");
+        assert!(
+            name.starts_with("mcp-") && name.ends_with("Z.jsonl"),
+            "{name}"
+        );
         let text = std::fs::read_to_string(files[0].path()).unwrap();
-        lines = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).collect();
+        lines = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect();
         if lines.len() >= 7 {
             break;
         }
@@ -310,7 +474,10 @@ async fn the_transcript_records_every_message_with_durations() {
         })
         .collect();
     let expect = |d: &str, k: &str, m: &str| (d.to_string(), k.to_string(), m.to_string());
-    assert!(summary.contains(&expect("in", "request", "initialize")), "{summary:?}");
+    assert!(
+        summary.contains(&expect("in", "request", "initialize")),
+        "{summary:?}"
+    );
     assert!(summary.contains(&expect("out", "response", "initialize")));
     assert!(summary.contains(&expect("in", "notification", "notifications/initialized")));
     let calls: Vec<&Value> = lines.iter().filter(|l| l["tool"].is_string()).collect();
@@ -322,5 +489,8 @@ async fn the_transcript_records_every_message_with_durations() {
     let session = lines[0]["session_id"].as_str().unwrap();
     assert!(lines.iter().all(|l| l["session_id"] == session));
     // The transcript folder keeps itself out of git.
-    assert_eq!(std::fs::read_to_string(dir.join(".gitignore")).unwrap(), "*\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".gitignore")).unwrap(),
+        "*\n"
+    );
 }

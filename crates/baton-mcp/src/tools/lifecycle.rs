@@ -234,8 +234,14 @@ fn init(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
             format!("workflow {workflow_id:?} has no phases"),
         ));
     };
-    let mut state =
-        WorkspaceState::fresh(&definition.id, &first.id, &slug, &ws.display, ctx.version, now);
+    let mut state = WorkspaceState::fresh(
+        &definition.id,
+        &first.id,
+        &slug,
+        &ws.display,
+        ctx.version,
+        now,
+    );
     let mut transitions = Vec::new();
     if let Some(effort) = args.effort {
         let template = FlowTemplate::for_effort(effort);
@@ -349,7 +355,9 @@ fn transition(
 ) -> Result<Value, ToolError> {
     check_text("workspace", workspace, MAX_WORKSPACE)?;
     let ws = ctx.store.resolve(workspace)?;
-    let files = DiskFiles { dir: ws.dir.clone() };
+    let files = DiskFiles {
+        dir: ws.dir.clone(),
+    };
     let now = Utc::now();
     let mut definition = None;
     let updated = ctx
@@ -361,7 +369,10 @@ fn transition(
             Ok(transitions)
         })?;
     let events = events_for(ctx, &ws, &updated.state, &updated.value);
-    let names = events.iter().map(|e| e.event.as_str().to_string()).collect();
+    let names = events
+        .iter()
+        .map(|e| e.event.as_str().to_string())
+        .collect();
     ctx.publish(events);
     let next = match &definition {
         Some(def) => next_step(&updated.state, def),
@@ -395,13 +406,16 @@ pub fn events_for(
                 Some(ctx.event(EventKind::PhaseComplete, phase, ws, state))
             }
             Transition::PhaseSkipped { .. } => None,
-            Transition::PhaseFailed { phase, message } => {
-                Some(ctx.event(EventKind::PhaseFail, phase, ws, state).with_detail(message))
-            }
+            Transition::PhaseFailed { phase, message } => Some(
+                ctx.event(EventKind::PhaseFail, phase, ws, state)
+                    .with_detail(message),
+            ),
             Transition::CheckpointReached { phase } => {
                 Some(ctx.event(EventKind::Checkpoint, phase, ws, state))
             }
-            Transition::Abandoned { phase } => Some(ctx.event(EventKind::Abandon, phase, ws, state)),
+            Transition::Abandoned { phase } => {
+                Some(ctx.event(EventKind::Abandon, phase, ws, state))
+            }
             Transition::WorkflowCompleted { last_phase } => {
                 Some(ctx.event(EventKind::PipelineComplete, last_phase, ws, state))
             }

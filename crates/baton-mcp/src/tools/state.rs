@@ -124,7 +124,10 @@ fn state_get(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
         Some(field) => {
             check_text("field", field, 128)?;
             lookup(&doc, field).cloned().ok_or_else(|| {
-                let keys: Vec<&String> = doc.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+                let keys: Vec<&String> = doc
+                    .as_object()
+                    .map(|o| o.keys().collect())
+                    .unwrap_or_default();
                 ToolError::invalid("field", format!("state.json has no field {field:?}"))
                     .with_details(serde_json::json!({ "field": "field", "valid": keys }))
             })?
@@ -168,8 +171,10 @@ fn workspace_list(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError
     if let Some(status) = &args.status
         && !STATUSES.contains(&status.as_str())
     {
-        return Err(ToolError::invalid("status", format!("unknown status {status:?}"))
-            .with_details(serde_json::json!({ "field": "status", "valid": STATUSES })));
+        return Err(
+            ToolError::invalid("status", format!("unknown status {status:?}"))
+                .with_details(serde_json::json!({ "field": "status", "valid": STATUSES })),
+        );
     }
     let mut workspaces = Vec::new();
     let mut unreadable = Vec::new();

@@ -43,14 +43,18 @@ impl Repo {
     }
 
     pub fn state(&self, display: &str) -> Value {
-        let text = std::fs::read_to_string(self.ws_dir(display).join("state.json")).expect("state.json");
+        let text =
+            std::fs::read_to_string(self.ws_dir(display).join("state.json")).expect("state.json");
         serde_json::from_str(&text).expect("state.json parses")
     }
 
     pub fn events(&self) -> Vec<Value> {
         let path = self.path().join(".baton/events/events.jsonl");
         match std::fs::read_to_string(path) {
-            Ok(text) => text.lines().map(|l| serde_json::from_str(l).expect("event line")).collect(),
+            Ok(text) => text
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("event line"))
+                .collect(),
             Err(_) => Vec::new(),
         }
     }
@@ -74,7 +78,9 @@ impl Repo {
 }
 
 fn walk(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         let name = path.display().to_string();
@@ -122,10 +128,21 @@ impl Client {
             .await
             .expect("tool call timed out")
             .expect("tool call transport error");
-        let structured = result.structured_content.clone().expect("structuredContent");
+        let structured = result
+            .structured_content
+            .clone()
+            .expect("structuredContent");
         // The text mirror carries the same JSON.
-        let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).expect("text content");
-        assert_eq!(serde_json::from_str::<Value>(&text).expect("text is JSON"), structured);
+        let text = result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .expect("text content");
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).expect("text is JSON"),
+            structured
+        );
         if result.is_error == Some(true) {
             Err(structured)
         } else {

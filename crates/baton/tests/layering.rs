@@ -1,0 +1,77 @@
+//! The crate graph is the architecture (ARCHITECTURE.md): this test fails when
+//! a crate gains a dependency that breaks the layering, before any code uses it.
+
+use std::collections::BTreeSet;
+
+fn deps(krate: &str) -> BTreeSet<String> {
+    let path = format!("{}/../{krate}/Cargo.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    doc.get("dependencies")
+        .and_then(|d| d.as_table())
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn internal(krate: &str) -> BTreeSet<String> {
+    deps(krate)
+        .into_iter()
+        .filter(|d| d.starts_with("baton"))
+        .collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn leaf_crates_depend_on_no_other_baton_crate() {
+    for leaf in [
+        "baton-config",
+        "baton-events",
+        "baton-transcript",
+        "baton-workflow",
+    ] {
+        assert_eq!(internal(leaf), set(&[]), "{leaf}");
+    }
+}
+
+#[test]
+fn the_state_store_knows_only_workflow_definitions_and_no_events() {
+    assert_eq!(internal("baton-state"), set(&["baton-workflow"]));
+    let external = deps("baton-state");
+    for forbidden in ["tokio", "rmcp", "axum", "baton-events"] {
+        assert!(
+            !external.contains(forbidden),
+            "baton-state must not depend on {forbidden}"
+        );
+    }
+}
+
+#[test]
+fn the_engine_is_pure() {
+    assert_eq!(
+        internal("baton-engine"),
+        set(&["baton-state", "baton-workflow"])
+    );
+    let external: BTreeSet<String> = deps("baton-engine")
+        .into_iter()
+        .filter(|d| !d.starts_with("baton"))
+        .collect();
+    // Data crates only: no runtime, no clock, no file system helpers.
+    assert_eq!(external, set(&["schemars", "serde", "serde_json"]));
+}
+
+#[test]
+fn handlers_sit_on_top() {
+    let mcp = internal("baton-mcp");
+    for needed in [
+        "baton-engine",
+        "baton-state",
+        "baton-events",
+        "baton-transcript",
+    ] {
+        assert!(mcp.contains(needed), "baton-mcp uses {needed}");
+    }
+    assert!(!mcp.contains("baton"), "nothing depends on the binary");
+}
