@@ -9,11 +9,18 @@
 //! (the implicit first phase, completed when a workspace is created) and
 //! [`COMPLETED`] (the terminal position after the last phase).
 
+mod discovery;
 mod model;
 mod registry;
+pub mod validate;
 
-pub use model::{PhaseDefinition, PhaseInstruction, PhaseKind, WorkflowDefinition};
-pub use registry::{DefinitionError, Registry, Source};
+pub use discovery::{LoadReport, load_registry};
+pub use model::{
+    CommandSource, Condition, PhaseDefinition, PhaseInstruction, PhaseKind, ResultKind,
+    TransitionRule, WorkflowDefinition,
+};
+pub use registry::{DefinitionError, Registry, Source, parse};
+pub use validate::{Diagnostic, parse_definition};
 
 /// The implicit first phase, completed at workspace creation.
 pub const SETUP: &str = "setup";

@@ -51,6 +51,68 @@ pub struct PhaseDefinition {
     /// Structured instructions handed to the agent (seed 004 PhaseInstruction).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instruction: Option<PhaseInstruction>,
+    /// The phase that follows by default (a phase id, or `completed` to end
+    /// the workflow). Default: the next phase in the list that is not skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    /// Conditional transitions, tried in order when the phase completes; the
+    /// first whose `when` matches the reported result or verdict wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transitions: Vec<TransitionRule>,
+    /// How many times the phase may be entered in one run (loop limit).
+    /// Entering it once more is refused and the workflow waits for a person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_visits: Option<u32>,
+    /// Commands the phase runs: `quality` means the repository's own lint,
+    /// type-check and test commands, detected from its files (Cargo, npm/pnpm/yarn,
+    /// Go, Python, Make).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<CommandSource>,
+    /// Verdicts a review phase may give (e.g. APPROVE, REVISE).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<String>,
+}
+
+/// A conditional transition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransitionRule {
+    /// The condition on the completed phase's report.
+    pub when: Condition,
+    /// The phase to go to (or `completed`).
+    pub goto: String,
+}
+
+/// A condition on a phase report. All given fields must match.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Condition {
+    /// The reported result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ResultKind>,
+    /// Any of these verdicts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdict: Vec<String>,
+}
+
+/// The result an agent reports for a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultKind {
+    /// The phase's work succeeded (tests green, CI passed, …).
+    Success,
+    /// The phase's work failed (lint errors, CI red, …).
+    Failure,
+}
+
+/// Where a command phase's commands come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandSource {
+    /// Detect the repository's quality commands (lint, type check, unit, e2e).
+    Quality,
+    /// These argv arrays, run in order (never through a shell).
+    Fixed(Vec<Vec<String>>),
 }
 
 /// The kinds of phase the engine knows how to drive.
@@ -78,15 +140,16 @@ impl PhaseKind {
     }
 }
 
-/// Structured instructions for one phase (seed 004 §2.1.2).
+/// Structured instructions for one phase (seed 004 §2.1.2). Files use
+/// snake_case keys; the camelCase of the seed is accepted too.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields)]
 pub struct PhaseInstruction {
     /// What must hold before the phase starts.
     #[serde(default)]
     pub preconditions: Vec<String>,
     /// What must hold for the phase to be complete.
-    #[serde(default)]
+    #[serde(default, alias = "acceptanceCriteria")]
     pub acceptance_criteria: Vec<String>,
     /// The work to do.
     #[serde(default)]
@@ -118,6 +181,19 @@ impl WorkflowDefinition {
             Some(i) => &self.phases[i + 1..],
             None => &[],
         }
+    }
+
+    /// The phase that follows `id` when no transition applies: its `next`, or
+    /// the following phase not in `skipped`, or `completed`.
+    pub fn default_successor(&self, id: &str, skipped: &[String]) -> String {
+        if let Some(next) = self.phase(id).and_then(|p| p.next.clone()) {
+            return next;
+        }
+        self.phases_after(id)
+            .iter()
+            .find(|p| !skipped.contains(&p.id))
+            .map(|p| p.id.clone())
+            .unwrap_or_else(|| crate::COMPLETED.to_string())
     }
 
     /// Ids of the phases skipped for a flow template or effort name.

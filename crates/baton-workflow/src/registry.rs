@@ -6,10 +6,13 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::{COMPLETED, SETUP, WorkflowDefinition};
+use crate::WorkflowDefinition;
 
 /// Built-in definitions, embedded at compile time: (file name, YAML text).
-const BUILTIN: &[(&str, &str)] = &[("forge.yaml", include_str!("../workflows/forge.yaml"))];
+const BUILTIN: &[(&str, &str)] = &[
+    ("forge.yaml", include_str!("../workflows/forge.yaml")),
+    ("issue.yaml", include_str!("../workflows/issue.yaml")),
+];
 
 /// Where a definition came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -78,56 +81,17 @@ impl Registry {
     }
 }
 
-/// Parses a YAML (or JSON, which is YAML) definition and checks its structure.
+/// Parses a YAML (or JSON, which is YAML) definition and checks it; the
+/// first diagnostic becomes the error (see [`crate::validate`] for all of them).
 pub fn parse(file: &str, text: &str) -> Result<WorkflowDefinition, DefinitionError> {
-    let def: WorkflowDefinition = serde_saphyr::from_str(text).map_err(|e| DefinitionError {
+    crate::validate::parse_definition(file, text).map_err(|diagnostics| DefinitionError {
         file: file.to_string(),
-        message: e.to_string(),
-    })?;
-    check(file, &def)?;
-    Ok(def)
-}
-
-fn check(file: &str, def: &WorkflowDefinition) -> Result<(), DefinitionError> {
-    let err = |message: String| DefinitionError {
-        file: file.to_string(),
-        message,
-    };
-    if !is_identifier(&def.id) {
-        return Err(err(format!(
-            "id: {:?} must match [a-z0-9][a-z0-9_-]* (at most 64 characters)",
-            def.id
-        )));
-    }
-    if def.phases.is_empty() {
-        return Err(err("phases: a workflow needs at least one phase".into()));
-    }
-    let mut seen = std::collections::HashSet::new();
-    for (i, phase) in def.phases.iter().enumerate() {
-        if phase.id == SETUP || phase.id == COMPLETED {
-            return Err(err(format!("phases[{i}].id: {:?} is reserved", phase.id)));
-        }
-        if !is_identifier(&phase.id) {
-            return Err(err(format!(
-                "phases[{i}].id: {:?} must match [a-z0-9][a-z0-9_-]* (at most 64 characters)",
-                phase.id
-            )));
-        }
-        if !seen.insert(phase.id.as_str()) {
-            return Err(err(format!(
-                "phases[{i}].id: duplicate phase id {:?}",
-                phase.id
-            )));
-        }
-        for (j, artifact) in phase.artifacts.iter().enumerate() {
-            if !is_relative_file(artifact) {
-                return Err(err(format!(
-                    "phases[{i}].artifacts[{j}]: {artifact:?} must be a relative path inside the workspace"
-                )));
-            }
-        }
-    }
-    Ok(())
+        message: diagnostics
+            .iter()
+            .map(|d| format!("{}:{}: {}: {}", d.line, d.column, d.field, d.message))
+            .collect::<Vec<_>>()
+            .join("; "),
+    })
 }
 
 /// `[a-z0-9][a-z0-9_-]*`, 1..=64 characters.
@@ -141,7 +105,8 @@ pub fn is_identifier(s: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-' || *b == b'_')
 }
 
-fn is_relative_file(path: &str) -> bool {
+/// A relative path made only of normal components (no `..`, no root).
+pub fn is_relative_file(path: &str) -> bool {
     let p = std::path::Path::new(path);
     !path.is_empty()
         && !p.is_absolute()
@@ -193,7 +158,7 @@ mod tests {
         let e = parse("w.yaml", dup).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "w.yaml: phases[1].id: duplicate phase id \"a\""
+            "w.yaml: 5:10: phases[1].id: duplicate phase id \"a\" (first defined as phases[0])"
         );
 
         let reserved = "id: w\nlabel: W\nphases:\n  - {id: completed, label: A, kind: agent}\n";
