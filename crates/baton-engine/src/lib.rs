@@ -5,18 +5,47 @@
 //! * [`summary`] — read-only views of a workspace: resume info, list rows.
 
 pub mod guards;
+pub mod instruction;
+pub mod report;
+pub mod route;
+pub mod stats;
 pub mod summary;
+
+use baton_state::Timestamp;
+
+/// What the engine may know about one file: its size and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileInfo {
+    /// Size in bytes.
+    pub len: u64,
+    /// Last modification, when known.
+    pub modified: Option<Timestamp>,
+}
 
 /// A read-only view of the files in one workspace folder.
 ///
-/// The handler implements it over the real folder; tests use a set of names.
+/// The handler implements it over the real folder; tests use a map.
 pub trait WorkspaceFiles {
-    /// Whether `relative` (a path inside the workspace) is a regular, non-empty file.
-    fn is_nonempty_file(&self, relative: &str) -> bool;
+    /// The regular file at `relative` (a path inside the workspace), if any.
+    fn file(&self, relative: &str) -> Option<FileInfo>;
+
+    /// Whether `relative` is a regular, non-empty file.
+    fn is_nonempty_file(&self, relative: &str) -> bool {
+        self.file(relative).is_some_and(|f| f.len > 0)
+    }
 }
 
 impl WorkspaceFiles for std::collections::BTreeSet<String> {
-    fn is_nonempty_file(&self, relative: &str) -> bool {
-        self.contains(relative)
+    fn file(&self, relative: &str) -> Option<FileInfo> {
+        self.contains(relative).then_some(FileInfo {
+            len: 1,
+            modified: None,
+        })
+    }
+}
+
+impl WorkspaceFiles for std::collections::BTreeMap<String, FileInfo> {
+    fn file(&self, relative: &str) -> Option<FileInfo> {
+        self.get(relative).copied()
     }
 }

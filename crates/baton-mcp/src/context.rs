@@ -8,6 +8,7 @@ use baton_events::{EventBus, EventRecord};
 use baton_state::{StateStore, WorkspaceRef, WorkspaceState};
 use baton_workflow::{Registry, WorkflowDefinition};
 
+
 use crate::error::{ErrorCode, ToolError};
 
 /// Shared handler context.
@@ -17,8 +18,10 @@ pub struct AppContext {
     pub config: Config,
     /// The state store over the specs root.
     pub store: StateStore,
-    /// Known workflow definitions.
+    /// Known workflow definitions: built-ins plus the project's folder.
     pub workflows: Registry,
+    /// Problems found in project definition files (those files are skipped).
+    pub workflow_errors: Vec<baton_workflow::Diagnostic>,
     /// Where events go.
     pub bus: Arc<EventBus>,
     /// This build's version.
@@ -30,10 +33,15 @@ impl AppContext {
     pub fn new(config: Config, bus: Arc<EventBus>) -> AppContext {
         let store =
             StateStore::new(&config.repo_root, &config.specs_root).with_durability(config.fsync);
+        let (workflows, report) = baton_workflow::load_registry(&config.workflows_dir);
+        for problem in &report.errors {
+            tracing::warn!("workflow definition skipped: {problem}");
+        }
         AppContext {
             config,
             store,
-            workflows: Registry::builtin(),
+            workflows,
+            workflow_errors: report.errors,
             bus,
             version: env!("CARGO_PKG_VERSION"),
         }

@@ -14,7 +14,10 @@ pub mod store;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
-    Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseStatus, SCHEMA_VERSION, Task,
+    Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseReport, PhaseStatus, SCHEMA_VERSION, Task,
     WorkspaceState,
 };
+/// A UTC timestamp, as stored in state.json.
+pub type Timestamp = chrono::DateTime<chrono::Utc>;
+
 pub use store::{StateStore, StoreError, UpdateError, Updated, WorkspaceRef};

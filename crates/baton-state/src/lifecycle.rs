@@ -170,6 +170,52 @@ impl<'a> Lifecycle<'a> {
         Ok(transitions)
     }
 
+    /// Like [`Lifecycle::complete`], but moves to `target` (a phase of the
+    /// workflow, or `completed`) instead of the default successor: the engine
+    /// decides the target from the definition's transitions.
+    pub fn complete_to(
+        &self,
+        state: &mut WorkspaceState,
+        phase: &str,
+        target: &str,
+    ) -> Result<Vec<Transition>, LifecycleError> {
+        self.check(state, "complete", phase)?;
+        expect_status(
+            state,
+            "complete",
+            &[PhaseStatus::InProgress, PhaseStatus::AwaitingHuman],
+            "in_progress or awaiting_human",
+        )?;
+        if target != COMPLETED && self.definition.phase(target).is_none() {
+            return Err(self.unknown(target));
+        }
+        if !state.completed_phases.iter().any(|p| p == phase) {
+            state.completed_phases.push(phase.to_string());
+        }
+        self.record(state, phase, HistoryAction::Complete, None);
+        let mut transitions = vec![Transition::PhaseCompleted {
+            phase: phase.to_string(),
+        }];
+        state.timestamps.phase_started = None;
+        if target == COMPLETED {
+            state.current_phase = COMPLETED.to_string();
+            state.current_phase_status = PhaseStatus::Completed;
+            transitions.push(Transition::WorkflowCompleted {
+                last_phase: phase.to_string(),
+            });
+        } else if state.skipped_phases.iter().any(|p| p == target) {
+            self.record(state, target, HistoryAction::Skip, Some("skipped by template"));
+            transitions.push(Transition::PhaseSkipped {
+                phase: target.to_string(),
+            });
+            self.advance(state, target, &mut transitions);
+        } else {
+            state.current_phase = target.to_string();
+            state.current_phase_status = PhaseStatus::Pending;
+        }
+        Ok(transitions)
+    }
+
     /// in_progress → failed, with a message. The phase may be started again.
     pub fn fail(
         &self,

@@ -96,6 +96,15 @@ pub struct WorkspaceState {
     /// Every lifecycle transition, in order.
     #[serde(default)]
     pub history: Vec<HistoryEntry>,
+    /// The issue this workspace works on (issue workflows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_number: Option<String>,
+    /// Files worked on so far, carried from phase to phase (ordered, no duplicates).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub working_files: Vec<String>,
+    /// What the agent reported for each completed or failed phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phase_results: Vec<PhaseReport>,
     /// Creation, last update, start of the current phase.
     pub timestamps: Timestamps,
     /// The last failure, cleared when the phase starts again.
@@ -293,6 +302,36 @@ pub enum HistoryAction {
     Abandon,
 }
 
+/// A phase result as reported by the agent (seed 004 PhaseResult, checked).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseReport {
+    /// The phase.
+    pub phase_name: String,
+    /// `completed` or `failed`.
+    pub status: String,
+    /// Tasks reported done.
+    #[serde(default)]
+    pub completed_tasks: Vec<String>,
+    /// Acceptance criteria reported met.
+    #[serde(default)]
+    pub acceptance_criteria_met: Vec<String>,
+    /// Files reported for this phase.
+    #[serde(default)]
+    pub working_files: Vec<String>,
+    /// The review verdict, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    /// Free-form notes (the failure for a failed phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// When baton recorded it.
+    pub recorded_at: DateTime<Utc>,
+    /// When the agent says it finished, if it said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
 /// Creation, update and phase-start times.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -367,6 +406,9 @@ impl WorkspaceState {
             pending_human_gate: None,
             tasks: BTreeMap::new(),
             phase_log: Vec::new(),
+            issue_number: None,
+            working_files: Vec::new(),
+            phase_results: Vec::new(),
             history: vec![HistoryEntry {
                 at: now,
                 phase: baton_workflow::SETUP.to_string(),

@@ -10,7 +10,6 @@ use clap::{Parser, Subcommand};
 use baton_config::{Config, Overrides};
 use baton_engine::summary::{resume_info, row};
 use baton_state::StateStore;
-use baton_workflow::Registry;
 
 /// baton: keeps AI coding agents on a deterministic, resumable, observable workflow.
 #[derive(Debug, Parser)]
@@ -56,6 +55,39 @@ enum Command {
     },
     /// List the tool groups and their tools.
     Tools,
+    /// Workflow definitions: list, show, validate, schema.
+    Workflow {
+        #[command(subcommand)]
+        command: WorkflowCommand,
+    },
+    /// Run analytics: per-phase durations, loop trips, per workflow.
+    Stats {
+        /// Only runs of this workflow id.
+        #[arg(long)]
+        workflow: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum WorkflowCommand {
+    /// Every known workflow with where it came from.
+    List,
+    /// The phase graph of one workflow.
+    Show {
+        /// Workflow id.
+        id: String,
+    },
+    /// Check definition files; prints every problem as file:line:column: field: message.
+    Validate {
+        /// YAML or JSON files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Print the JSON Schema of the definition format.
+    Schema,
 }
 
 #[derive(Debug, Subcommand)]
@@ -111,6 +143,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = Config::load(&overrides)?;
             show(&config, &workspace, raw)
         }
+        Command::Workflow { command } => {
+            let config = Config::load(&overrides)?;
+            crate::workflow_cmd::run(&config, command_to(command))
+        }
+        Command::Stats { workflow, json } => {
+            let config = Config::load(&overrides)?;
+            crate::workflow_cmd::stats(&config, workflow.as_deref(), json)
+        }
         Command::Tools => {
             let tools = baton_mcp::tools::all_tools();
             for (group, about) in baton_mcp::tools::GROUPS {
@@ -124,6 +164,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+fn command_to(c: WorkflowCommand) -> crate::workflow_cmd::Action {
+    use crate::workflow_cmd::Action;
+    match c {
+        WorkflowCommand::List => Action::List,
+        WorkflowCommand::Show { id } => Action::Show(id),
+        WorkflowCommand::Validate { files } => Action::Validate(files),
+        WorkflowCommand::Schema => Action::Schema,
+    }
+}
+
 fn first_sentence(text: &str) -> &str {
     match text.find(". ") {
         Some(i) => &text[..=i],
@@ -133,7 +183,7 @@ fn first_sentence(text: &str) -> &str {
 
 fn ls(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
     let store = StateStore::new(&config.repo_root, &config.specs_root);
-    let registry = Registry::builtin();
+    let (registry, _) = baton_workflow::load_registry(&config.workflows_dir);
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     for (ws, state) in store.list()? {
@@ -182,7 +232,7 @@ fn show(config: &Config, workspace: &str, raw: bool) -> anyhow::Result<ExitCode>
         print!("{}", state.to_json());
         return Ok(ExitCode::SUCCESS);
     }
-    let registry = Registry::builtin();
+    let (registry, _) = baton_workflow::load_registry(&config.workflows_dir);
     let definition = registry
         .get(&state.workflow)
         .with_context(|| format!("unknown workflow {:?}", state.workflow))?;

@@ -26,13 +26,21 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
         [
             "abandon",
             "checkpoint",
+            "completePhase",
+            "getCurrentPhase",
+            "getWorkflowStatus",
             "init",
             "phase_complete",
             "phase_fail",
             "phase_start",
             "skip_phase",
+            "startIssueWorkflow",
             "state_get",
             "state_resume_info",
+            "workflow_archive",
+            "workflow_definitions",
+            "workflow_start",
+            "workflow_stats",
             "workspace_list"
         ]
     );

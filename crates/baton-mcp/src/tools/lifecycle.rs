@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use baton_engine::WorkspaceFiles;
+use baton_engine::{FileInfo, WorkspaceFiles};
 use baton_engine::guards;
 use baton_engine::summary::next_step;
 use baton_events::{EventKind, EventRecord};
@@ -424,19 +424,21 @@ pub fn events_for(
 }
 
 /// The real workspace folder, read-only, for the engine's guards.
-struct DiskFiles {
-    dir: PathBuf,
+pub struct DiskFiles {
+    /// The workspace folder.
+    pub dir: PathBuf,
 }
 
 impl WorkspaceFiles for DiskFiles {
-    fn is_nonempty_file(&self, relative: &str) -> bool {
+    fn file(&self, relative: &str) -> Option<FileInfo> {
         let path = self.dir.join(relative);
         // Artifacts are relative paths without `..` (checked when the
         // definition is loaded); a symlink leading out is not an artifact.
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) => meta.is_file() && meta.len() > 0,
-            Err(_) => false,
-        }
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        meta.is_file().then(|| FileInfo {
+            len: meta.len(),
+            modified: meta.modified().ok().map(chrono::DateTime::<Utc>::from),
+        })
     }
 }
 

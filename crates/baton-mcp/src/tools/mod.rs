@@ -11,8 +11,11 @@ use serde_json::Value;
 use crate::context::AppContext;
 use crate::error::ToolError;
 
+pub mod issue;
 pub mod lifecycle;
+pub mod runs;
 pub mod state;
+pub mod workflow;
 
 /// A tool handler: parse the arguments, do the work, shape the reply.
 pub type Handler = fn(&AppContext, Value) -> Result<Value, ToolError>;
@@ -86,12 +89,22 @@ pub const GROUPS: &[(&str, &str)] = &[
         "state",
         "read workspaces: state_get, state_resume_info, workspace_list",
     ),
+    (
+        "issue",
+        "seed 004's issue workflow: startIssueWorkflow, completePhase, getCurrentPhase, getWorkflowStatus",
+    ),
+    (
+        "workflow",
+        "any workflow definition: workflow_start, workflow_definitions, workflow_stats, workflow_archive",
+    ),
 ];
 
 /// Every tool baton has.
 pub fn all_tools() -> Vec<ToolSpec> {
     let mut tools = lifecycle::tools();
     tools.extend(state::tools());
+    tools.extend(issue::tools());
+    tools.extend(workflow::tools());
     tools
 }
 

@@ -1,0 +1,242 @@
+//! Shared by the `issue` and `workflow` groups: starting a run, finding the
+//! run a call means, and the views returned about it.
+
+use chrono::Utc;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use baton_engine::instruction::{PhaseInstruction, instruction};
+use baton_engine::route::visits;
+use baton_engine::summary::next_step;
+use baton_state::{Lifecycle, WorkspaceRef, WorkspaceState};
+use baton_workflow::WorkflowDefinition;
+
+use super::lifecycle::events_for;
+use crate::context::AppContext;
+use crate::error::{ErrorCode, ToolError};
+use crate::repo_profile;
+
+/// The view of a run returned by start and current-phase calls.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunView {
+    /// The workspace.
+    pub workspace: String,
+    /// Workflow id.
+    pub workflow: String,
+    /// The issue, for issue workflows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issue_number: Option<String>,
+    /// The current phase (`completed` at the end).
+    pub current_phase: String,
+    /// Its status.
+    pub current_phase_status: String,
+    /// Which entry into the current phase this is (1 = first).
+    pub visit: u32,
+    /// What to do now (absent once the workflow has ended).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<PhaseInstruction>,
+    /// Files worked on so far.
+    pub working_files: Vec<String>,
+    /// Events published by this call.
+    pub events: Vec<String>,
+    /// What to call next.
+    pub next_step: String,
+}
+
+/// Builds the view of `state`.
+pub fn view(
+    ctx: &AppContext,
+    ws: &WorkspaceRef,
+    state: &WorkspaceState,
+    definition: &WorkflowDefinition,
+    events: Vec<String>,
+) -> RunView {
+    let profile = repo_profile::detect(&ctx.config.repo_root);
+    let ended = state.current_phase_status.is_terminal();
+    let visit = visits(state, &state.current_phase);
+    RunView {
+        workspace: ws.display.clone(),
+        workflow: state.workflow.clone(),
+        issue_number: state.issue_number.clone(),
+        current_phase: state.current_phase.clone(),
+        current_phase_status: state.current_phase_status.as_str().to_string(),
+        visit,
+        instruction: if ended {
+            None
+        } else {
+            instruction(definition, &state.current_phase, visit.max(1), &profile)
+        },
+        working_files: state.working_files.clone(),
+        events,
+        next_step: seed_next_step(state, definition),
+    }
+}
+
+/// The next call, phrased for the seed-004 tools.
+pub fn seed_next_step(state: &WorkspaceState, definition: &WorkflowDefinition) -> String {
+    use baton_state::PhaseStatus::*;
+    match state.current_phase_status {
+        InProgress => format!(
+            "do the tasks of {}, write its artifacts in the workspace, then call completePhase with phaseName {:?}",
+            state.current_phase, state.current_phase
+        ),
+        _ => next_step(state, definition),
+    }
+}
+
+/// Creates a workspace for `definition` and starts its first phase (unless it
+/// waits for a person). Returns the workspace, the state and the events.
+pub fn start_run(
+    ctx: &AppContext,
+    definition: &WorkflowDefinition,
+    folder: &str,
+    slug: &str,
+    issue_number: Option<String>,
+) -> Result<(WorkspaceRef, WorkspaceState, Vec<String>), ToolError> {
+    let ws = ctx.store.resolve(folder)?;
+    let Some(first) = definition.first_phase() else {
+        return Err(ToolError::new(
+            ErrorCode::Internal,
+            format!("workflow {:?} has no phases", definition.id),
+        ));
+    };
+    let now = Utc::now();
+    let mut state = WorkspaceState::fresh(&definition.id, &first.id, slug, &ws.display, ctx.version, now);
+    state.issue_number = issue_number;
+    ctx.store.create(&ws, &state)?;
+    let mut events = vec![
+        ctx.event(baton_events::EventKind::PipelineInit, baton_workflow::SETUP, &ws, &state)
+            .with_detail(format!("workflow={}", definition.id)),
+    ];
+    let mut names = vec!["pipeline-init".to_string()];
+    if !first.kind.waits_for_human() {
+        let updated = ctx.store.update(&ws, Utc::now(), |s| {
+            let lc = Lifecycle::new(definition, Utc::now());
+            lc.start(s, &first.id).map_err(ToolError::from)
+        })?;
+        let started = events_for(ctx, &ws, &updated.state, &updated.value);
+        names.extend(started.iter().map(|e| e.event.as_str().to_string()));
+        events.extend(started);
+        state = updated.state;
+    }
+    ctx.publish(events);
+    Ok((ws, state, names))
+}
+
+/// A folder name for a new run: `YYYYMMDD-<slug>`, with `-2`, `-3`, … when
+/// that folder already holds an ended run (a restart).
+pub fn fresh_folder(ctx: &AppContext, slug: &str) -> Result<String, ToolError> {
+    let base = format!("{}-{slug}", Utc::now().format("%Y%m%d"));
+    for n in 1..1000 {
+        let name = if n == 1 { base.clone() } else { format!("{base}-{n}") };
+        let ws = ctx.store.resolve(&name)?;
+        if !ws.state_file().exists() {
+            return Ok(name);
+        }
+    }
+    Err(ToolError::new(ErrorCode::Conflict, format!("too many runs named {base}")))
+}
+
+/// The runs of the repository that match, most recent first.
+pub fn runs(
+    ctx: &AppContext,
+    filter: impl Fn(&WorkspaceState) -> bool,
+) -> Result<Vec<(WorkspaceRef, WorkspaceState)>, ToolError> {
+    let mut out: Vec<(WorkspaceRef, WorkspaceState)> = ctx
+        .store
+        .list()?
+        .into_iter()
+        .filter_map(|(ws, state)| state.ok().map(|s| (ws, s)))
+        .filter(|(_, s)| filter(s))
+        .collect();
+    out.sort_by(|a, b| b.1.timestamps.created.cmp(&a.1.timestamps.created));
+    Ok(out)
+}
+
+/// Finds the run a call means: by `workspace`, by `issue_number`, or the only
+/// active issue run. Ambiguity is an error listing the candidates.
+pub fn select(
+    ctx: &AppContext,
+    workspace: Option<&str>,
+    issue_number: Option<&str>,
+) -> Result<(WorkspaceRef, WorkspaceState), ToolError> {
+    if let Some(w) = workspace {
+        crate::args::check_text("workspace", w, 1024)?;
+        let ws = ctx.store.resolve(w)?;
+        let state = ctx.store.load(&ws)?;
+        if let Some(n) = issue_number
+            && state.issue_number.as_deref() != Some(n)
+        {
+            return Err(ToolError::invalid(
+                "issueNumber",
+                format!("workspace {} is not the run of issue {n}", ws.display),
+            ));
+        }
+        return Ok((ws, state));
+    }
+    if let Some(n) = issue_number {
+        let number = normalize_issue(n)?;
+        let mut matching = runs(ctx, |s| s.issue_number.as_deref() == Some(number.as_str()))?;
+        // Prefer the active run; else the most recent one.
+        let active = matching
+            .iter()
+            .position(|(_, s)| !s.current_phase_status.is_terminal());
+        return match active {
+            Some(i) => Ok(matching.swap_remove(i)),
+            None if !matching.is_empty() => Ok(matching.swap_remove(0)),
+            None => Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("no workflow for issue {number}; call startIssueWorkflow"),
+            )),
+        };
+    }
+    let mut active = runs(ctx, |s| {
+        s.workflow == "issue" && !s.current_phase_status.is_terminal()
+    })?;
+    match active.len() {
+        0 => Err(ToolError::new(
+            ErrorCode::NotFound,
+            "no active issue workflow; call startIssueWorkflow (or pass workspace for another workflow)",
+        )),
+        1 => Ok(active.remove(0)),
+        _ => {
+            let candidates: Vec<Value> = active
+                .iter()
+                .map(|(ws, s)| serde_json::json!({"issueNumber": s.issue_number, "workspace": ws.display}))
+                .collect();
+            Err(ToolError::new(
+                ErrorCode::InvalidParameter,
+                format!(
+                    "{} issue workflows are active; pass issueNumber or workspace to choose one",
+                    active.len()
+                ),
+            )
+            .with_details(serde_json::json!({"field": "issueNumber", "candidates": candidates})))
+        }
+    }
+}
+
+/// Issue numbers: 1–64 characters of `[A-Za-z0-9._-]`, a leading `#` dropped
+/// ("42", "#42", "PROJ-123").
+pub fn normalize_issue(raw: &str) -> Result<String, ToolError> {
+    let n = raw.trim();
+    let n = n.strip_prefix('#').unwrap_or(n);
+    if n.is_empty() || n.len() > 64 {
+        return Err(ToolError::invalid(
+            "issueNumber",
+            "issueNumber must be 1 to 64 characters",
+        ));
+    }
+    if !n
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    {
+        return Err(ToolError::invalid(
+            "issueNumber",
+            format!("issueNumber {n:?} may contain only ASCII letters, digits, '.', '_' and '-'"),
+        ));
+    }
+    Ok(n.to_string())
+}

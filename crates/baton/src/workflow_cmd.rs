@@ -1,0 +1,146 @@
+//! `baton workflow …` and `baton stats`: workflow definitions and run
+//! analytics for people.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use baton_config::Config;
+use baton_engine::stats::{aggregate, run_stats};
+use baton_state::StateStore;
+use baton_workflow::{COMPLETED, Source, WorkflowDefinition, load_registry, parse_definition};
+
+/// What `baton workflow` does.
+pub enum Action {
+    /// List definitions.
+    List,
+    /// Show one definition's graph.
+    Show(String),
+    /// Validate files.
+    Validate(Vec<PathBuf>),
+    /// Print the JSON Schema.
+    Schema,
+}
+
+/// Runs a `baton workflow` subcommand.
+pub fn run(config: &Config, action: Action) -> anyhow::Result<ExitCode> {
+    match action {
+        Action::List => {
+            let (registry, report) = load_registry(&config.workflows_dir);
+            for (def, source) in registry.iter() {
+                let from = match source {
+                    Source::Builtin { .. } => "built-in".to_string(),
+                    Source::File { path } => path.clone(),
+                };
+                println!("{:<12} {:<28} {:>2} phases  {from}", def.id, def.label, def.phases.len());
+            }
+            for problem in &report.errors {
+                eprintln!("skipped: {problem}");
+            }
+            Ok(if report.errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Action::Show(id) => {
+            let (registry, _) = load_registry(&config.workflows_dir);
+            let Some(def) = registry.get(&id) else {
+                let known: Vec<String> = registry.iter().map(|(d, _)| d.id.clone()).collect();
+                anyhow::bail!("unknown workflow {id:?}; known: {}", known.join(", "));
+            };
+            print!("{}", render_graph(&def));
+            Ok(ExitCode::SUCCESS)
+        }
+        Action::Validate(files) => {
+            let mut failed = false;
+            for file in files {
+                let name = file.display().to_string();
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+                match parse_definition(&name, &text) {
+                    Ok(def) => println!("{name}: ok (workflow {:?}, {} phases)", def.id, def.phases.len()),
+                    Err(problems) => {
+                        failed = true;
+                        for p in problems {
+                            println!("{p}");
+                        }
+                    }
+                }
+            }
+            Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
+        Action::Schema => {
+            let schema = schemars::schema_for!(WorkflowDefinition);
+            println!("{}", serde_json::to_string_pretty(&schema)?);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The phase graph, one phase per line with its outgoing edges.
+pub fn render_graph(def: &WorkflowDefinition) -> String {
+    let mut out = format!("{} — {} (v{})\n", def.id, def.label, def.version);
+    for (i, p) in def.phases.iter().enumerate() {
+        let mut line = format!("{:>2}. {:<16} [{}]", i + 1, p.id, baton_engine::instruction::kind_name(p.kind));
+        let default = def.default_successor(&p.id, &[]);
+        line.push_str(&format!("  → {}", if default == COMPLETED { "(end)" } else { &default }));
+        for t in &p.transitions {
+            let mut cond = Vec::new();
+            if let Some(r) = t.when.result {
+                cond.push(format!("result={}", serde_json::to_value(r).unwrap_or_default().as_str().unwrap_or("")));
+            }
+            if !t.when.verdict.is_empty() {
+                cond.push(format!("verdict∈{}", t.when.verdict.join("|")));
+            }
+            line.push_str(&format!("; {} → {}", cond.join(","), t.goto));
+        }
+        if let Some(limit) = p.max_visits {
+            line.push_str(&format!("  (at most {limit} visits)"));
+        }
+        if !p.artifacts.is_empty() {
+            line.push_str(&format!("  writes {}", p.artifacts.join(", ")));
+        }
+        if !p.skip_for.is_empty() {
+            line.push_str(&format!("  skipped for {}", p.skip_for.join(", ")));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// `baton stats`.
+pub fn stats(config: &Config, workflow: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let store = StateStore::new(&config.repo_root, &config.specs_root);
+    let (registry, _) = load_registry(&config.workflows_dir);
+    let runs: Vec<_> = store
+        .list()?
+        .into_iter()
+        .filter_map(|(_, s)| s.ok())
+        .filter(|s| workflow.is_none_or(|w| w == s.workflow))
+        .map(|s| run_stats(&s, registry.get(&s.workflow).as_deref()))
+        .collect();
+    let by_workflow = aggregate(&runs);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"runs": runs, "byWorkflow": by_workflow}))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if runs.is_empty() {
+        println!("no runs under {}", config.specs_root.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (id, w) in &by_workflow {
+        println!(
+            "{id}: {} runs ({} completed, {} abandoned, {} active), {} recovery trips",
+            w.runs, w.completed, w.abandoned, w.active, w.recovery_trips
+        );
+        for (phase, mean) in &w.mean_phase_ms {
+            let visits = w.phase_visits.get(phase).copied().unwrap_or(0);
+            println!("  {phase:<20} {visits:>4} visits  mean {:>10.1} s", *mean as f64 / 1000.0);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
