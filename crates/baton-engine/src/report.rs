@@ -128,7 +128,8 @@ pub fn check_report(
             Some(info) if info.len > 0 => {
                 // File times come from a coarse kernel clock that can lag the
                 // system clock by a tick; allow for it.
-                if let (Some(modified), Some(started)) = (info.modified, state.timestamps.phase_started)
+                if let (Some(modified), Some(started)) =
+                    (info.modified, state.timestamps.phase_started)
                     && modified + STALE_TOLERANCE < started
                 {
                     return Err(GuardViolation {

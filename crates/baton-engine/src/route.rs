@@ -46,7 +46,8 @@ pub fn decide(
     let matched = def.transitions.iter().find(|rule| {
         rule.when.result.is_none_or(|r| r == result)
             && (rule.when.verdict.is_empty()
-                || verdict.is_some_and(|v| rule.when.verdict.iter().any(|w| w.eq_ignore_ascii_case(v))))
+                || verdict
+                    .is_some_and(|v| rule.when.verdict.iter().any(|w| w.eq_ignore_ascii_case(v))))
     });
     let target = match (matched, result) {
         (Some(rule), _) => rule.goto.clone(),
@@ -98,9 +99,21 @@ mod tests {
         let s = state_with_visits("fix", 0);
         let advance = |t: &str| Ok(Decision::Advance { target: t.into() });
         let table: &[(&str, ResultKind, Result<Decision, GuardViolation>)] = &[
-            ("issue_start", ResultKind::Success, advance("implementation")),
-            ("issue_start", ResultKind::Failure, Ok(Decision::FailInPlace)),
-            ("implementation", ResultKind::Success, advance("quality_check")),
+            (
+                "issue_start",
+                ResultKind::Success,
+                advance("implementation"),
+            ),
+            (
+                "issue_start",
+                ResultKind::Failure,
+                Ok(Decision::FailInPlace),
+            ),
+            (
+                "implementation",
+                ResultKind::Success,
+                advance("quality_check"),
+            ),
             ("quality_check", ResultKind::Success, advance("pr_creation")),
             ("quality_check", ResultKind::Failure, advance("fix")),
             ("pr_creation", ResultKind::Success, advance("completion")),
@@ -111,7 +124,11 @@ mod tests {
             ("completion", ResultKind::Failure, Ok(Decision::FailInPlace)),
         ];
         for (phase, result, expected) in table {
-            assert_eq!(&decide(&issue, &s, phase, *result, None), expected, "{phase} {result:?}");
+            assert_eq!(
+                &decide(&issue, &s, phase, *result, None),
+                expected,
+                "{phase} {result:?}"
+            );
         }
     }
 
@@ -136,11 +153,15 @@ mod tests {
         let s = state_with_visits("write", 1);
         assert_eq!(
             decide(&def, &s, "review", ResultKind::Success, Some("revise")),
-            Ok(Decision::Advance { target: "write".into() })
+            Ok(Decision::Advance {
+                target: "write".into()
+            })
         );
         assert_eq!(
             decide(&def, &s, "review", ResultKind::Success, Some("APPROVE")),
-            Ok(Decision::Advance { target: "completed".into() })
+            Ok(Decision::Advance {
+                target: "completed".into()
+            })
         );
     }
 }

@@ -128,7 +128,9 @@ pub fn aggregate(runs: &[RunStats]) -> BTreeMap<String, WorkflowStats> {
         w.recovery_trips += run.recovery_trips;
         for p in &run.phases {
             *w.phase_visits.entry(p.phase.clone()).or_default() += p.visits;
-            *totals.entry((run.workflow.clone(), p.phase.clone())).or_default() += p.total_ms;
+            *totals
+                .entry((run.workflow.clone(), p.phase.clone()))
+                .or_default() += p.total_ms;
         }
     }
     for ((workflow, phase), total) in totals {

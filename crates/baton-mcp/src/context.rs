@@ -8,7 +8,6 @@ use baton_events::{EventBus, EventRecord};
 use baton_state::{StateStore, WorkspaceRef, WorkspaceState};
 use baton_workflow::{Registry, WorkflowDefinition};
 
-
 use crate::error::{ErrorCode, ToolError};
 
 /// Shared handler context.

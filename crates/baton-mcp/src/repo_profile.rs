@@ -18,13 +18,21 @@ fn cmd(name: &str, argv: &[&str], source: &str) -> DetectedCommand {
 pub fn detect(root: &Path) -> RepoProfile {
     let mut commands = Vec::new();
     if root.join("Cargo.toml").is_file() {
-        commands.push(cmd("format", &["cargo", "fmt", "--all", "--", "--check"], "Cargo.toml"));
+        commands.push(cmd(
+            "format",
+            &["cargo", "fmt", "--all", "--", "--check"],
+            "Cargo.toml",
+        ));
         commands.push(cmd(
             "lint",
             &["cargo", "clippy", "--all-targets", "--", "-D", "warnings"],
             "Cargo.toml",
         ));
-        commands.push(cmd("test", &["cargo", "test", "--all-targets"], "Cargo.toml"));
+        commands.push(cmd(
+            "test",
+            &["cargo", "test", "--all-targets"],
+            "Cargo.toml",
+        ));
     }
     if let Ok(text) = std::fs::read_to_string(root.join("package.json"))
         && let Ok(pkg) = serde_json::from_str::<serde_json::Value>(&text)
@@ -73,9 +81,9 @@ pub fn detect(root: &Path) -> RepoProfile {
     }
     if let Ok(text) = std::fs::read_to_string(root.join("Makefile")) {
         for target in ["lint", "check", "test", "e2e"] {
-            let defined = text
-                .lines()
-                .any(|l| l.starts_with(&format!("{target}:")) || l.starts_with(&format!("{target} :")));
+            let defined = text.lines().any(|l| {
+                l.starts_with(&format!("{target}:")) || l.starts_with(&format!("{target} :"))
+            });
             if defined && !commands.iter().any(|c| c.name == target) {
                 commands.push(cmd(target, &["make", target], "Makefile"));
             }
@@ -130,7 +138,11 @@ mod tests {
     #[test]
     fn make_targets_fill_in_what_nothing_else_provides() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("Makefile"), "lint:\n\tx\ntest:\n\ty\nbuild:\n").unwrap();
+        std::fs::write(
+            dir.path().join("Makefile"),
+            "lint:\n\tx\ntest:\n\ty\nbuild:\n",
+        )
+        .unwrap();
         let names: Vec<String> = detect(dir.path())
             .quality_commands
             .iter()

@@ -204,7 +204,12 @@ impl<'a> Lifecycle<'a> {
                 last_phase: phase.to_string(),
             });
         } else if state.skipped_phases.iter().any(|p| p == target) {
-            self.record(state, target, HistoryAction::Skip, Some("skipped by template"));
+            self.record(
+                state,
+                target,
+                HistoryAction::Skip,
+                Some("skipped by template"),
+            );
             transitions.push(Transition::PhaseSkipped {
                 phase: target.to_string(),
             });

@@ -79,7 +79,10 @@ pub fn parse_definition(file: &str, text: &str) -> Result<WorkflowDefinition, Ve
 fn first_line(message: &str) -> String {
     let line = message.lines().next().unwrap_or(message).trim();
     let line = line.strip_prefix("error: ").unwrap_or(line);
-    match line.strip_prefix("line ").and_then(|rest| rest.split_once(": ")) {
+    match line
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split_once(": "))
+    {
         Some((position, text)) if position.contains("column") => text.to_string(),
         _ => line.to_string(),
     }
@@ -87,7 +90,10 @@ fn first_line(message: &str) -> String {
 
 fn field_from_message(message: &str) -> String {
     // "unknown field `artefacts`, expected one of ..." → artefacts
-    match (message.find('`'), message[message.find('`').map_or(0, |i| i + 1)..].find('`')) {
+    match (
+        message.find('`'),
+        message[message.find('`').map_or(0, |i| i + 1)..].find('`'),
+    ) {
         (Some(start), Some(len)) => message[start + 1..start + 1 + len].to_string(),
         _ => "(structure)".to_string(),
     }
@@ -145,30 +151,47 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
         push!(
             at(spans.id.as_ref()),
             "id".into(),
-            format!("{:?} must match [a-z0-9][a-z0-9_-]* (at most 64 characters)", def.id),
+            format!(
+                "{:?} must match [a-z0-9][a-z0-9_-]* (at most 64 characters)",
+                def.id
+            ),
         );
     }
     if def.phases.is_empty() {
-        push!((0, 0), "phases".into(), "a workflow needs at least one phase".into());
+        push!(
+            (0, 0),
+            "phases".into(),
+            "a workflow needs at least one phase".into()
+        );
         return out;
     }
     let mut seen = BTreeMap::new();
     for (i, phase) in def.phases.iter().enumerate() {
         let id_pos = at(phase_span(i).and_then(|p| p.id.as_ref()));
         if phase.id == SETUP || phase.id == COMPLETED {
-            push!(id_pos, format!("phases[{i}].id"), format!("{:?} is reserved", phase.id));
+            push!(
+                id_pos,
+                format!("phases[{i}].id"),
+                format!("{:?} is reserved", phase.id)
+            );
         } else if !crate::registry::is_identifier(&phase.id) {
             push!(
                 id_pos,
                 format!("phases[{i}].id"),
-                format!("{:?} must match [a-z0-9][a-z0-9_-]* (at most 64 characters)", phase.id),
+                format!(
+                    "{:?} must match [a-z0-9][a-z0-9_-]* (at most 64 characters)",
+                    phase.id
+                ),
             );
         }
         if let Some(first) = seen.insert(phase.id.clone(), i) {
             push!(
                 id_pos,
                 format!("phases[{i}].id"),
-                format!("duplicate phase id {:?} (first defined as phases[{first}])", phase.id),
+                format!(
+                    "duplicate phase id {:?} (first defined as phases[{first}])",
+                    phase.id
+                ),
             );
         }
         for (j, artifact) in phase.artifacts.iter().enumerate() {
@@ -181,7 +204,11 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
             }
         }
         if phase.max_visits == Some(0) {
-            push!(id_pos, format!("phases[{i}].max_visits"), "must be at least 1".into());
+            push!(
+                id_pos,
+                format!("phases[{i}].max_visits"),
+                "must be at least 1".into()
+            );
         }
     }
     let known: BTreeSet<&str> = def.phases.iter().map(|p| p.id.as_str()).collect();
@@ -204,7 +231,11 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
                 push!(
                     pos,
                     format!("phases[{i}].transitions[{j}].goto"),
-                    format!("no phase {:?} (known: {}, completed)", rule.goto, join(&known)),
+                    format!(
+                        "no phase {:?} (known: {}, completed)",
+                        rule.goto,
+                        join(&known)
+                    ),
                 );
             }
             if rule.when.result.is_none() && rule.when.verdict.is_empty() {
@@ -228,7 +259,10 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
             push!(
                 at(phase_span(i).and_then(|p| p.id.as_ref())),
                 format!("phases[{i}].id"),
-                format!("phase {:?} is unreachable from the first phase {:?}", phase.id, def.phases[0].id),
+                format!(
+                    "phase {:?} is unreachable from the first phase {:?}",
+                    phase.id, def.phases[0].id
+                ),
             );
         }
     }
@@ -243,7 +277,7 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
         });
         if !limited && !exits {
             let first = component.iter().next().cloned().unwrap_or_default();
-            let i = def.position(&first).unwrap_or(0);
+            let i = def.position(first).unwrap_or(0);
             push!(
                 at(phase_span(i).and_then(|p| p.id.as_ref())),
                 format!("phases[{i}]"),
@@ -305,7 +339,10 @@ fn reach<'a>(start: &'a str, edges: &BTreeMap<&'a str, Vec<&'a str>>) -> BTreeSe
 }
 
 /// Strongly connected components with a cycle (Tarjan), as sets of phase ids.
-fn cycles<'a>(def: &'a WorkflowDefinition, edges: &BTreeMap<&'a str, Vec<&'a str>>) -> Vec<BTreeSet<&'a str>> {
+fn cycles<'a>(
+    def: &'a WorkflowDefinition,
+    edges: &BTreeMap<&'a str, Vec<&'a str>>,
+) -> Vec<BTreeSet<&'a str>> {
     struct Tarjan<'a, 'b> {
         edges: &'b BTreeMap<&'a str, Vec<&'a str>>,
         index: BTreeMap<&'a str, usize>,

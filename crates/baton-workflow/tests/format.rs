@@ -18,14 +18,23 @@ fn builtins_load_and_the_issue_workflow_has_its_six_phases() {
     let ids: Vec<_> = issue.phases.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["issue_start", "implementation", "quality_check", "pr_creation", "fix", "completion"]
+        [
+            "issue_start",
+            "implementation",
+            "quality_check",
+            "pr_creation",
+            "fix",
+            "completion"
+        ]
     );
     assert_eq!(issue.default_successor("pr_creation", &[]), "completion");
     assert_eq!(issue.default_successor("fix", &[]), "quality_check");
     assert_eq!(issue.default_successor("completion", &[]), "completed");
     for p in &issue.phases {
         let i = p.instruction.as_ref().unwrap();
-        assert!(!i.preconditions.is_empty() && !i.acceptance_criteria.is_empty() && !i.tasks.is_empty());
+        assert!(
+            !i.preconditions.is_empty() && !i.acceptance_criteria.is_empty() && !i.tasks.is_empty()
+        );
         assert_eq!(p.artifacts.len(), 1, "{}", p.id);
     }
 }
@@ -42,9 +51,15 @@ fn json_is_accepted_too() {
 
 #[test]
 fn unknown_keys_are_reported_with_their_position() {
-    let e = errors("id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: agent\n    artefacts: [x.md]\n");
+    let e = errors(
+        "id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: agent\n    artefacts: [x.md]\n",
+    );
     assert_eq!(e.len(), 1);
-    assert!(e[0].starts_with("wf.yaml:7:5: artefacts: unknown field `artefacts`"), "{}", e[0]);
+    assert!(
+        e[0].starts_with("wf.yaml:7:5: artefacts: unknown field `artefacts`"),
+        "{}",
+        e[0]
+    );
 }
 
 #[test]
@@ -67,8 +82,12 @@ fn transitions_to_missing_phases_name_the_goto() {
 
 #[test]
 fn a_bad_next_is_reported() {
-    let e = errors("id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: agent\n    next: b\n");
-    assert_eq!(e, ["wf.yaml:7:11: phases[0].next: no phase \"b\" (known: a, completed)"]);
+    let e =
+        errors("id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: agent\n    next: b\n");
+    assert_eq!(
+        e,
+        ["wf.yaml:7:11: phases[0].next: no phase \"b\" (known: a, completed)"]
+    );
 }
 
 #[test]
@@ -87,7 +106,9 @@ fn loops_need_an_exit_or_a_limit() {
     let closed = "id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: agent\n  - id: b\n    label: B\n    kind: agent\n    next: a\n";
     assert_eq!(
         errors(closed),
-        ["wf.yaml:4:9: phases[0]: the loop a -> b has neither an exit nor a limit (set max_visits on one of its phases)"]
+        [
+            "wf.yaml:4:9: phases[0]: the loop a -> b has neither an exit nor a limit (set max_visits on one of its phases)"
+        ]
     );
     let limited = closed.replace("    next: a\n", "    next: a\n    max_visits: 3\n");
     assert!(parse_definition("wf.yaml", &limited).is_ok());
@@ -112,7 +133,10 @@ fn every_problem_is_reported_not_just_the_first() {
 
 #[test]
 fn the_user_example_in_docs_loads() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/examples/release.yaml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/examples/release.yaml"
+    );
     let text = std::fs::read_to_string(path).unwrap();
     let def = parse_definition(path, &text).unwrap();
     assert_eq!(def.id, "release");

@@ -31,7 +31,12 @@ pub fn run(config: &Config, action: Action) -> anyhow::Result<ExitCode> {
                     Source::Builtin { .. } => "built-in".to_string(),
                     Source::File { path } => path.clone(),
                 };
-                println!("{:<12} {:<28} {:>2} phases  {from}", def.id, def.label, def.phases.len());
+                println!(
+                    "{:<12} {:<28} {:>2} phases  {from}",
+                    def.id,
+                    def.label,
+                    def.phases.len()
+                );
             }
             for problem in &report.errors {
                 eprintln!("skipped: {problem}");
@@ -55,10 +60,14 @@ pub fn run(config: &Config, action: Action) -> anyhow::Result<ExitCode> {
             let mut failed = false;
             for file in files {
                 let name = file.display().to_string();
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+                let text =
+                    std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
                 match parse_definition(&name, &text) {
-                    Ok(def) => println!("{name}: ok (workflow {:?}, {} phases)", def.id, def.phases.len()),
+                    Ok(def) => println!(
+                        "{name}: ok (workflow {:?}, {} phases)",
+                        def.id,
+                        def.phases.len()
+                    ),
                     Err(problems) => {
                         failed = true;
                         for p in problems {
@@ -67,7 +76,11 @@ pub fn run(config: &Config, action: Action) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            Ok(if failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Action::Schema => {
             let schema = schemars::schema_for!(WorkflowDefinition);
@@ -81,13 +94,31 @@ pub fn run(config: &Config, action: Action) -> anyhow::Result<ExitCode> {
 pub fn render_graph(def: &WorkflowDefinition) -> String {
     let mut out = format!("{} — {} (v{})\n", def.id, def.label, def.version);
     for (i, p) in def.phases.iter().enumerate() {
-        let mut line = format!("{:>2}. {:<16} [{}]", i + 1, p.id, baton_engine::instruction::kind_name(p.kind));
+        let mut line = format!(
+            "{:>2}. {:<16} [{}]",
+            i + 1,
+            p.id,
+            baton_engine::instruction::kind_name(p.kind)
+        );
         let default = def.default_successor(&p.id, &[]);
-        line.push_str(&format!("  → {}", if default == COMPLETED { "(end)" } else { &default }));
+        line.push_str(&format!(
+            "  → {}",
+            if default == COMPLETED {
+                "(end)"
+            } else {
+                &default
+            }
+        ));
         for t in &p.transitions {
             let mut cond = Vec::new();
             if let Some(r) = t.when.result {
-                cond.push(format!("result={}", serde_json::to_value(r).unwrap_or_default().as_str().unwrap_or("")));
+                cond.push(format!(
+                    "result={}",
+                    serde_json::to_value(r)
+                        .unwrap_or_default()
+                        .as_str()
+                        .unwrap_or("")
+                ));
             }
             if !t.when.verdict.is_empty() {
                 cond.push(format!("verdict∈{}", t.when.verdict.join("|")));
@@ -124,7 +155,9 @@ pub fn stats(config: &Config, workflow: Option<&str>, json: bool) -> anyhow::Res
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({"runs": runs, "byWorkflow": by_workflow}))?
+            serde_json::to_string_pretty(
+                &serde_json::json!({"runs": runs, "byWorkflow": by_workflow})
+            )?
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -139,7 +172,10 @@ pub fn stats(config: &Config, workflow: Option<&str>, json: bool) -> anyhow::Res
         );
         for (phase, mean) in &w.mean_phase_ms {
             let visits = w.phase_visits.get(phase).copied().unwrap_or(0);
-            println!("  {phase:<20} {visits:>4} visits  mean {:>10.1} s", *mean as f64 / 1000.0);
+            println!(
+                "  {phase:<20} {visits:>4} visits  mean {:>10.1} s",
+                *mean as f64 / 1000.0
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -205,7 +205,10 @@ fn start_issue(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
     if let Some((ws, _)) = active.first() {
         return Err(ToolError::new(
             ErrorCode::Conflict,
-            format!("issue {number} already has an active workflow in {}", ws.display),
+            format!(
+                "issue {number} already has an active workflow in {}",
+                ws.display
+            ),
         )
         .with_details(serde_json::json!({"workspace": ws.display})));
     }
@@ -262,7 +265,10 @@ fn get_workflow_status(ctx: &AppContext, arguments: Value) -> Result<Value, Tool
 
 fn check_list(field: &str, items: &[String]) -> Result<(), ToolError> {
     if items.len() > MAX_ITEMS {
-        return Err(ToolError::invalid(field, format!("{field} has more than {MAX_ITEMS} entries")));
+        return Err(ToolError::invalid(
+            field,
+            format!("{field} has more than {MAX_ITEMS} entries"),
+        ));
     }
     for item in items {
         check_text(field, item, MAX_ITEM)?;
@@ -275,7 +281,10 @@ fn check_path(path: &str) -> Result<String, ToolError> {
     let p = std::path::Path::new(path.trim());
     let ok = !p.is_absolute()
         && p.components().all(|c| {
-            matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir)
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
         });
     if !ok {
         return Err(ToolError::new(
@@ -297,7 +306,10 @@ fn complete_phase(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError
     check_text("phaseResult.phaseName", &report.phase_name, 64)?;
     check_list("phaseResult.workingFiles", &report.working_files)?;
     check_list("phaseResult.completedTasks", &report.completed_tasks)?;
-    check_list("phaseResult.acceptanceCriteriaMet", &report.acceptance_criteria_met)?;
+    check_list(
+        "phaseResult.acceptanceCriteriaMet",
+        &report.acceptance_criteria_met,
+    )?;
     if let Some(v) = &report.verdict {
         check_text("phaseResult.verdict", v, 64)?;
     }
@@ -308,7 +320,10 @@ fn complete_phase(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError
         Some(t) => Some(
             chrono::DateTime::parse_from_rfc3339(t)
                 .map_err(|e| {
-                    ToolError::invalid("phaseResult.completedAt", format!("not an RFC 3339 time: {e}"))
+                    ToolError::invalid(
+                        "phaseResult.completedAt",
+                        format!("not an RFC 3339 time: {e}"),
+                    )
                 })?
                 .with_timezone(&Utc),
         ),
@@ -321,7 +336,9 @@ fn complete_phase(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError
         .collect::<Result<_, _>>()?;
 
     let (ws, _) = select(ctx, args.workspace.as_deref(), args.issue_number.as_deref())?;
-    let disk = DiskFiles { dir: ws.dir.clone() };
+    let disk = DiskFiles {
+        dir: ws.dir.clone(),
+    };
     let now = Utc::now();
     let succeeded = report.status == ReportStatus::Completed;
     let mut definition = None;
@@ -399,10 +416,16 @@ fn complete_phase(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError
     })?;
     let (transitions, outcome) = updated.value;
     let events = events_for(ctx, &ws, &updated.state, &transitions);
-    let names = events.iter().map(|e| e.event.as_str().to_string()).collect();
+    let names = events
+        .iter()
+        .map(|e| e.event.as_str().to_string())
+        .collect();
     ctx.publish(events);
     let Some(definition) = definition else {
-        return Err(ToolError::new(ErrorCode::Internal, "no definition after update"));
+        return Err(ToolError::new(
+            ErrorCode::Internal,
+            "no definition after update",
+        ));
     };
     to_value(&CompletePhaseReply {
         completed_phase: report.phase_name,

@@ -9,9 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use baton_engine::{FileInfo, WorkspaceFiles};
 use baton_engine::guards;
 use baton_engine::summary::next_step;
+use baton_engine::{FileInfo, WorkspaceFiles};
 use baton_events::{EventKind, EventRecord};
 use baton_state::{Effort, FlowTemplate, Lifecycle, Transition, WorkspaceRef, WorkspaceState};
 use baton_workflow::WorkflowDefinition;

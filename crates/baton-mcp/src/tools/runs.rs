@@ -103,12 +103,24 @@ pub fn start_run(
         ));
     };
     let now = Utc::now();
-    let mut state = WorkspaceState::fresh(&definition.id, &first.id, slug, &ws.display, ctx.version, now);
+    let mut state = WorkspaceState::fresh(
+        &definition.id,
+        &first.id,
+        slug,
+        &ws.display,
+        ctx.version,
+        now,
+    );
     state.issue_number = issue_number;
     ctx.store.create(&ws, &state)?;
     let mut events = vec![
-        ctx.event(baton_events::EventKind::PipelineInit, baton_workflow::SETUP, &ws, &state)
-            .with_detail(format!("workflow={}", definition.id)),
+        ctx.event(
+            baton_events::EventKind::PipelineInit,
+            baton_workflow::SETUP,
+            &ws,
+            &state,
+        )
+        .with_detail(format!("workflow={}", definition.id)),
     ];
     let mut names = vec!["pipeline-init".to_string()];
     if !first.kind.waits_for_human() {
@@ -130,13 +142,20 @@ pub fn start_run(
 pub fn fresh_folder(ctx: &AppContext, slug: &str) -> Result<String, ToolError> {
     let base = format!("{}-{slug}", Utc::now().format("%Y%m%d"));
     for n in 1..1000 {
-        let name = if n == 1 { base.clone() } else { format!("{base}-{n}") };
+        let name = if n == 1 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
         let ws = ctx.store.resolve(&name)?;
         if !ws.state_file().exists() {
             return Ok(name);
         }
     }
-    Err(ToolError::new(ErrorCode::Conflict, format!("too many runs named {base}")))
+    Err(ToolError::new(
+        ErrorCode::Conflict,
+        format!("too many runs named {base}"),
+    ))
 }
 
 /// The runs of the repository that match, most recent first.
@@ -151,7 +170,7 @@ pub fn runs(
         .filter_map(|(ws, state)| state.ok().map(|s| (ws, s)))
         .filter(|(_, s)| filter(s))
         .collect();
-    out.sort_by(|a, b| b.1.timestamps.created.cmp(&a.1.timestamps.created));
+    out.sort_by_key(|b| std::cmp::Reverse(b.1.timestamps.created));
     Ok(out)
 }
 

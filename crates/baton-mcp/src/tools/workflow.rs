@@ -144,9 +144,16 @@ fn workflow_start(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError
         .map_err(|e| e.with_details(serde_json::json!({"field": "workflow"})))?;
     let slug = slugify(&args.spec_name, 60);
     if slug.is_empty() {
-        return Err(ToolError::invalid("specName", "specName must contain ASCII letters or digits"));
+        return Err(ToolError::invalid(
+            "specName",
+            "specName must contain ASCII letters or digits",
+        ));
     }
-    let issue = args.issue_number.as_deref().map(normalize_issue).transpose()?;
+    let issue = args
+        .issue_number
+        .as_deref()
+        .map(normalize_issue)
+        .transpose()?;
     let folder = fresh_folder(ctx, &slug)?;
     let (ws, state, events) = start_run(ctx, &definition, &folder, &slug, issue)?;
     serde_json::to_value(view(ctx, &ws, &state, &definition, events))
@@ -207,11 +214,17 @@ fn workflow_archive(ctx: &AppContext, arguments: Value) -> Result<Value, ToolErr
                 state.current_phase_status.as_str()
             ),
         )
-        .with_details(serde_json::json!({"currentPhaseStatus": state.current_phase_status.as_str()})));
+        .with_details(
+            serde_json::json!({"currentPhaseStatus": state.current_phase_status.as_str()}),
+        ));
     }
     let archive = ctx.config.specs_root.join("archive");
-    std::fs::create_dir_all(&archive)
-        .map_err(|e| ToolError::new(ErrorCode::IoError, format!("create {}: {e}", archive.display())))?;
+    std::fs::create_dir_all(&archive).map_err(|e| {
+        ToolError::new(
+            ErrorCode::IoError,
+            format!("create {}: {e}", archive.display()),
+        )
+    })?;
     let target = archive.join(&ws.name);
     if target.exists() {
         return Err(ToolError::new(
@@ -219,8 +232,12 @@ fn workflow_archive(ctx: &AppContext, arguments: Value) -> Result<Value, ToolErr
             format!("{} is already archived", ws.name),
         ));
     }
-    std::fs::rename(&ws.dir, &target)
-        .map_err(|e| ToolError::new(ErrorCode::IoError, format!("move {}: {e}", ws.dir.display())))?;
+    std::fs::rename(&ws.dir, &target).map_err(|e| {
+        ToolError::new(
+            ErrorCode::IoError,
+            format!("move {}: {e}", ws.dir.display()),
+        )
+    })?;
     let shown = target
         .strip_prefix(&ctx.config.repo_root)
         .map(|p| p.display().to_string())
