@@ -333,6 +333,30 @@ impl StateStore {
         Ok(Updated { value, state })
     }
 
+    /// Every workspace folder under the specs root (those with a `state.json`),
+    /// by name, without reading any state.
+    pub fn list_refs(&self) -> Result<Vec<WorkspaceRef>, StoreError> {
+        let entries = match std::fs::read_dir(&self.specs_root) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "list",
+                    path: self.specs_root.clone(),
+                    source,
+                });
+            }
+        };
+        let mut out: Vec<WorkspaceRef> = entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
+            .filter_map(|name| self.resolve(&name).ok())
+            .filter(|ws| ws.state_file().exists())
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
     /// Every workspace folder under the specs root, by name, with its state or
     /// the error reading it. Folders without `state.json` are not workspaces.
     pub fn list(&self) -> Result<Vec<ListedWorkspace>, StoreError> {

@@ -173,8 +173,35 @@ fn main() {
             mutate.push(t.elapsed().as_secs_f64() * 1000.0);
         }
     }
+    // The issue workflow: 30 issues walked through their five phases with
+    // completePhase (each call: evidence gate, routing, complete + start).
+    let mut complete_rtt = Vec::new();
+    for n in 0..30 {
+        let issue = format!("{}", 1000 + n);
+        let start = s.call("startIssueWorkflow", json!({"issueNumber": issue}));
+        let ws = start["result"]["structuredContent"]["workspace"].as_str().unwrap().to_string();
+        let mut current = start["result"]["structuredContent"].clone();
+        while current["currentPhase"] != "completed" {
+            let phase = current["currentPhase"].as_str().unwrap().to_string();
+            let instruction = &current["instruction"];
+            for artifact in instruction["artifacts"].as_array().unwrap() {
+                std::fs::write(repo.path().join(&ws).join(artifact.as_str().unwrap()), "# done\n").unwrap();
+            }
+            let count = |k: &str| (1..=instruction[k].as_array().unwrap().len()).map(|i| i.to_string()).collect::<Vec<_>>();
+            let t = Instant::now();
+            let r = s.call(
+                "completePhase",
+                json!({"issueNumber": issue, "phaseResult": {"phaseName": phase, "status": "completed",
+                    "workingFiles": ["src/lib.rs"], "completedTasks": count("tasks"), "acceptanceCriteriaMet": count("acceptanceCriteria")}}),
+            );
+            complete_rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+            assert!(r["result"]["isError"] == false, "{r}");
+            current = r["result"]["structuredContent"].clone();
+        }
+    }
     let peak_rss = s.rss_kib("VmHWM:");
     s.stop();
+    report("round trip: completePhase (issue workflow)", complete_rtt);
     report("round trip: state_resume_info (read)", read);
     report("round trip: phase_start/phase_fail (write)", mutate);
 
@@ -182,6 +209,7 @@ fn main() {
     std::thread::sleep(Duration::from_millis(200));
     let mut server_read = Vec::new();
     let mut server_write = Vec::new();
+    let mut server_complete = Vec::new();
     for entry in std::fs::read_dir(repo.path().join(".baton/logs"))
         .unwrap()
         .flatten()
@@ -198,12 +226,14 @@ fn main() {
             match v["tool"].as_str() {
                 Some("state_resume_info") => server_read.push(d),
                 Some("phase_start" | "phase_fail") => server_write.push(d),
+                Some("completePhase") => server_complete.push(d),
                 _ => {}
             }
         }
     }
     report("server-side: state_resume_info", server_read);
     report("server-side: phase_start/phase_fail (fsync)", server_write);
+    report("server-side: completePhase (fsync)", server_complete);
     // The same writes with BATON_FSYNC=off (atomic renames, no fsync).
     let nosync_repo = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     std::fs::create_dir(nosync_repo.path().join(".git")).unwrap();

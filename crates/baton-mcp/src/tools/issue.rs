@@ -199,9 +199,14 @@ pub fn tools() -> Vec<ToolSpec> {
 fn start_issue(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
     let args: StartIssueArgs = parse(arguments)?;
     let number = normalize_issue(&args.issue_number)?;
-    let active = super::runs::runs(ctx, |s| {
-        s.issue_number.as_deref() == Some(number.as_str()) && !s.current_phase_status.is_terminal()
-    })?;
+    let active = super::runs::runs_named(
+        ctx,
+        |name| super::runs::issue_folder(name, &number),
+        |s| {
+            s.issue_number.as_deref() == Some(number.as_str())
+                && !s.current_phase_status.is_terminal()
+        },
+    )?;
     if let Some((ws, _)) = active.first() {
         return Err(ToolError::new(
             ErrorCode::Conflict,

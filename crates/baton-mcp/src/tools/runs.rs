@@ -163,11 +163,21 @@ pub fn runs(
     ctx: &AppContext,
     filter: impl Fn(&WorkspaceState) -> bool,
 ) -> Result<Vec<(WorkspaceRef, WorkspaceState)>, ToolError> {
+    runs_named(ctx, |_| true, filter)
+}
+
+/// Like [`runs`], reading only the workspaces whose folder name passes `name`.
+pub fn runs_named(
+    ctx: &AppContext,
+    name: impl Fn(&str) -> bool,
+    filter: impl Fn(&WorkspaceState) -> bool,
+) -> Result<Vec<(WorkspaceRef, WorkspaceState)>, ToolError> {
     let mut out: Vec<(WorkspaceRef, WorkspaceState)> = ctx
         .store
-        .list()?
+        .list_refs()?
         .into_iter()
-        .filter_map(|(ws, state)| state.ok().map(|s| (ws, s)))
+        .filter(|ws| name(&ws.name))
+        .filter_map(|ws| ctx.store.load(&ws).ok().map(|s| (ws, s)))
         .filter(|(_, s)| filter(s))
         .collect();
     out.sort_by_key(|b| std::cmp::Reverse(b.1.timestamps.created));
@@ -197,7 +207,9 @@ pub fn select(
     }
     if let Some(n) = issue_number {
         let number = normalize_issue(n)?;
-        let mut matching = runs(ctx, |s| s.issue_number.as_deref() == Some(number.as_str()))?;
+        let mut matching = runs_named(ctx, |name| issue_folder(name, &number), |s| {
+            s.issue_number.as_deref() == Some(number.as_str())
+        })?;
         // Prefer the active run; else the most recent one.
         let active = matching
             .iter()
@@ -211,9 +223,11 @@ pub fn select(
             )),
         };
     }
-    let mut active = runs(ctx, |s| {
-        s.workflow == "issue" && !s.current_phase_status.is_terminal()
-    })?;
+    let mut active = runs_named(
+        ctx,
+        |name| name.contains("-issue-"),
+        |s| s.workflow == "issue" && !s.current_phase_status.is_terminal(),
+    )?;
     match active.len() {
         0 => Err(ToolError::new(
             ErrorCode::NotFound,
@@ -234,6 +248,22 @@ pub fn select(
             )
             .with_details(serde_json::json!({"field": "issueNumber", "candidates": candidates})))
         }
+    }
+}
+
+/// Whether a folder name is one `startIssueWorkflow` gives issue `number`:
+/// `YYYYMMDD-issue-<n>` or a restart `YYYYMMDD-issue-<n>-<k>`.
+pub fn issue_folder(name: &str, number: &str) -> bool {
+    let slug = format!("-issue-{}", number.to_ascii_lowercase());
+    match name.find(&slug) {
+        Some(i) => {
+            let rest = &name[i + slug.len()..];
+            rest.is_empty()
+                || rest
+                    .strip_prefix('-')
+                    .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+        }
+        None => false,
     }
 }
 
@@ -258,4 +288,29 @@ pub fn normalize_issue(raw: &str) -> Result<String, ToolError> {
         ));
     }
     Ok(n.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_folders_match_their_issue_and_restarts_only() {
+        assert!(issue_folder("20261122-issue-42", "42"));
+        assert!(issue_folder("20261122-issue-42-3", "42"));
+        assert!(issue_folder("20261122-issue-proj-7", "PROJ-7"));
+        assert!(!issue_folder("20261122-issue-420", "42"));
+        assert!(!issue_folder("20261122-issue-4", "42"));
+        assert!(!issue_folder("20261122-fix-auth", "42"));
+        assert!(!issue_folder("20261122-issue-42-x", "42"));
+    }
+
+    #[test]
+    fn issue_numbers_are_normalised_or_refused() {
+        assert_eq!(normalize_issue(" #42 ").unwrap(), "42");
+        assert_eq!(normalize_issue("PROJ-123").unwrap(), "PROJ-123");
+        for bad in ["", "#", "4 2", "a/b", "x;y", &"9".repeat(65)] {
+            assert!(normalize_issue(bad).is_err(), "{bad:?}");
+        }
+    }
 }
