@@ -16,7 +16,10 @@ fn main() {
     divan::main();
 }
 
-fn setup() -> (std::sync::Arc<baton_workflow::WorkflowDefinition>, WorkspaceState) {
+fn setup() -> (
+    std::sync::Arc<baton_workflow::WorkflowDefinition>,
+    WorkspaceState,
+) {
     let registry = Registry::builtin();
     let issue = registry.get("issue").unwrap();
     let mut state = WorkspaceState::fresh(
@@ -35,7 +38,8 @@ fn setup() -> (std::sync::Arc<baton_workflow::WorkflowDefinition>, WorkspaceStat
 #[divan::bench]
 fn decide_failure_route(bencher: divan::Bencher) {
     let (issue, state) = setup();
-    bencher.bench_local(|| decide(&issue, &state, "pr_creation", ResultKind::Failure, None).unwrap());
+    bencher
+        .bench_local(|| decide(&issue, &state, "pr_creation", ResultKind::Failure, None).unwrap());
 }
 
 /// Checking a full report: tasks, criteria by number, fresh artifact.

@@ -276,7 +276,12 @@ impl<'a> Lifecycle<'a> {
             &[PhaseStatus::Pending, PhaseStatus::Failed],
             "pending or failed",
         )?;
-        if !state.skipped_phases.iter().any(|p| p == phase) {
+        // A phase that already ran in an earlier trip through a loop stays
+        // "completed"; this skip is recorded in the history only, so
+        // completedPhases and skippedPhases never overlap.
+        if !state.skipped_phases.iter().any(|p| p == phase)
+            && !state.completed_phases.iter().any(|p| p == phase)
+        {
             state.skipped_phases.push(phase.to_string());
         }
         state.error = None;

@@ -27,6 +27,7 @@ const PHASES: [&str; 6] = ["a", "b", "cp", "c", "d", "zz"];
 enum Call {
     Start(usize),
     Complete(usize),
+    CompleteTo(usize, usize),
     Fail(usize),
     Checkpoint(usize),
     Skip(usize),
@@ -38,6 +39,7 @@ fn call() -> impl Strategy<Value = Call> {
     prop_oneof![
         p.clone().prop_map(Call::Start),
         p.clone().prop_map(Call::Complete),
+        (p.clone(), 0..PHASES.len() + 1).prop_map(|(a, b)| Call::CompleteTo(a, b)),
         p.clone().prop_map(Call::Fail),
         p.clone().prop_map(Call::Checkpoint),
         p.prop_map(Call::Skip),
@@ -137,6 +139,10 @@ proptest! {
             let result = match c {
                 Call::Start(p) => lc.start(&mut s, PHASES[*p]),
                 Call::Complete(p) => lc.complete(&mut s, PHASES[*p]),
+                Call::CompleteTo(p, t) => {
+                    let target = PHASES.get(*t).copied().unwrap_or(COMPLETED);
+                    lc.complete_to(&mut s, PHASES[*p], target)
+                }
                 Call::Fail(p) => lc.fail(&mut s, PHASES[*p], "x"),
                 Call::Checkpoint(p) => lc.checkpoint(&mut s, PHASES[*p]),
                 Call::Skip(p) => lc.skip(&mut s, PHASES[*p]),

@@ -179,15 +179,26 @@ fn main() {
     for n in 0..30 {
         let issue = format!("{}", 1000 + n);
         let start = s.call("startIssueWorkflow", json!({"issueNumber": issue}));
-        let ws = start["result"]["structuredContent"]["workspace"].as_str().unwrap().to_string();
+        let ws = start["result"]["structuredContent"]["workspace"]
+            .as_str()
+            .unwrap()
+            .to_string();
         let mut current = start["result"]["structuredContent"].clone();
         while current["currentPhase"] != "completed" {
             let phase = current["currentPhase"].as_str().unwrap().to_string();
             let instruction = &current["instruction"];
             for artifact in instruction["artifacts"].as_array().unwrap() {
-                std::fs::write(repo.path().join(&ws).join(artifact.as_str().unwrap()), "# done\n").unwrap();
+                std::fs::write(
+                    repo.path().join(&ws).join(artifact.as_str().unwrap()),
+                    "# done\n",
+                )
+                .unwrap();
             }
-            let count = |k: &str| (1..=instruction[k].as_array().unwrap().len()).map(|i| i.to_string()).collect::<Vec<_>>();
+            let count = |k: &str| {
+                (1..=instruction[k].as_array().unwrap().len())
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+            };
             let t = Instant::now();
             let r = s.call(
                 "completePhase",

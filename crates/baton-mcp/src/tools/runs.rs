@@ -207,9 +207,11 @@ pub fn select(
     }
     if let Some(n) = issue_number {
         let number = normalize_issue(n)?;
-        let mut matching = runs_named(ctx, |name| issue_folder(name, &number), |s| {
-            s.issue_number.as_deref() == Some(number.as_str())
-        })?;
+        let mut matching = runs_named(
+            ctx,
+            |name| issue_folder(name, &number),
+            |s| s.issue_number.as_deref() == Some(number.as_str()),
+        )?;
         // Prefer the active run; else the most recent one.
         let active = matching
             .iter()

@@ -1,0 +1,148 @@
+//! The commands for people: ls, state show, workflow list/show/validate/schema, stats.
+
+mod common;
+
+use std::process::Command;
+
+use common::{Repo, baton_bin, spawn};
+use serde_json::{Value, json};
+
+fn run(repo: &Repo, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(baton_bin())
+        .args(args)
+        .current_dir(repo.path())
+        .env_remove("BATON_TOOLS")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ls_state_show_and_stats_read_the_same_files() {
+    let repo = Repo::new();
+    let (code, out, _) = run(&repo, &["ls"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("no workspaces under"), "{out}");
+
+    let c = spawn(repo.path(), &[], &[]).await;
+    c.ok(
+        "init",
+        json!({"spec_name": "alpha", "workspace": "20260101-alpha", "effort": "M"}),
+    )
+    .await;
+    c.ok(
+        "phase_start",
+        json!({"workspace": "20260101-alpha", "phase": "phase-1"}),
+    )
+    .await;
+    c.ok("startIssueWorkflow", json!({"issueNumber": "3"}))
+        .await;
+    c.close().await;
+
+    let (code, out, _) = run(&repo, &["ls"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(".specs/20260101-alpha")
+            && out.contains("phase-1")
+            && out.contains("in_progress"),
+        "{out}"
+    );
+    assert!(out.contains("issue_start"), "{out}");
+    let (_, out, _) = run(&repo, &["ls", "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["workspaces"].as_array().unwrap().len(), 2);
+
+    let (code, out, _) = run(&repo, &["state", "show", ".specs/20260101-alpha"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("phase       phase-1 (Situation Analysis) — in_progress"),
+        "{out}"
+    );
+    assert!(out.contains("skipped     phase-4b, checkpoint-b"), "{out}");
+    let (_, raw, _) = run(&repo, &["state", "show", "20260101-alpha", "--raw"]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&raw).unwrap()["currentPhaseStatus"],
+        "in_progress"
+    );
+    let (code, _, err) = run(&repo, &["state", "show", "../etc"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("outside the specs root"), "{err}");
+
+    let (code, out, _) = run(&repo, &["stats", "--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["byWorkflow"]["issue"]["active"], 1);
+    assert_eq!(v["byWorkflow"]["forge"]["phaseVisits"]["phase-1"], 1);
+    let (_, out, _) = run(&repo, &["stats"]);
+    assert!(
+        out.contains("forge: 1 runs (0 completed, 0 abandoned, 1 active)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn workflow_commands_list_show_validate_and_publish_the_schema() {
+    let repo = Repo::new();
+    let dir = repo.path().join(".baton/workflows");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/examples/release.yaml"
+        ),
+        dir.join("release.yaml"),
+    )
+    .unwrap();
+    let (code, out, _) = run(&repo, &["workflow", "list"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("issue") && out.contains("built-in"), "{out}");
+    assert!(
+        out.contains("release") && out.contains(".baton/workflows/release.yaml"),
+        "{out}"
+    );
+
+    let (code, out, _) = run(&repo, &["workflow", "show", "issue"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("quality_check    [command]  → pr_creation; result=failure → fix"),
+        "{out}"
+    );
+    let (code, _, err) = run(&repo, &["workflow", "show", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown workflow \"nope\""), "{err}");
+
+    let bad = repo.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: agent\n    next: zz\n",
+    )
+    .unwrap();
+    let (code, out, _) = run(
+        &repo,
+        &[
+            "workflow",
+            "validate",
+            "bad.yaml",
+            ".baton/workflows/release.yaml",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("bad.yaml:7:11: phases[0].next: no phase \"zz\" (known: a, completed)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("release.yaml: ok (workflow \"release\", 5 phases)"),
+        "{out}"
+    );
+
+    let (code, out, _) = run(&repo, &["workflow", "schema"]);
+    assert_eq!(code, 0);
+    let schema: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(schema["title"], "WorkflowDefinition");
+    assert!(schema["properties"]["phases"].is_object());
+}
