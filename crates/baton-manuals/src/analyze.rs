@@ -29,6 +29,8 @@ pub(crate) struct DocData {
     pub norm_text: String,
     /// Distinct terms with their field frequencies, sorted by term.
     pub terms: Vec<(String, FieldFreq)>,
+    /// Whether the section states exclusions (see `search::has_exceptions`).
+    pub exceptions: bool,
 }
 
 /// Identity of a file's content on disk.
@@ -78,7 +80,10 @@ pub(crate) fn analyze_file(
 ) -> FileRecord {
     let text = text::to_lf(raw);
     let file_name = path.rsplit('/').next().unwrap_or(path);
-    let stem = file_name.rsplit_once('.').map(|(s, _)| s).unwrap_or(file_name);
+    let stem = file_name
+        .rsplit_once('.')
+        .map(|(s, _)| s)
+        .unwrap_or(file_name);
     let lines: Vec<&str> = text.split('\n').collect();
     let line_count = sections::line_count(&text);
     let path_context = path_words(path);
@@ -89,7 +94,11 @@ pub(crate) fn analyze_file(
                 .iter()
                 .enumerate()
                 .filter_map(|(i, s)| {
-                    let body_from = if s.level == 0 { s.start_line } else { s.heading_end_line + 1 };
+                    let body_from = if s.level == 0 {
+                        s.start_line
+                    } else {
+                        s.heading_end_line + 1
+                    };
                     let body = join_lines(&lines, body_from, s.body_end_line);
                     if body.trim().is_empty() {
                         return None;
@@ -128,7 +137,13 @@ fn path_words(path: &str) -> String {
     let without_ext = path.rsplit_once('.').map(|(s, _)| s).unwrap_or(path);
     without_ext
         .chars()
-        .map(|c| if matches!(c, '/' | '_' | '-' | '.') { ' ' } else { c })
+        .map(|c| {
+            if matches!(c, '/' | '_' | '-' | '.') {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -137,7 +152,9 @@ fn ancestors(sections: &[SectionInfo], section: &SectionInfo) -> String {
     let mut parent = section.parent;
     let mut guard = 0;
     while let Some(p) = parent {
-        let Some(s) = sections.get(p as usize) else { break };
+        let Some(s) = sections.get(p as usize) else {
+            break;
+        };
         out.push_str(&s.title);
         out.push('\n');
         parent = s.parent;
@@ -167,10 +184,25 @@ fn build_doc(section: u32, title: &str, ctx: &str, body: &str) -> DocData {
     let ctx_norm = text::normalize(ctx);
     let body_norm = text::normalize(body);
     let mut body_len = 0u32;
-    count_field(&body_norm, &mut counts, |f| f.body = f.body.saturating_add(1), &mut body_len);
+    count_field(
+        &body_norm,
+        &mut counts,
+        |f| f.body = f.body.saturating_add(1),
+        &mut body_len,
+    );
     let mut ignored = 0u32;
-    count_field(&title_norm, &mut counts, |f| f.title = f.title.saturating_add(1), &mut ignored);
-    count_field(&ctx_norm, &mut counts, |f| f.ctx = f.ctx.saturating_add(1), &mut ignored);
+    count_field(
+        &title_norm,
+        &mut counts,
+        |f| f.title = f.title.saturating_add(1),
+        &mut ignored,
+    );
+    count_field(
+        &ctx_norm,
+        &mut counts,
+        |f| f.ctx = f.ctx.saturating_add(1),
+        &mut ignored,
+    );
     let mut terms: Vec<(String, FieldFreq)> = counts.into_iter().collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut norm_text = title_norm;
@@ -178,11 +210,13 @@ fn build_doc(section: u32, title: &str, ctx: &str, body: &str) -> DocData {
         norm_text.push(' ');
     }
     norm_text.push_str(&body_norm);
+    let exceptions = crate::search::has_exceptions(&norm_text);
     DocData {
         section,
         body_len,
         norm_text,
         terms,
+        exceptions,
     }
 }
 
@@ -212,7 +246,11 @@ mod tests {
     use super::*;
 
     fn fp() -> Fingerprint {
-        Fingerprint { size: 0, mtime_ns: 0, hash: 0 }
+        Fingerprint {
+            size: 0,
+            mtime_ns: 0,
+            hash: 0,
+        }
     }
 
     #[test]

@@ -45,7 +45,11 @@ impl<'a> Args<'a> {
                 prefix
             };
             return Err(ManualError::invalid_parameter(
-                if prefix.is_empty() { "arguments" } else { prefix },
+                if prefix.is_empty() {
+                    "arguments"
+                } else {
+                    prefix
+                },
                 format!("{what} must be a JSON object, got {}", type_name(value)),
             ));
         };
@@ -83,7 +87,10 @@ impl<'a> Args<'a> {
                 let field = self.field(name);
                 Err(ManualError::invalid_parameter(
                     &field,
-                    format!("{field} must be a boolean (true or false), got {}", type_name(other)),
+                    format!(
+                        "{field} must be a boolean (true or false), got {}",
+                        type_name(other)
+                    ),
                 ))
             }
         }
@@ -125,7 +132,11 @@ impl<'a> Args<'a> {
 }
 
 /// A non-blank string of at most `max_bytes` bytes, trimmed.
-pub(crate) fn string<'v>(field: &str, value: &'v Value, max_bytes: usize) -> Result<&'v str, ManualError> {
+pub(crate) fn string<'v>(
+    field: &str,
+    value: &'v Value,
+    max_bytes: usize,
+) -> Result<&'v str, ManualError> {
     let Value::String(s) = value else {
         return Err(ManualError::invalid_parameter(
             field,
@@ -135,7 +146,10 @@ pub(crate) fn string<'v>(field: &str, value: &'v Value, max_bytes: usize) -> Res
     if s.len() > max_bytes {
         return Err(ManualError::invalid_parameter(
             field,
-            format!("{field} is too long ({} bytes; at most {max_bytes})", s.len()),
+            format!(
+                "{field} is too long ({} bytes; at most {max_bytes})",
+                s.len()
+            ),
         ));
     }
     let trimmed = s.trim();
@@ -218,7 +232,14 @@ mod tests {
         assert_eq!(integer("x", &json!(5), 1).ok(), Some(5));
         assert_eq!(integer("x", &json!(5.0), 1).ok(), Some(5));
         assert_eq!(integer("x", &json!(" 7 "), 1).ok(), Some(7));
-        for bad in [json!(5.5), json!("abc"), json!(true), json!([1]), json!({}), json!("1.5")] {
+        for bad in [
+            json!(5.5),
+            json!("abc"),
+            json!(true),
+            json!([1]),
+            json!({}),
+            json!("1.5"),
+        ] {
             let err = integer("x", &bad, 1).err();
             assert_eq!(
                 err.map(|e| e.code),

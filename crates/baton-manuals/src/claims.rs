@@ -21,34 +21,112 @@ pub(crate) const EVIDENCE_LIMIT: usize = 10;
 const FACET_HINTS: &[(Facet, &[&str])] = &[
     (
         Facet::Definition,
-        &["定義", "とは", "意味", "概要", "用語", "what is", "what are", "definition", "meaning", "mean "],
+        &[
+            "定義",
+            "とは",
+            "意味",
+            "概要",
+            "用語",
+            "what is",
+            "what are",
+            "definition",
+            "meaning",
+            "mean ",
+        ],
     ),
     (
         Facet::Procedure,
         &[
-            "手順", "手続", "方法", "やり方", "流れ", "申請", "申し込", "申込", "請求", "how to", "how do",
-            "how can", "steps", "procedure", "configure", "set up", "setup", "install",
+            "手順",
+            "手続",
+            "方法",
+            "やり方",
+            "流れ",
+            "申請",
+            "申し込",
+            "申込",
+            "請求",
+            "how to",
+            "how do",
+            "how can",
+            "steps",
+            "procedure",
+            "configure",
+            "set up",
+            "setup",
+            "install",
         ],
     ),
     (
         Facet::Eligibility,
         &[
-            "条件", "要件", "対象", "できる", "できます", "可能", "支払", "受け取", "もらえ", "上限", "限度",
-            "金額", "いくら", "日数", "回数", "期間", "eligible", "requirement", "limit", "can i",
-            "allowed", "maximum", "minimum", "how much", "how many", "how long",
+            "条件",
+            "要件",
+            "対象",
+            "できる",
+            "できます",
+            "可能",
+            "支払",
+            "受け取",
+            "もらえ",
+            "上限",
+            "限度",
+            "金額",
+            "いくら",
+            "日数",
+            "回数",
+            "期間",
+            "eligible",
+            "requirement",
+            "limit",
+            "can i",
+            "allowed",
+            "maximum",
+            "minimum",
+            "how much",
+            "how many",
+            "how long",
         ],
     ),
     (
         Facet::Exceptions,
         &[
-            "例外", "対象外", "除外", "免責", "不適用", "ただし", "但し", "支払われない", "払われない",
-            "もらえない", "されない", "できない", "ない場合", "except", "exclusion", "not covered",
-            "excluded", "cannot", "can't", "not supported", "limitation",
+            "例外",
+            "対象外",
+            "除外",
+            "免責",
+            "不適用",
+            "ただし",
+            "但し",
+            "支払われない",
+            "払われない",
+            "もらえない",
+            "されない",
+            "できない",
+            "ない場合",
+            "except",
+            "exclusion",
+            "not covered",
+            "excluded",
+            "cannot",
+            "can't",
+            "not supported",
+            "limitation",
         ],
     ),
     (
         Facet::Compare,
-        &["違い", "比較", "どちら", "どっち", "対比", " vs", "versus", "difference", "compare"],
+        &[
+            "違い",
+            "比較",
+            "どちら",
+            "どっち",
+            "対比",
+            " vs",
+            "versus",
+            "difference",
+            "compare",
+        ],
     ),
 ];
 
@@ -92,7 +170,11 @@ struct ClaimSpec {
 }
 
 /// Builds the graph for a query and its ranked candidates.
-pub(crate) fn integrate(raw_query: &str, normalized_query: &str, evidences: &[EvidenceInput<'_>]) -> Integration {
+pub(crate) fn integrate(
+    raw_query: &str,
+    normalized_query: &str,
+    evidences: &[EvidenceInput<'_>],
+) -> Integration {
     let facets = detect_facets(normalized_query);
     let mut specs: Vec<ClaimSpec> = facets
         .iter()
@@ -128,7 +210,11 @@ pub(crate) fn integrate(raw_query: &str, normalized_query: &str, evidences: &[Ev
         }
     }
 
-    let top_score = evidences.first().map(|e| e.row.score).unwrap_or(0.0).max(f64::MIN_POSITIVE);
+    let top_score = evidences
+        .first()
+        .map(|e| e.row.score)
+        .unwrap_or(0.0)
+        .max(f64::MIN_POSITIVE);
     let evidence_rows: Vec<Evidence> = evidences
         .iter()
         .enumerate()
@@ -185,7 +271,10 @@ pub(crate) fn integrate(raw_query: &str, normalized_query: &str, evidences: &[Ev
         } else if !supports.is_empty() {
             (ClaimStatus::Supported, best(&supports))
         } else {
-            (ClaimStatus::Unresolved, round3(best(&followups).max(best(&contradicts)) * 0.5))
+            (
+                ClaimStatus::Unresolved,
+                round3(best(&followups).max(best(&contradicts)) * 0.5),
+            )
         };
         let refs = |v: &[(usize, f64)]| -> Vec<Value> {
             v.iter()
@@ -203,9 +292,15 @@ pub(crate) fn integrate(raw_query: &str, normalized_query: &str, evidences: &[Ev
             })),
             ClaimStatus::Unresolved => {
                 let (reason, hint) = if evidences.is_empty() {
-                    ("no_candidates", "no section matched; rephrase the query or search without manual_id")
+                    (
+                        "no_candidates",
+                        "no section matched; rephrase the query or search without manual_id",
+                    )
                 } else {
-                    ("no_supporting_evidence", "candidates only partly match; read the followup evidence or refine the query")
+                    (
+                        "no_supporting_evidence",
+                        "candidates only partly match; read the followup evidence or refine the query",
+                    )
                 };
                 gaps.push(json!({
                     "claim_id": claim_id,
@@ -272,7 +367,9 @@ fn relation_for(spec: &ClaimSpec, e: &EvidenceInput<'_>, cov: f64, sn: f64) -> O
     let strong = cov >= 0.6;
     match spec.facet {
         Facet::Exceptions if exceptions && cov >= 0.5 => Some(Relation::Supports),
-        Facet::Eligibility if strong && sn >= 0.5 && e.exclusion_heading => Some(Relation::Contradicts),
+        Facet::Eligibility if strong && sn >= 0.5 && e.exclusion_heading => {
+            Some(Relation::Contradicts)
+        }
         Facet::Compare if spec.groups.is_some() && strong && sn >= 0.2 => Some(Relation::Supports),
         Facet::Exceptions if cov >= 0.3 => Some(Relation::RequiresFollowup),
         Facet::Exceptions => None,
@@ -302,7 +399,16 @@ pub(crate) fn compare_sides(raw: &str) -> Vec<String> {
     let q = raw.trim().trim_end_matches(['?', '？', '。']);
     let strip_tail = |s: &str| -> String {
         let mut s = s.to_string();
-        for tail in ["の違い", "の比較", "の差", "違い", "比較", "はどちら", "どちら", "どっち"] {
+        for tail in [
+            "の違い",
+            "の比較",
+            "の差",
+            "違い",
+            "比較",
+            "はどちら",
+            "どちら",
+            "どっち",
+        ] {
             if let Some(pos) = s.find(tail) {
                 s.truncate(pos);
             }
@@ -312,13 +418,16 @@ pub(crate) fn compare_sides(raw: &str) -> Vec<String> {
     let lower = q.to_lowercase();
     for sep in [" vs. ", " vs ", " versus ", "ｖｓ", "VS"] {
         if let Some((a, b)) = lower.split_once(sep) {
-            return vec![a.trim().to_string(), strip_tail(b)].into_iter().filter(|s| !s.is_empty()).collect();
+            return vec![a.trim().to_string(), strip_tail(b)]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect();
         }
     }
-    if let Some(rest) = lower.strip_prefix("difference between ") {
-        if let Some((a, b)) = rest.split_once(" and ") {
-            return vec![a.trim().to_string(), b.trim().to_string()];
-        }
+    if let Some(rest) = lower.strip_prefix("difference between ")
+        && let Some((a, b)) = rest.split_once(" and ")
+    {
+        return vec![a.trim().to_string(), b.trim().to_string()];
     }
     if let Some((a, b)) = q.split_once('と') {
         let b = strip_tail(b);
@@ -401,7 +510,10 @@ mod tests {
 
     #[test]
     fn compare_sides_are_split() {
-        assert_eq!(compare_sides("入院給付金と通院給付金の違い"), ["入院給付金", "通院給付金"]);
+        assert_eq!(
+            compare_sides("入院給付金と通院給付金の違い"),
+            ["入院給付金", "通院給付金"]
+        );
         assert_eq!(compare_sides("REST vs gRPC"), ["rest", "grpc"]);
         assert!(compare_sides("告知義務").is_empty());
     }
@@ -410,7 +522,12 @@ mod tests {
     fn no_evidence_makes_every_claim_a_gap() {
         let i = integrate("免責事由の条件", "免責事由の条件", &[]);
         assert_eq!(i.gaps.len(), i.graph.claims.len());
-        assert!(i.graph.claims.iter().all(|c| c.status == ClaimStatus::Unresolved));
+        assert!(
+            i.graph
+                .claims
+                .iter()
+                .all(|c| c.status == ClaimStatus::Unresolved)
+        );
         assert!(i.conflicts.is_empty());
     }
 }

@@ -55,7 +55,10 @@ impl<'a> Reader<'a> {
         let mut value = 0u64;
         let mut shift = 0;
         loop {
-            let byte = *self.buf.get(self.pos).ok_or(CodecError("truncated varint"))?;
+            let byte = *self
+                .buf
+                .get(self.pos)
+                .ok_or(CodecError("truncated varint"))?;
             self.pos += 1;
             if shift >= 64 {
                 return Err(CodecError("varint overflow"));
@@ -99,6 +102,7 @@ impl<'a> Reader<'a> {
         Ok(bytes)
     }
 
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()
     }

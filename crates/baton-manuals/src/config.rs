@@ -189,7 +189,8 @@ impl ManualConfig {
         config.sem_cache_max_summary_gap = reader.guard(env::SEM_CACHE_MAX_SUMMARY_GAP);
         config.sem_cache_max_summary_conflict = reader.guard(env::SEM_CACHE_MAX_SUMMARY_CONFLICT);
         config.sem_cache_max_keep = reader.count(env::SEM_CACHE_MAX_KEEP, 500);
-        config.sem_cache_ttl = Duration::from_secs(reader.count(env::SEM_CACHE_TTL_SEC, 1800) as u64);
+        config.sem_cache_ttl =
+            Duration::from_secs(reader.count(env::SEM_CACHE_TTL_SEC, 1800) as u64);
         config.trace_max_keep = reader.count(env::TRACE_MAX_KEEP, 100);
         config.trace_ttl = Duration::from_secs(reader.count(env::TRACE_TTL_SEC, 1800) as u64);
         config.index_dir = match reader.text(env::MANUALS_INDEX_DIR) {
@@ -199,9 +200,11 @@ impl ManualConfig {
         };
         config.watch = reader.boolean(env::MANUALS_WATCH, true);
         let default_interval = if config.watch { 30_000 } else { 0 };
-        config.stat_interval = Duration::from_millis(
-            reader.number(env::MANUALS_STAT_INTERVAL_MS, default_interval as f64, 0.0) as u64,
-        );
+        config.stat_interval = Duration::from_millis(reader.number(
+            env::MANUALS_STAT_INTERVAL_MS,
+            default_interval as f64,
+            0.0,
+        ) as u64);
         let defaults = ScoringConfig::default();
         config.scoring = ScoringConfig {
             query_coverage_weight: reader.number(
@@ -209,9 +212,14 @@ impl ManualConfig {
                 defaults.query_coverage_weight,
                 0.0,
             ),
-            late_rerank_enabled: reader.boolean(env::LATE_RERANK_ENABLED, defaults.late_rerank_enabled),
+            late_rerank_enabled: reader
+                .boolean(env::LATE_RERANK_ENABLED, defaults.late_rerank_enabled),
             late_rerank_top_n: reader.count(env::LATE_RERANK_TOP_N, defaults.late_rerank_top_n),
-            late_rerank_weight: reader.number(env::LATE_RERANK_WEIGHT, defaults.late_rerank_weight, 0.0),
+            late_rerank_weight: reader.number(
+                env::LATE_RERANK_WEIGHT,
+                defaults.late_rerank_weight,
+                0.0,
+            ),
         };
         let corrective = CorrectiveConfig::default();
         config.corrective = CorrectiveConfig {
@@ -268,8 +276,9 @@ impl EnvReader<'_> {
             Some(v) => match v.parse::<f64>() {
                 Ok(n) if n.is_finite() && n >= min => n,
                 _ => {
-                    self.warnings
-                        .push(format!("{name}={v:?} is not a number >= {min}; using {default}"));
+                    self.warnings.push(format!(
+                        "{name}={v:?} is not a number >= {min}; using {default}"
+                    ));
                     default
                 }
             },
@@ -283,8 +292,9 @@ impl EnvReader<'_> {
             Some(v) => match v.parse::<usize>() {
                 Ok(n) if n >= 1 => n,
                 _ => {
-                    self.warnings
-                        .push(format!("{name}={v:?} is not an integer >= 1; using {default}"));
+                    self.warnings.push(format!(
+                        "{name}={v:?} is not an integer >= 1; using {default}"
+                    ));
                     default
                 }
             },

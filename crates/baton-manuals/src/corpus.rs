@@ -174,7 +174,10 @@ impl Corpus {
         stats: &mut IndexStats,
         tick: &mut dyn FnMut(&str),
     ) {
-        let root_key = self.root.canonical().unwrap_or_else(|| self.root.configured.clone());
+        let root_key = self
+            .root
+            .canonical()
+            .unwrap_or_else(|| self.root.configured.clone());
         let mut changed = false;
         let index = match self.manuals.entry(id.to_string()) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
@@ -194,7 +197,8 @@ impl Corpus {
             }
         };
         let mut dirty_cache = false;
-        let present: std::collections::HashSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        let present: std::collections::HashSet<&str> =
+            files.iter().map(|f| f.rel.as_str()).collect();
         let gone: Vec<String> = index
             .files()
             .map(|f| f.record.path.clone())
@@ -209,11 +213,12 @@ impl Corpus {
         for found in &files {
             tick(&found.rel);
             let known = index.file(&found.rel).map(|f| f.record.fingerprint);
-            if let Some(fp) = known {
-                if fp.size == found.size && fp.mtime_ns == found.mtime_ns {
-                    stats.reused_files += 1;
-                    continue;
-                }
+            if let Some(fp) = known
+                && fp.size == found.size
+                && fp.mtime_ns == found.mtime_ns
+            {
+                stats.reused_files += 1;
+                continue;
             }
             let Ok(bytes) = std::fs::read(&found.abs) else {
                 if index.remove(&found.rel) {
@@ -235,19 +240,24 @@ impl Corpus {
                 continue;
             }
             let text = decode_text(&bytes);
-            index.upsert(analyze_file(&found.rel, found.file_type, &text, fingerprint));
+            index.upsert(analyze_file(
+                &found.rel,
+                found.file_type,
+                &text,
+                fingerprint,
+            ));
             stats.parsed_files += 1;
             changed = true;
         }
         if changed {
             self.generation += 1;
         }
-        if dirty_cache || changed {
-            if let Some(dir) = &self.index_dir {
-                let records: Vec<_> = index.files().map(|f| index.export_file(f)).collect();
-                // A failed cache write only costs a re-tokenisation at the next start.
-                let _ = store::save(dir, &root_key, id, &records);
-            }
+        if (dirty_cache || changed)
+            && let Some(dir) = &self.index_dir
+        {
+            let records: Vec<_> = index.files().map(|f| index.export_file(f)).collect();
+            // A failed cache write only costs a re-tokenisation at the next start.
+            let _ = store::save(dir, &root_key, id, &records);
         }
     }
 }
@@ -282,20 +292,32 @@ fn walk_manual(dir: &Path) -> Vec<FoundFile> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), String::new(), 0usize)];
     while let Some((abs_dir, rel_dir, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&abs_dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&abs_dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
             if name.starts_with('.') {
                 continue;
             }
-            let Ok(file_type) = entry.file_type() else { continue };
-            let rel = if rel_dir.is_empty() { name.clone() } else { format!("{rel_dir}/{name}") };
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            let rel = if rel_dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel_dir}/{name}")
+            };
             if file_type.is_dir() {
                 if depth < MAX_DEPTH {
                     stack.push((entry.path(), rel, depth + 1));
                 }
             } else if file_type.is_file() {
-                let Some(kind) = FileType::of(&name) else { continue };
+                let Some(kind) = FileType::of(&name) else {
+                    continue;
+                };
                 let Ok(meta) = entry.metadata() else { continue };
                 if meta.len() > MAX_FILE_BYTES {
                     continue;

@@ -123,8 +123,8 @@ impl ManualError {
 
     /// The error as the JSON payload a tool returns: `{code, message, details?}`.
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(self).unwrap_or_else(|_| {
-            serde_json::json!({ "code": self.code.as_str(), "message": self.message })
-        })
+        serde_json::to_value(self).unwrap_or_else(
+            |_| serde_json::json!({ "code": self.code.as_str(), "message": self.message }),
+        )
     }
 }

@@ -40,6 +40,8 @@ pub(crate) struct Doc {
     pub norm_text: String,
     /// Its distinct terms (for removal and for persistence).
     pub terms: Vec<(TermId, FieldFreq)>,
+    /// Whether the section states exclusions.
+    pub exceptions: bool,
 }
 
 /// A file of the index: its record minus the document data (held in `docs`).
@@ -56,6 +58,8 @@ pub(crate) struct FileEntry {
 pub(crate) struct ManualIndex {
     files: BTreeMap<String, FileEntry>,
     docs: Vec<Option<Doc>>,
+    /// Body length per slot (0 for free slots): the scoring loop reads only this.
+    doc_lens: Vec<u32>,
     free: Vec<DocId>,
     vocab: HashMap<Box<str>, TermId>,
     term_text: Vec<Box<str>>,
@@ -83,7 +87,8 @@ impl ManualIndex {
                 .unwrap_or(1);
             doc_ids.push(self.add_doc(&record.path, start_line, data));
         }
-        self.files.insert(record.path.clone(), FileEntry { record, doc_ids });
+        self.files
+            .insert(record.path.clone(), FileEntry { record, doc_ids });
     }
 
     /// Removes a file and its documents; returns whether it was present.
@@ -102,6 +107,9 @@ impl ManualIndex {
             }
             self.live_docs -= 1;
             self.total_len -= u64::from(doc.body_len);
+            if let Some(len) = self.doc_lens.get_mut(id as usize) {
+                *len = 0;
+            }
             self.free.push(id);
         }
         true
@@ -119,9 +127,11 @@ impl ManualIndex {
             Some(id) => id,
             None => {
                 self.docs.push(None);
+                self.doc_lens.push(0);
                 (self.docs.len() - 1) as DocId
             }
         };
+        self.doc_lens[id as usize] = data.body_len;
         let mut terms = Vec::with_capacity(data.terms.len());
         for (text, freq) in data.terms {
             let term = self.intern(&text);
@@ -139,6 +149,7 @@ impl ManualIndex {
             body_len: data.body_len,
             norm_text: data.norm_text,
             terms,
+            exceptions: data.exceptions,
         });
         id
     }
@@ -193,6 +204,11 @@ impl ManualIndex {
         }
     }
 
+    /// Body length of a document slot (0 when free).
+    pub(crate) fn doc_len(&self, id: DocId) -> u32 {
+        self.doc_lens.get(id as usize).copied().unwrap_or(0)
+    }
+
     /// A live document.
     pub(crate) fn doc(&self, id: DocId) -> Option<&Doc> {
         self.docs.get(id as usize).and_then(Option::as_ref)
@@ -217,7 +233,10 @@ impl ManualIndex {
 
     /// The posting list of a term.
     pub(crate) fn postings(&self, id: TermId) -> &[Posting] {
-        self.postings.get(id as usize).map(Vec::as_slice).unwrap_or(&[])
+        self.postings
+            .get(id as usize)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// The full record of a file (documents included), for persistence.
@@ -231,6 +250,7 @@ impl ManualIndex {
                 section: doc.section,
                 body_len: doc.body_len,
                 norm_text: doc.norm_text.clone(),
+                exceptions: doc.exceptions,
                 terms: doc
                     .terms
                     .iter()
@@ -249,7 +269,11 @@ mod tests {
     use crate::paths::FileType;
 
     fn record(path: &str, text: &str) -> FileRecord {
-        let fp = Fingerprint { size: text.len() as u64, mtime_ns: 0, hash: 0 };
+        let fp = Fingerprint {
+            size: text.len() as u64,
+            mtime_ns: 0,
+            hash: 0,
+        };
         analyze_file(path, FileType::Md, text, fp)
     }
 
@@ -261,12 +285,21 @@ mod tests {
         let nyuin = index.term_id("入院").map(|t| index.postings(t).len());
         assert_eq!(nyuin, Some(1));
         index.upsert(record("a.md", "# 手術\n手術給付金の説明。\n"));
-        assert_eq!(index.term_id("入院").map(|t| index.postings(t).len()), Some(0));
-        assert_eq!(index.term_id("手術").map(|t| index.postings(t).len()), Some(1));
+        assert_eq!(
+            index.term_id("入院").map(|t| index.postings(t).len()),
+            Some(0)
+        );
+        assert_eq!(
+            index.term_id("手術").map(|t| index.postings(t).len()),
+            Some(1)
+        );
         assert_eq!(index.doc_count(), 2);
         assert!(index.remove("b.md"));
         assert_eq!(index.doc_count(), 1);
-        assert_eq!(index.term_id("通院").map(|t| index.postings(t).len()), Some(0));
+        assert_eq!(
+            index.term_id("通院").map(|t| index.postings(t).len()),
+            Some(0)
+        );
         // Freed slots are reused.
         index.upsert(record("c.md", "# 死亡\n死亡保険金。\n"));
         assert_eq!(index.doc_slots(), 2);

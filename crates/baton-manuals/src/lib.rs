@@ -21,6 +21,8 @@
 //! `docs/manuals.md` documents the contracts, every decision where the seed
 //! is silent, the environment variables, the error codes and the index.
 
+#![warn(missing_docs)]
+
 mod analyze;
 mod args;
 mod cache;
@@ -30,6 +32,7 @@ mod config;
 mod corpus;
 mod descriptions;
 mod error;
+pub mod eval;
 mod index;
 mod paths;
 mod query;
@@ -38,6 +41,7 @@ mod sections;
 mod service;
 mod signals;
 mod store;
+mod synonyms;
 mod text;
 mod tokenize;
 mod tools;

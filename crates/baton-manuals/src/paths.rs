@@ -21,7 +21,17 @@ use crate::error::{ManualError, ManualErrorCode};
 pub const ROOT_ID: &str = "manuals";
 
 /// The kind of a manual file, decided by its extension (case-insensitive).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FileType {
     /// A Markdown file (`.md`): indexed per heading section.
@@ -73,7 +83,9 @@ pub(crate) fn check_manual_id(field: &str, id: &str) -> Result<(), ManualError> 
     if id.contains(['/', '\\', '\0']) || id == "." || id == ".." {
         return Err(ManualError::invalid_parameter(
             field,
-            format!("{field} must be a single manual directory name (no '/', '\\' or '..'), got {id:?}"),
+            format!(
+                "{field} must be a single manual directory name (no '/', '\\' or '..'), got {id:?}"
+            ),
         ));
     }
     Ok(())
@@ -124,7 +136,9 @@ pub(crate) fn normalize_relative(field: &str, raw: &str) -> Result<String, Manua
             s if s.starts_with('.') => {
                 return Err(ManualError::new(
                     ManualErrorCode::Forbidden,
-                    format!("{field} names a hidden entry ({s:?}); hidden files are not part of a manual"),
+                    format!(
+                        "{field} names a hidden entry ({s:?}); hidden files are not part of a manual"
+                    ),
                 ));
             }
             s => segments.push(s),
@@ -290,30 +304,64 @@ mod tests {
 
     #[test]
     fn relative_paths_are_normalised() {
-        assert_eq!(normalize_relative("p", "a\\b/./c.md").ok().as_deref(), Some("a/b/c.md"));
-        assert_eq!(normalize_relative("p", "a//b.md").ok().as_deref(), Some("a/b.md"));
+        assert_eq!(
+            normalize_relative("p", "a\\b/./c.md").ok().as_deref(),
+            Some("a/b/c.md")
+        );
+        assert_eq!(
+            normalize_relative("p", "a//b.md").ok().as_deref(),
+            Some("a/b.md")
+        );
     }
 
     #[test]
     fn escapes_are_refused_lexically() {
-        assert_eq!(code(normalize_relative("p", "../x.md")), Some(ManualErrorCode::OutOfScope));
-        assert_eq!(code(normalize_relative("p", "a/../../x.md")), Some(ManualErrorCode::OutOfScope));
-        assert_eq!(code(normalize_relative("p", "/etc/passwd")), Some(ManualErrorCode::OutOfScope));
-        assert_eq!(code(normalize_relative("p", "C:\\x.md")), Some(ManualErrorCode::OutOfScope));
-        assert_eq!(code(normalize_relative("p", "a\0.md")), Some(ManualErrorCode::InvalidPath));
-        assert_eq!(code(normalize_relative("p", "./")), Some(ManualErrorCode::InvalidPath));
-        assert_eq!(code(normalize_relative("p", ".git/config")), Some(ManualErrorCode::Forbidden));
+        assert_eq!(
+            code(normalize_relative("p", "../x.md")),
+            Some(ManualErrorCode::OutOfScope)
+        );
+        assert_eq!(
+            code(normalize_relative("p", "a/../../x.md")),
+            Some(ManualErrorCode::OutOfScope)
+        );
+        assert_eq!(
+            code(normalize_relative("p", "/etc/passwd")),
+            Some(ManualErrorCode::OutOfScope)
+        );
+        assert_eq!(
+            code(normalize_relative("p", "C:\\x.md")),
+            Some(ManualErrorCode::OutOfScope)
+        );
+        assert_eq!(
+            code(normalize_relative("p", "a\0.md")),
+            Some(ManualErrorCode::InvalidPath)
+        );
+        assert_eq!(
+            code(normalize_relative("p", "./")),
+            Some(ManualErrorCode::InvalidPath)
+        );
+        assert_eq!(
+            code(normalize_relative("p", ".git/config")),
+            Some(ManualErrorCode::Forbidden)
+        );
     }
 
     #[test]
     fn manual_ids_are_single_segments() {
         for bad in ["../vault", "a/b", "..", "manuals", "a\\b"] {
             assert_eq!(
-                manual_id("manual_id", &Value::String(bad.into())).err().map(|e| e.code),
+                manual_id("manual_id", &Value::String(bad.into()))
+                    .err()
+                    .map(|e| e.code),
                 Some(ManualErrorCode::InvalidParameter),
                 "{bad}"
             );
         }
-        assert_eq!(manual_id("m", &Value::String(" m1 ".into())).ok().as_deref(), Some("m1"));
+        assert_eq!(
+            manual_id("m", &Value::String(" m1 ".into()))
+                .ok()
+                .as_deref(),
+            Some("m1")
+        );
     }
 }

@@ -11,6 +11,7 @@
 //!   scoring time from document frequency).
 //! * Each non-stop word of other scripts is a group of its stemmed form.
 
+use crate::synonyms;
 use crate::text;
 use crate::tokenize::{self, CharClass, TokenKind};
 
@@ -29,6 +30,11 @@ const FILLERS: &[&str] = &[
     "ますか",
     "ください",
     "下さい",
+];
+
+/// Hiragana particles: a kanji followed by one of these is a noun.
+const PARTICLES: &[char] = &[
+    'の', 'は', 'が', 'を', 'に', 'で', 'と', 'も', 'や', 'へ', 'か', 'な',
 ];
 
 /// English words that never form a concept of their own.
@@ -72,6 +78,11 @@ pub(crate) struct QueryGroup {
     pub term_count: usize,
     /// Whether the group comes from a quoted (required) phrase.
     pub required: bool,
+    /// The concept this group spells: its own index, or the index of the
+    /// group it is a thesaurus alternative of.
+    pub concept: usize,
+    /// Whether the group is a thesaurus alternative (not typed by the user).
+    pub alternative: bool,
 }
 
 /// The analysed query.
@@ -107,7 +118,7 @@ pub(crate) fn analyze(raw: &str) -> QueryPlan {
             continue;
         }
         let first_group = plan.groups.len();
-        add_text(&mut plan, &norm);
+        add_text(&mut plan, &norm, None);
         for g in &mut plan.groups[first_group..] {
             g.required = true;
         }
@@ -117,8 +128,43 @@ pub(crate) fn analyze(raw: &str) -> QueryPlan {
     for filler in FILLERS {
         norm = norm.replace(filler, " ");
     }
-    add_text(&mut plan, &norm);
+    add_text(&mut plan, &norm, None);
+    for (key, alternatives) in synonyms::expansions(&norm) {
+        let mut concept = plan
+            .groups
+            .iter()
+            .find(|g| {
+                !g.required
+                    && !g.alternative
+                    && (key.contains(g.text.as_str()) || g.text.contains(key))
+            })
+            .map(|g| g.concept);
+        for alt in alternatives {
+            let first = plan.groups.len();
+            add_text(&mut plan, alt, Some(concept.unwrap_or(first)));
+            if plan.groups.len() > first {
+                concept.get_or_insert(first);
+            }
+        }
+    }
     plan
+}
+
+impl QueryPlan {
+    /// The concepts: for each, its groups and whether a user-typed group spells it.
+    pub(crate) fn concepts(&self) -> Vec<(Vec<usize>, bool)> {
+        let mut out: Vec<(usize, Vec<usize>, bool)> = Vec::new();
+        for (g, group) in self.groups.iter().enumerate() {
+            match out.iter_mut().find(|(c, _, _)| *c == group.concept) {
+                Some((_, groups, typed)) => {
+                    groups.push(g);
+                    *typed |= !group.alternative;
+                }
+                None => out.push((group.concept, vec![g], !group.alternative)),
+            }
+        }
+        out.into_iter().map(|(_, g, t)| (g, t)).collect()
+    }
 }
 
 /// Splits quoted phrases from the rest of the query.
@@ -146,7 +192,10 @@ fn split_quoted(raw: &str) -> (Vec<String>, String) {
     (phrases, rest)
 }
 
-fn add_text(plan: &mut QueryPlan, norm: &str) {
+/// Adds the terms of a normalised text. With `alternative_of`, the text is a
+/// thesaurus alternative: its groups join that concept and only content
+/// terms are added.
+fn add_text(plan: &mut QueryPlan, norm: &str, alternative_of: Option<usize>) {
     let chars: Vec<char> = norm.chars().collect();
     let mut i = 0;
     while i < chars.len() {
@@ -157,14 +206,14 @@ fn add_text(plan: &mut QueryPlan, norm: &str) {
                 while j < chars.len() && is_cjk(chars[j]) {
                     j += 1;
                 }
-                add_cjk_run(plan, &chars[i..j]);
+                add_cjk_run(plan, &chars[i..j], alternative_of);
             }
             CharClass::Word => {
                 while j < chars.len() && tokenize::class(chars[j]) == CharClass::Word {
                     j += 1;
                 }
                 let word: String = chars[i..j].iter().collect();
-                add_word(plan, &word);
+                add_word(plan, &word, alternative_of);
             }
             CharClass::Other => {}
         }
@@ -179,7 +228,7 @@ fn is_cjk(c: char) -> bool {
     )
 }
 
-fn add_cjk_run(plan: &mut QueryPlan, run: &[char]) {
+fn add_cjk_run(plan: &mut QueryPlan, run: &[char], alternative_of: Option<usize>) {
     let hira: Vec<bool> = run
         .iter()
         .map(|c| tokenize::class(*c) == CharClass::Hiragana)
@@ -196,9 +245,18 @@ fn add_cjk_run(plan: &mut QueryPlan, run: &[char]) {
         while k < run.len() && !hira[k] {
             k += 1;
         }
-        any_chunk = true;
         let chunk = &run[start..k];
-        let group = new_group(plan, chunk.iter().collect());
+        // A lone kanji followed by okurigana (見つかる, 込む) is a verb or
+        // adjective stem: a weak term that forms no concept of its own.
+        let okurigana = run.get(k).is_some_and(|c| !PARTICLES.contains(c));
+        if chunk.len() == 1 && okurigana && alternative_of.is_none() && start > 0 {
+            if tokenize::class(chunk[0]) == CharClass::Kanji {
+                add_term(plan, chunk[0].to_string(), TermRole::Glue, None);
+            }
+            continue;
+        }
+        any_chunk = true;
+        let group = new_group(plan, chunk.iter().collect(), alternative_of);
         if chunk.len() == 1 {
             if tokenize::class(chunk[0]) == CharClass::Kanji {
                 add_term(plan, chunk[0].to_string(), TermRole::Content, Some(group));
@@ -211,8 +269,11 @@ fn add_cjk_run(plan: &mut QueryPlan, run: &[char]) {
         finish_group(plan, group);
     }
     // Bigrams touching kana.
+    if alternative_of.is_some() && any_chunk {
+        return;
+    }
     let kana_group = if !any_chunk && run.len() >= 2 {
-        Some(new_group(plan, run.iter().collect()))
+        Some(new_group(plan, run.iter().collect(), alternative_of))
     } else {
         None
     };
@@ -229,7 +290,7 @@ fn add_cjk_run(plan: &mut QueryPlan, run: &[char]) {
     }
 }
 
-fn add_word(plan: &mut QueryPlan, word: &str) {
+fn add_word(plan: &mut QueryPlan, word: &str, alternative_of: Option<usize>) {
     let mut tokens: Vec<String> = Vec::new();
     tokenize::for_each_token(word, |t, kind| {
         if kind == TokenKind::Word {
@@ -239,11 +300,12 @@ fn add_word(plan: &mut QueryPlan, word: &str) {
     let Some((main, parts)) = tokens.split_first() else {
         return;
     };
-    if STOP_WORDS.contains(&word) || STOP_WORDS.contains(&main.as_str()) {
+    let single_digit = word.len() == 1 && word.bytes().all(|b| b.is_ascii_digit());
+    if STOP_WORDS.contains(&word) || STOP_WORDS.contains(&main.as_str()) || single_digit {
         add_term(plan, main.clone(), TermRole::Stop, None);
         return;
     }
-    let group = new_group(plan, word.to_string());
+    let group = new_group(plan, word.to_string(), alternative_of);
     add_term(plan, main.clone(), TermRole::Content, Some(group));
     for part in parts {
         add_term(plan, part.clone(), TermRole::Glue, None);
@@ -251,17 +313,24 @@ fn add_word(plan: &mut QueryPlan, word: &str) {
     finish_group(plan, group);
 }
 
-fn new_group(plan: &mut QueryPlan, text: String) -> usize {
+fn new_group(plan: &mut QueryPlan, text: String, alternative_of: Option<usize>) -> usize {
+    let index = plan.groups.len();
     plan.groups.push(QueryGroup {
         text,
         term_count: 0,
         required: false,
+        concept: alternative_of.unwrap_or(index),
+        alternative: alternative_of.is_some(),
     });
-    plan.groups.len() - 1
+    index
 }
 
 fn finish_group(plan: &mut QueryPlan, group: usize) {
-    let count = plan.terms.iter().filter(|t| t.groups.contains(&group)).count();
+    let count = plan
+        .terms
+        .iter()
+        .filter(|t| t.groups.contains(&group))
+        .count();
     if let Some(g) = plan.groups.get_mut(group) {
         g.term_count = count;
     }
@@ -272,10 +341,10 @@ fn add_term(plan: &mut QueryPlan, text: String, role: TermRole, group: Option<us
         if rank(role) > rank(existing.role) {
             existing.role = role;
         }
-        if let Some(g) = group {
-            if !existing.groups.contains(&g) {
-                existing.groups.push(g);
-            }
+        if let Some(g) = group
+            && !existing.groups.contains(&g)
+        {
+            existing.groups.push(g);
         }
         return;
     }
@@ -295,12 +364,45 @@ fn rank(role: TermRole) -> u8 {
     }
 }
 
+/// The stage-4 "loose" variant of a plan: every kanji of a multi-character
+/// concept also matches on its own, so partial wordings still find sections.
+pub(crate) fn loosen(plan: &QueryPlan) -> QueryPlan {
+    let mut loose = plan.clone();
+    for (g, group) in plan.groups.iter().enumerate() {
+        if group.text.chars().count() < 2 {
+            continue;
+        }
+        for c in group.text.chars() {
+            if tokenize::class(c) == CharClass::Kanji {
+                add_term(&mut loose, c.to_string(), TermRole::Content, Some(g));
+            }
+        }
+        finish_group(&mut loose, g);
+    }
+    loose
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn group_texts(plan: &QueryPlan) -> Vec<&str> {
-        plan.groups.iter().map(|g| g.text.as_str()).collect()
+        plan.groups
+            .iter()
+            .filter(|g| !g.alternative)
+            .map(|g| g.text.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn thesaurus_alternatives_join_the_typed_concept() {
+        let plan = analyze("病気で入院");
+        let concepts = plan.concepts();
+        assert_eq!(concepts.len(), 2);
+        let sick = &concepts[0].0;
+        let texts: Vec<&str> = sick.iter().map(|g| plan.groups[*g].text.as_str()).collect();
+        assert_eq!(texts, ["病気", "疾病"]);
+        assert!(plan.terms.iter().any(|t| t.text == "疾病"));
     }
 
     #[test]
@@ -331,22 +433,4 @@ mod tests {
         assert_eq!(group_texts(&plan), ["がん"]);
         assert!(!plan.is_empty());
     }
-}
-
-/// The stage-4 "loose" variant of a plan: every kanji of a multi-character
-/// concept also matches on its own, so partial wordings still find sections.
-pub(crate) fn loosen(plan: &QueryPlan) -> QueryPlan {
-    let mut loose = plan.clone();
-    for (g, group) in plan.groups.iter().enumerate() {
-        if group.text.chars().count() < 2 {
-            continue;
-        }
-        for c in group.text.chars() {
-            if tokenize::class(c) == CharClass::Kanji {
-                add_term(&mut loose, c.to_string(), TermRole::Content, Some(g));
-            }
-        }
-        finish_group(&mut loose, g);
-    }
-    loose
 }

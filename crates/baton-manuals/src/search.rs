@@ -15,25 +15,44 @@ use crate::query::{QueryPlan, TermRole};
 use crate::signals::{Signal, Signals};
 
 const K1: f64 = 1.2;
-const B: f64 = 0.75;
+/// Length normalisation: sections are short and of similar purpose, so
+/// length matters less than in free text (0.5 measured best on both eval sets).
+const B: f64 = 0.5;
 /// Weight of a term occurrence in the section's own heading.
 pub(crate) const TITLE_WEIGHT: f64 = 2.0;
 /// Weight of a term occurrence in the ancestors' headings or the file name.
 pub(crate) const CONTEXT_WEIGHT: f64 = 0.6;
 /// Concept groups beyond this are not tracked for coverage.
-const MAX_GROUPS: usize = 16;
+const MAX_GROUPS: usize = 32;
 /// How many first-stage results get the phrase/exception refinement.
-const REFINE_TOP: usize = 200;
+const REFINE_TOP: usize = 100;
 /// Score bonus when every concept occurs verbatim.
 const PHRASE_BONUS: f64 = 0.25;
 /// Score boost of exception sections for queries about exceptions.
 const EXCEPTION_BOOST: f64 = 0.2;
 
+/// Weight of a concept that only the thesaurus spelled (relative to its best spelling).
+const ALTERNATIVE_ONLY_WEIGHT: f64 = 0.5;
+
 /// Words that mark a section as stating exclusions or exceptions.
 pub(crate) const EXCEPTION_MARKERS: &[&str] = &[
-    "免責", "対象外", "除外", "不担保", "支払いません", "支払われません", "お支払いしません",
-    "支払わない", "支払われない", "適用しません", "適用されません", "not covered", "exclusion",
-    "excluded", "does not apply", "not supported", "exception",
+    "免責",
+    "対象外",
+    "除外",
+    "不担保",
+    "支払いません",
+    "支払われません",
+    "お支払いしません",
+    "支払わない",
+    "支払われない",
+    "適用しません",
+    "適用されません",
+    "not covered",
+    "exclusion",
+    "excluded",
+    "does not apply",
+    "not supported",
+    "exception",
 ];
 
 /// Options of one search.
@@ -52,6 +71,8 @@ pub(crate) struct SearchOptions<'a> {
     pub manual_id: &'a str,
     /// The raw query (passed to the late reranker).
     pub raw_query: &'a str,
+    /// How many of the best hits must come back exactly ordered.
+    pub ordered: usize,
 }
 
 /// One scored section.
@@ -65,8 +86,8 @@ pub(crate) struct Hit {
     pub coverage: f64,
     /// Signals.
     pub signals: Signals,
-    /// Matched query terms, most informative first.
-    pub matched: Vec<String>,
+    /// Bit set of matched query terms (index into the plan's terms, first 64).
+    pub terms: u64,
     /// Whether every required phrase occurs in the section.
     pub has_required: bool,
 }
@@ -109,12 +130,15 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
         .enumerate()
         .map(|(g, group)| group_idf_sum[g] / group.term_count.max(1) as f64)
         .collect();
-    let total_group_weight: f64 = group_weight.iter().sum();
+    let concepts = concept_weights(plan, &group_weight, n_groups);
+    let total_group_weight: f64 = concepts.iter().map(|c| c.weight).sum();
 
     let mut slot_of: Vec<u32> = vec![u32::MAX; index.doc_slots()];
     let mut accs: Vec<(DocId, Acc)> = Vec::new();
     for (ti, term) in plan.terms.iter().enumerate() {
-        let Some(tid) = index.term_id(&term.text) else { continue };
+        let Some(tid) = index.term_id(&term.text) else {
+            continue;
+        };
         let postings = index.postings(tid);
         if postings.is_empty() {
             continue;
@@ -128,17 +152,19 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             TermRole::Stop => 0.05,
         } * term_idf_value;
         for p in postings {
-            let Some(doc) = index.doc(p.doc) else { continue };
-            if let Some(filter) = opts.filter {
-                if !filter(doc) {
-                    continue;
-                }
+            if let Some(filter) = opts.filter
+                && !index.doc(p.doc).is_some_and(filter)
+            {
+                continue;
             }
+            let doc_len = index.doc_len(p.doc);
             let tf = f64::from(p.freq.body)
                 + TITLE_WEIGHT * f64::from(p.freq.title)
                 + CONTEXT_WEIGHT * f64::from(p.freq.ctx);
-            let norm = K1 * (1.0 - B + B * f64::from(doc.body_len) / avg_len);
-            let Some(slot_ref) = slot_of.get_mut(p.doc as usize) else { continue };
+            let norm = K1 * (1.0 - B + B * f64::from(doc_len) / avg_len);
+            let Some(slot_ref) = slot_of.get_mut(p.doc as usize) else {
+                continue;
+            };
             if *slot_ref == u32::MAX {
                 *slot_ref = accs.len() as u32;
                 accs.push((p.doc, Acc::default()));
@@ -163,11 +189,12 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
     let mut hits: Vec<Hit> = accs
         .into_iter()
         .map(|(doc, acc)| {
-            let coverage = coverage(&acc, &group_weight, &group_idf_sum, total_group_weight);
+            let coverage = coverage(&acc, &concepts, &group_idf_sum, total_group_weight);
             let title_cover = if total_group_weight > 0.0 {
-                (0..n_groups)
-                    .filter(|g| acc.title_groups & (1 << g) != 0)
-                    .map(|g| group_weight[g])
+                concepts
+                    .iter()
+                    .filter(|c| c.groups.iter().any(|g| acc.title_groups & (1 << g) != 0))
+                    .map(|c| c.weight)
                     .sum::<f64>()
                     / total_group_weight
             } else {
@@ -183,44 +210,54 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             if opts.loose {
                 signals.insert(Signal::Loose);
             }
-            let matched = plan
-                .terms
-                .iter()
-                .enumerate()
-                .filter(|(i, t)| *i < 64 && acc.terms & (1 << i) != 0 && t.role == TermRole::Content)
-                .map(|(_, t)| t.text.clone())
-                .collect();
             Hit {
                 doc,
                 score: acc.score * ((1.0 - w) + w * coverage),
                 coverage,
                 signals,
-                matched,
+                terms: acc.terms,
                 has_required: plan.required.is_empty(),
             }
         })
         .collect();
-    sort_hits(index, &mut hits);
+    // Only the head needs an exact order; the tail is returned unordered.
+    let head = opts
+        .ordered
+        .max(REFINE_TOP)
+        .max(opts.scoring.late_rerank_top_n)
+        .min(hits.len());
+    order_head(index, &mut hits, head);
 
     // Refinement of the top: phrases, required phrases, exceptions.
     let refine = hits.len().min(REFINE_TOP);
-    let phrase_groups: Vec<&str> = plan
-        .groups
+    // Concepts with a spelling of at least two characters, as phrase lists.
+    let phrase_groups: Vec<Vec<&str>> = concepts
         .iter()
-        .map(|g| g.text.as_str())
-        .filter(|t| t.chars().count() >= 2)
+        .map(|c| {
+            c.groups
+                .iter()
+                .map(|g| plan.groups[*g].text.as_str())
+                .filter(|t| t.chars().count() >= 2)
+                .collect::<Vec<_>>()
+        })
+        .filter(|spellings| !spellings.is_empty())
         .collect();
     for hit in hits.iter_mut().take(refine) {
-        let Some(doc) = index.doc(hit.doc) else { continue };
+        let Some(doc) = index.doc(hit.doc) else {
+            continue;
+        };
         let text = doc.norm_text.as_str();
         if !phrase_groups.is_empty() {
-            let found = phrase_groups.iter().filter(|p| text.contains(**p)).count();
+            let found = phrase_groups
+                .iter()
+                .filter(|spellings| spellings.iter().any(|p| text.contains(p)))
+                .count();
             hit.score *= 1.0 + PHRASE_BONUS * found as f64 / phrase_groups.len() as f64;
             if found == phrase_groups.len() {
                 hit.signals.insert(Signal::Normalized);
             }
         }
-        if has_exceptions(text) {
+        if doc.exceptions {
             hit.signals.insert(Signal::Exceptions);
             if opts.exceptions_intent {
                 hit.score *= 1.0 + EXCEPTION_BOOST;
@@ -229,40 +266,107 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
     }
     if !plan.required.is_empty() {
         for hit in hits.iter_mut() {
-            hit.has_required = index
-                .doc(hit.doc)
-                .is_some_and(|d| plan.required.iter().all(|p| d.norm_text.contains(p.as_str())));
+            hit.has_required = index.doc(hit.doc).is_some_and(|d| {
+                plan.required
+                    .iter()
+                    .all(|p| d.norm_text.contains(p.as_str()))
+            });
         }
     }
+    // Refinement only raised scores inside the head, so the head still
+    // outranks the tail: re-sorting the head is enough.
     if opts.scoring.late_rerank_enabled || opts.late_reranker.is_some() {
-        sort_hits(index, &mut hits);
-        late_rerank(index, plan, opts, &group_weight, &mut hits);
+        sort_hits(index, &mut hits[..head]);
+        late_rerank(index, plan, opts, &concepts, &mut hits[..head]);
     }
-    sort_hits(index, &mut hits);
+    sort_hits(index, &mut hits[..head]);
     hits
+}
+
+/// Moves the `head` best hits to the front, exactly ordered.
+pub(crate) fn order_head(index: &ManualIndex, hits: &mut [Hit], head: usize) {
+    if head == 0 {
+        return;
+    }
+    if head < hits.len() {
+        hits.select_nth_unstable_by(head - 1, |a, b| {
+            b.score
+                .partial_cmp(&a.score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+    sort_hits(index, &mut hits[..head]);
+}
+
+/// Names of the content terms in a matched-term bit set.
+pub(crate) fn matched_terms(plan: &QueryPlan, terms: u64) -> Vec<String> {
+    plan.terms
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| *i < 64 && terms & (1 << i) != 0 && t.role == TermRole::Content)
+        .map(|(_, t)| t.text.clone())
+        .collect()
 }
 
 fn idf(n: f64, df: f64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-fn coverage(acc: &Acc, weights: &[f64], idf_sums: &[f64], total: f64) -> f64 {
+/// A query concept: its groups (spellings) and its weight.
+pub(crate) struct Concept {
+    groups: Vec<usize>,
+    weight: f64,
+}
+
+/// Concept weights: the mean idf of the typed spelling; concepts that only
+/// come from the thesaurus count half (of their best spelling).
+fn concept_weights(plan: &QueryPlan, group_weight: &[f64], n_groups: usize) -> Vec<Concept> {
+    plan.concepts()
+        .into_iter()
+        .filter_map(|(groups, typed)| {
+            let groups: Vec<usize> = groups.into_iter().filter(|g| *g < n_groups).collect();
+            let weight = if typed {
+                groups
+                    .iter()
+                    .filter(|g| !plan.groups[**g].alternative)
+                    .map(|g| group_weight[*g])
+                    .fold(0.0, f64::max)
+            } else {
+                ALTERNATIVE_ONLY_WEIGHT
+                    * groups.iter().map(|g| group_weight[*g]).fold(0.0, f64::max)
+            };
+            (!groups.is_empty()).then_some(Concept { groups, weight })
+        })
+        .collect()
+}
+
+fn coverage(acc: &Acc, concepts: &[Concept], idf_sums: &[f64], total: f64) -> f64 {
     if total <= 0.0 {
         return 1.0;
     }
-    let mut covered = 0.0;
-    for (g, weight) in weights.iter().enumerate() {
-        if idf_sums[g] > 0.0 {
-            covered += weight * (f64::from(acc.groups[g]) / idf_sums[g]).min(1.0);
-        }
-    }
+    let covered: f64 = concepts
+        .iter()
+        .map(|c| {
+            let best = c
+                .groups
+                .iter()
+                .filter(|g| idf_sums[**g] > 0.0)
+                .map(|g| (f64::from(acc.groups[*g]) / idf_sums[*g]).min(1.0))
+                .fold(0.0, f64::max);
+            c.weight * best
+        })
+        .sum();
     covered / total
 }
 
 /// Whether a normalised text states exclusions: a marker in the first 80
 /// characters (the heading) or at least two markers in the text.
 pub(crate) fn has_exceptions(text: &str) -> bool {
-    let head_end = text.char_indices().nth(80).map(|(i, _)| i).unwrap_or(text.len());
+    let head_end = text
+        .char_indices()
+        .nth(80)
+        .map(|(i, _)| i)
+        .unwrap_or(text.len());
     let head = &text[..head_end];
     if EXCEPTION_MARKERS.iter().any(|m| head.contains(m)) {
         return true;
@@ -296,7 +400,7 @@ fn late_rerank(
     index: &ManualIndex,
     plan: &QueryPlan,
     opts: &SearchOptions<'_>,
-    group_weight: &[f64],
+    concepts: &[Concept],
     hits: &mut [Hit],
 ) {
     let top = hits.len().min(opts.scoring.late_rerank_top_n);
@@ -306,8 +410,11 @@ fn late_rerank(
     let mut scores: Vec<f64> = Vec::with_capacity(top);
     if opts.scoring.late_rerank_enabled {
         for hit in hits.iter().take(top) {
-            let text = index.doc(hit.doc).map(|d| d.norm_text.as_str()).unwrap_or("");
-            scores.push(sentence_max_sim(text, plan, group_weight));
+            let text = index
+                .doc(hit.doc)
+                .map(|d| d.norm_text.as_str())
+                .unwrap_or("");
+            scores.push(sentence_max_sim(text, plan, concepts));
         }
     } else {
         scores.resize(top, 0.0);
@@ -346,9 +453,9 @@ fn late_rerank(
 }
 
 /// The best per-sentence, weight-averaged share of each concept's terms.
-fn sentence_max_sim(text: &str, plan: &QueryPlan, group_weight: &[f64]) -> f64 {
-    let n_groups = group_weight.len();
-    let total: f64 = group_weight.iter().sum();
+fn sentence_max_sim(text: &str, plan: &QueryPlan, concepts: &[Concept]) -> f64 {
+    let n_groups = plan.groups.len().min(MAX_GROUPS);
+    let total: f64 = concepts.iter().map(|c| c.weight).sum();
     if text.is_empty() || total <= 0.0 {
         return 0.0;
     }
@@ -384,10 +491,17 @@ fn sentence_max_sim(text: &str, plan: &QueryPlan, group_weight: &[f64]) -> f64 {
     counts
         .values()
         .map(|row| {
-            (0..n_groups)
-                .map(|g| {
-                    let need = plan.groups[g].term_count.max(1) as f64;
-                    group_weight[g] * (f64::from(row[g]) / need).min(1.0)
+            concepts
+                .iter()
+                .map(|c| {
+                    let best = c
+                        .groups
+                        .iter()
+                        .map(|g| {
+                            (f64::from(row[*g]) / plan.groups[*g].term_count.max(1) as f64).min(1.0)
+                        })
+                        .fold(0.0, f64::max);
+                    c.weight * best
                 })
                 .sum::<f64>()
                 / total

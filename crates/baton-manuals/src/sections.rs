@@ -30,20 +30,17 @@ pub struct SectionInfo {
     pub parent: Option<u32>,
 }
 
-impl SectionInfo {
-    /// Whether the section's own lines (after the heading) are all blank.
-    pub fn is_heading_only(&self) -> bool {
-        self.level > 0 && self.body_end_line <= self.heading_end_line
-    }
-}
-
 /// Byte offsets of line starts, for mapping parser offsets to line numbers.
 struct LineMap(Vec<usize>);
 
 impl LineMap {
     fn new(text: &str) -> Self {
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1).filter(|&i| i < text.len()));
+        starts.extend(
+            text.match_indices('\n')
+                .map(|(i, _)| i + 1)
+                .filter(|&i| i < text.len()),
+        );
         LineMap(starts)
     }
 
@@ -56,7 +53,11 @@ impl LineMap {
     }
 
     fn count(&self, text: &str) -> u32 {
-        if text.is_empty() { 0 } else { self.0.len() as u32 }
+        if text.is_empty() {
+            0
+        } else {
+            self.0.len() as u32
+        }
     }
 }
 
@@ -73,7 +74,7 @@ pub fn parse_markdown(text: &str, file_stem: &str) -> Vec<SectionInfo> {
     let mut current: Option<(u8, u32, u32, String)> = None;
     let options = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
         | Options::ENABLE_TABLES
-        | Options::ENABLE_PLUSES_METADATA_BLOCKS;
+        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
@@ -134,7 +135,11 @@ pub fn parse_markdown(text: &str, file_stem: &str) -> Vec<SectionInfo> {
         let idx = (base + i) as u32;
         stack.push((*level, idx));
         sections.push(SectionInfo {
-            title: if title.is_empty() { file_stem.to_string() } else { title.clone() },
+            title: if title.is_empty() {
+                file_stem.to_string()
+            } else {
+                title.clone()
+            },
             level: *level,
             start_line: *start,
             heading_end_line: *heading_end,
@@ -227,8 +232,14 @@ mod tests {
         let text = "# 総則\n対象です。\n## 例外\nこの場合は対象外です。\n### 参照\n別表を参照。\n";
         let s = parse_markdown(text, "rules");
         assert_eq!(s.len(), 3);
-        assert_eq!((s[0].start_line, s[0].body_end_line, s[0].end_line), (1, 2, 6));
-        assert_eq!((s[1].start_line, s[1].body_end_line, s[1].end_line), (3, 4, 6));
+        assert_eq!(
+            (s[0].start_line, s[0].body_end_line, s[0].end_line),
+            (1, 2, 6)
+        );
+        assert_eq!(
+            (s[1].start_line, s[1].body_end_line, s[1].end_line),
+            (3, 4, 6)
+        );
         assert_eq!(s[2].parent, Some(1));
         assert_eq!(s[1].title, "例外");
     }
@@ -248,7 +259,10 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].title.as_str(), s[0].end_line), ("plain", 2));
         let s = parse_markdown("Title\n=====\nbody\n", "x");
-        assert_eq!((s[0].title.as_str(), s[0].start_line, s[0].heading_end_line), ("Title", 1, 2));
+        assert_eq!(
+            (s[0].title.as_str(), s[0].start_line, s[0].heading_end_line),
+            ("Title", 1, 2)
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
+use crate::LateReranker;
 use crate::cache::{CacheStats, ResultCache};
 use crate::config::ManualConfig;
 use crate::corpus::{Corpus, IndexProgress, IndexStats};
@@ -11,7 +12,6 @@ use crate::paths::ManualsRoot;
 use crate::tools::read::ReadProgress;
 use crate::trace::TraceStore;
 use crate::watch::ChangeWatcher;
-use crate::LateReranker;
 
 /// The manual tools. `Send + Sync`: hold it in an `Arc` and call it from
 /// any thread. Calls are synchronous; the index lock is only taken for
@@ -58,7 +58,10 @@ impl ManualService {
         let corpus = Corpus::new(root.clone(), config.index_dir.clone());
         Ok(ManualService {
             traces: Mutex::new(TraceStore::new(config.trace_max_keep, config.trace_ttl)),
-            cache: Mutex::new(ResultCache::new(config.sem_cache_max_keep, config.sem_cache_ttl)),
+            cache: Mutex::new(ResultCache::new(
+                config.sem_cache_max_keep,
+                config.sem_cache_ttl,
+            )),
             read_progress: Mutex::new(ReadProgress::default()),
             corpus: RwLock::new(corpus),
             freshness: Mutex::new(None),
@@ -116,9 +119,15 @@ impl ManualService {
     pub(crate) fn ensure_fresh(&self) {
         let mut fresh = lock(&self.freshness);
         let now = Instant::now();
-        let dirty = self.watcher.as_ref().map(ChangeWatcher::take).unwrap_or_default();
+        let dirty = self
+            .watcher
+            .as_ref()
+            .map(ChangeWatcher::take)
+            .unwrap_or_default();
         let full_due = dirty.all
-            || fresh.is_none_or(|last| now.saturating_duration_since(last) >= self.config.stat_interval);
+            || fresh.is_none_or(|last| {
+                now.saturating_duration_since(last) >= self.config.stat_interval
+            });
         if full_due {
             self.write_corpus().refresh_all(&mut |_| {});
             *fresh = Some(now);
@@ -127,6 +136,15 @@ impl ManualService {
             for id in &dirty.manuals {
                 corpus.refresh_manual(id);
             }
+        }
+    }
+
+    /// Makes sure a manual that exists on disk is indexed (a manual created
+    /// since the last full check is picked up immediately).
+    pub(crate) fn ensure_manual(&self, manual_id: &str) {
+        self.ensure_fresh();
+        if self.read_corpus().manual(manual_id).is_none() {
+            self.write_corpus().refresh_manual(manual_id);
         }
     }
 
@@ -165,7 +183,9 @@ mod tests {
         let mut config = ManualConfig::new(&root);
         config.watch = true;
         config.stat_interval = std::time::Duration::from_secs(3600);
-        let Ok(service) = ManualService::open(config) else { panic!("open") };
+        let Ok(service) = ManualService::open(config) else {
+            panic!("open")
+        };
         assert!(service.is_watching());
         service.ensure_fresh();
         std::fs::write(root.join("m1/a.md"), "# A\nchanged\n").ok();

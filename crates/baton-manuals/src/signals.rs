@@ -3,7 +3,9 @@
 use serde::Serialize;
 
 /// Why a candidate ranked where it did (the seed's closed set).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Signal {
     /// A query concept occurs in the section's own heading.
@@ -60,6 +62,9 @@ impl Signals {
 
     /// The signals in canonical order.
     pub(crate) fn to_vec(self) -> Vec<Signal> {
-        Signal::ALL.into_iter().filter(|s| self.contains(*s)).collect()
+        Signal::ALL
+            .into_iter()
+            .filter(|s| self.contains(*s))
+            .collect()
     }
 }

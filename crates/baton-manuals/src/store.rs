@@ -14,7 +14,7 @@ use crate::paths::FileType;
 use crate::sections::SectionInfo;
 
 const MAGIC: &[u8; 8] = b"BTNMIDX\0";
-const FORMAT_VERSION: u64 = 1;
+const FORMAT_VERSION: u64 = 2;
 
 /// Path of the cache file of a manual.
 pub(crate) fn cache_path(index_dir: &Path, manual_id: &str) -> PathBuf {
@@ -59,6 +59,7 @@ fn encode_record(w: &mut Writer, r: &FileRecord) {
     for d in &r.docs {
         w.u64(u64::from(d.section));
         w.u64(u64::from(d.body_len));
+        w.u64(u64::from(d.exceptions));
         w.str(&d.norm_text);
         w.u64(d.terms.len() as u64);
         for (term, f) in &d.terms {
@@ -139,6 +140,7 @@ fn decode_record(r: &mut Reader<'_>) -> Result<FileRecord, CodecError> {
             return Err(CodecError("doc section out of range"));
         }
         let body_len = r.u32()?;
+        let exceptions = r.u64()? != 0;
         let norm_text = r.str()?.to_string();
         let n_terms = r.len()?;
         let mut terms = Vec::with_capacity(n_terms);
@@ -156,6 +158,7 @@ fn decode_record(r: &mut Reader<'_>) -> Result<FileRecord, CodecError> {
             body_len,
             norm_text,
             terms,
+            exceptions,
         });
     }
     Ok(FileRecord {
@@ -202,7 +205,11 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_foreign_caches_are_ignored() {
-        let fp = Fingerprint { size: 10, mtime_ns: -3, hash: 7 };
+        let fp = Fingerprint {
+            size: 10,
+            mtime_ns: -3,
+            hash: 7,
+        };
         let rec = analyze_file("a/b.md", FileType::Md, "pre\n# 見出し\n本文です。\n", fp);
         let root = Path::new("/r");
         let bytes = encode(root, "m1", std::slice::from_ref(&rec));

@@ -35,7 +35,9 @@ pub fn normalize(text: &str) -> String {
 
 fn push_folded(out: &mut String, c: char) {
     match c {
-        '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2212}' => out.push('-'),
+        '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2212}' => {
+            out.push('-')
+        }
         'ß' | 'ẞ' => out.push_str("ss"),
         'ς' => out.push('σ'),
         c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
@@ -93,7 +95,12 @@ impl LineText {
         if line == 0 || line > self.line_starts.len() {
             return None;
         }
-        Some(self.line_starts.get(line).copied().unwrap_or(self.chars.len()))
+        Some(
+            self.line_starts
+                .get(line)
+                .copied()
+                .unwrap_or(self.chars.len()),
+        )
     }
 
     /// The 1-based line holding a char offset (the last line for the end offset).

@@ -31,18 +31,24 @@ pub(crate) fn class(c: char) -> CharClass {
     match c {
         '々' | '〆' | '〇' | 'ヶ' => CharClass::Kanji,
         '\u{3041}'..='\u{309F}' => CharClass::Hiragana,
-        '\u{30A0}'..='\u{30FA}' | '\u{30FC}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}' => CharClass::Katakana,
-        '\u{AC00}'..='\u{D7AF}' | '\u{1100}'..='\u{11FF}' => CharClass::Katakana,
-        '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FFFF}' => {
-            CharClass::Kanji
+        '\u{30A0}'..='\u{30FA}' | '\u{30FC}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}' => {
+            CharClass::Katakana
         }
+        '\u{AC00}'..='\u{D7AF}' | '\u{1100}'..='\u{11FF}' => CharClass::Katakana,
+        '\u{3400}'..='\u{4DBF}'
+        | '\u{4E00}'..='\u{9FFF}'
+        | '\u{F900}'..='\u{FAFF}'
+        | '\u{20000}'..='\u{2FFFF}' => CharClass::Kanji,
         c if c.is_alphanumeric() => CharClass::Word,
         _ => CharClass::Other,
     }
 }
 
 fn is_cjk(class: CharClass) -> bool {
-    matches!(class, CharClass::Kanji | CharClass::Hiragana | CharClass::Katakana)
+    matches!(
+        class,
+        CharClass::Kanji | CharClass::Hiragana | CharClass::Katakana
+    )
 }
 
 /// The kind of a token, used by the query analyser to weight it.
@@ -78,7 +84,10 @@ pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str, TokenKind)) 
                     emit(&text[i..end], kind);
                 }
             }
-            let lone = !text[..i].chars().next_back().is_some_and(|p| is_cjk(class(p)))
+            let lone = !text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|p| is_cjk(class(p)))
                 && !chars.peek().is_some_and(|(_, n)| is_cjk(class(*n)));
             if cls == CharClass::Kanji || (lone && cls == CharClass::Katakana) {
                 emit(&text[i..i + c.len_utf8()], TokenKind::Unigram);
@@ -90,11 +99,11 @@ pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str, TokenKind)) 
             if run_start.is_none() {
                 run_start = Some((i, cls));
             }
-            let ends = !chars.peek().is_some_and(|(_, n)| class(*n) == CharClass::Word);
-            if ends {
-                if let Some((start, _)) = run_start.take() {
-                    emit_word(&text[start..i + c.len_utf8()], &mut emit);
-                }
+            let ends = !chars
+                .peek()
+                .is_some_and(|(_, n)| class(*n) == CharClass::Word);
+            if ends && let Some((start, _)) = run_start.take() {
+                emit_word(&text[start..i + c.len_utf8()], &mut emit);
             }
             continue;
         }
@@ -145,7 +154,9 @@ pub(crate) fn stem(word: &str) -> Cow<'_, str> {
     ];
     for (suffix, replacement, min_stem) in rules {
         if let Some(base) = word.strip_suffix(suffix) {
-            if base.len() < min_stem || (suffix == "s" && (base.ends_with('u') || base.ends_with('i'))) {
+            if base.len() < min_stem
+                || (suffix == "s" && (base.ends_with('u') || base.ends_with('i')))
+            {
                 return Cow::Borrowed(word);
             }
             let mut out = String::with_capacity(base.len() + replacement.len());

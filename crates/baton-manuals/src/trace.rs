@@ -141,7 +141,12 @@ mod tests {
             conflicts: vec![],
             gaps: vec![],
             integrated_top: vec![],
-            claim_graph: ClaimGraph { claims: vec![], evidences: vec![], edges: vec![], facets: vec![] },
+            claim_graph: ClaimGraph {
+                claims: vec![],
+                evidences: vec![],
+                edges: vec![],
+                facets: vec![],
+            },
             summary: Summary {
                 scanned_files: 0,
                 scanned_nodes: 0,

@@ -33,17 +33,18 @@ impl ChangeWatcher {
         let dirty = Arc::new(Mutex::new(DirtySet::default()));
         let sink = Arc::clone(&dirty);
         let root_buf: PathBuf = root.to_path_buf();
-        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            let Ok(mut set) = sink.lock() else { return };
-            match event {
-                Ok(event) if !event.need_rescan() && !event.paths.is_empty() => {
-                    for path in &event.paths {
-                        mark(&mut set, &root_buf, path);
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                let Ok(mut set) = sink.lock() else { return };
+                match event {
+                    Ok(event) if !event.need_rescan() && !event.paths.is_empty() => {
+                        for path in &event.paths {
+                            mark(&mut set, &root_buf, path);
+                        }
                     }
+                    _ => set.all = true,
                 }
-                _ => set.all = true,
-            }
-        })?;
+            })?;
         watcher.watch(root, RecursiveMode::Recursive)?;
         Ok(ChangeWatcher {
             _watcher: watcher,

@@ -25,6 +25,8 @@ pub struct AppContext {
     pub bus: Arc<EventBus>,
     /// This build's version.
     pub version: &'static str,
+    /// The manual search service, opened on first use (it may index).
+    manuals: std::sync::OnceLock<Result<Arc<baton_manuals::ManualService>, ToolError>>,
 }
 
 impl AppContext {
@@ -43,7 +45,21 @@ impl AppContext {
             workflow_errors: report.errors,
             bus,
             version: env!("CARGO_PKG_VERSION"),
+            manuals: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The manual service (seed 002), opened on first use with the
+    /// `MANUALS_ROOT`… environment resolved against the repository root.
+    pub fn manuals(&self) -> Result<Arc<baton_manuals::ManualService>, ToolError> {
+        self.manuals
+            .get_or_init(|| {
+                let config = baton_manuals::ManualConfig::from_env(&self.config.repo_root);
+                baton_manuals::ManualService::open(config)
+                    .map(Arc::new)
+                    .map_err(ToolError::from)
+            })
+            .clone()
     }
 
     /// The definition with `id`, or `not_found`.

@@ -34,6 +34,14 @@ pub enum ErrorCode {
     UnsupportedVersion,
     /// The named tool group or tool is not exposed by this server.
     UnknownTool,
+    /// A manual read scope is not allowed for the file (seed 002).
+    InvalidScope,
+    /// A manual path is malformed (seed 002).
+    InvalidPath,
+    /// The manual operation is not permitted by configuration (seed 002).
+    Forbidden,
+    /// The request would return too much; narrow it (seed 002).
+    NeedsNarrowScope,
     /// A file operation failed.
     IoError,
     /// A defect in baton; please report it.
@@ -53,6 +61,10 @@ impl ErrorCode {
             ErrorCode::CorruptState => "corrupt_state",
             ErrorCode::UnsupportedVersion => "unsupported_version",
             ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::InvalidScope => "invalid_scope",
+            ErrorCode::InvalidPath => "invalid_path",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NeedsNarrowScope => "needs_narrow_scope",
             ErrorCode::IoError => "io_error",
             ErrorCode::Internal => "internal",
         }
@@ -153,6 +165,27 @@ impl<E: Into<ToolError>> From<UpdateError<E>> for ToolError {
         match e {
             UpdateError::Store(s) => s.into(),
             UpdateError::Rejected(r) => r.into(),
+        }
+    }
+}
+
+impl From<baton_manuals::ManualError> for ToolError {
+    fn from(e: baton_manuals::ManualError) -> ToolError {
+        use baton_manuals::ManualErrorCode as M;
+        let code = match e.code {
+            M::InvalidParameter => ErrorCode::InvalidParameter,
+            M::InvalidPath => ErrorCode::InvalidPath,
+            M::OutOfScope => ErrorCode::OutOfScope,
+            M::Forbidden => ErrorCode::Forbidden,
+            M::InvalidScope => ErrorCode::InvalidScope,
+            M::NotFound => ErrorCode::NotFound,
+            M::NeedsNarrowScope => ErrorCode::NeedsNarrowScope,
+            M::Internal => ErrorCode::Internal,
+        };
+        ToolError {
+            code,
+            message: e.message,
+            details: e.details,
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::error::ToolError;
 
 pub mod issue;
 pub mod lifecycle;
+pub mod manual;
 pub mod runs;
 pub mod state;
 pub mod workflow;
@@ -97,6 +98,10 @@ pub const GROUPS: &[(&str, &str)] = &[
         "workflow",
         "any workflow definition: workflow_start, workflow_definitions, workflow_stats, workflow_archive",
     ),
+    (
+        "manual",
+        "seed 002's manual search: manual_ls, manual_toc, manual_find, manual_hits, manual_read, manual_scan",
+    ),
 ];
 
 /// Every tool baton has.
@@ -105,6 +110,7 @@ pub fn all_tools() -> Vec<ToolSpec> {
     tools.extend(state::tools());
     tools.extend(issue::tools());
     tools.extend(workflow::tools());
+    tools.extend(manual::tools());
     tools
 }
 

@@ -1,0 +1,698 @@
+//! `manual_find`: search, integrate into a claim graph, store a trace.
+//!
+//! Stages: stage 3 is the BM25 search of the requested scope. Stage 4 (a
+//! loose search — single kanji also match — over every manual when
+//! `expand_scope` is true) runs when stage 3 found nothing, or, with
+//! `CORRECTIVE_ENABLED=true`, when its quality is weak (gaps, conflicts,
+//! low claim coverage, small top-score margin, few candidates).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::args::{Args, MAX_ID_BYTES, MAX_QUERY_BYTES};
+use crate::claims::{self, EVIDENCE_LIMIT, EvidenceInput, Integration, round3};
+use crate::corpus::Corpus;
+use crate::error::ManualError;
+use crate::index::DocId;
+use crate::paths;
+use crate::query::{self, QueryPlan};
+use crate::search::{self, EXCEPTION_MARKERS, Hit, SearchOptions};
+use crate::service::{ManualService, lock};
+use crate::trace::{CandidateRef, CandidateRow, TraceData, TraceStore, UnscannedRow};
+use crate::types::{
+    ClaimStatus, Facet, FindOutput, IntegrationStatus, NextAction, NextActionType, Summary,
+};
+
+/// Default `budget.time_ms`.
+pub const DEFAULT_TIME_MS: u64 = 60_000;
+/// Default `budget.max_candidates`.
+pub const DEFAULT_MAX_CANDIDATES: u64 = 200;
+/// Score factor of stage-4 (loose) candidates.
+const LOOSE_PENALTY: f64 = 0.8;
+/// Minimum coverage of a stage-4 candidate.
+const LOOSE_MIN_COVERAGE: f64 = 0.5;
+
+/// A validated `manual_find` call.
+#[derive(Debug, Clone)]
+struct FindRequest {
+    query: String,
+    manual_id: Option<String>,
+    expand_scope: bool,
+    only_unscanned: Option<String>,
+    include_claim_graph: bool,
+    use_cache: bool,
+    max_candidates: usize,
+    time_ms: u64,
+}
+
+/// One scored section of some manual.
+struct Scored {
+    manual_id: Arc<str>,
+    hit: Hit,
+}
+
+/// Restriction from `only_unscanned_from_trace_id`.
+struct Continuation {
+    files: HashSet<(String, String)>,
+    seen: HashSet<(String, String, u32)>,
+}
+
+struct Outcome {
+    rows: Vec<Scored>,
+    unscanned: Vec<UnscannedRow>,
+    scanned_files: u32,
+    scanned_nodes: u32,
+    stage: u8,
+    expanded: bool,
+    required_relaxed: bool,
+    time_budget_hit: bool,
+    searched: HashSet<String>,
+}
+
+impl ManualService {
+    /// `manual_find({query, manual_id?, expand_scope?, only_unscanned_from_trace_id?, include_claim_graph?, use_cache?, budget?})`.
+    pub fn find(&self, args: Value) -> Result<FindOutput, ManualError> {
+        let started = Instant::now();
+        let req = self.parse_find(&args)?;
+        if let Some(m) = &req.manual_id {
+            self.root.manual_dir(m)?;
+            self.ensure_manual(m);
+        } else {
+            self.ensure_fresh();
+        }
+        let continuation = match &req.only_unscanned {
+            None => None,
+            Some(id) => Some(self.continuation(id)?),
+        };
+        let plan = query::analyze(&req.query);
+        let cache_key = (req.use_cache && continuation.is_none()).then(|| cache_key(&req, &plan));
+        let mut cache_mode = if cache_key.is_some() {
+            "miss"
+        } else {
+            "bypass"
+        };
+        let corpus = self.read_corpus();
+        if let Some(key) = &cache_key {
+            let mut cache = lock(&self.cache);
+            cache.sync_generation(corpus.generation());
+            if let Some(hit) = cache.get(key, Instant::now()) {
+                if self.guard_accepts(&hit.summary) {
+                    cache.stats.hits += 1;
+                    drop(cache);
+                    drop(corpus);
+                    return Ok(self.answer_from_cache(&req, &hit));
+                }
+                cache.stats.guard_revalidations += 1;
+                cache_mode = "guard_revalidate";
+            } else {
+                cache.stats.misses += 1;
+            }
+        }
+        let trace_id = TraceStore::new_id();
+        let deadline = started + Duration::from_millis(req.time_ms);
+        let outcome = self.run_search(&corpus, &req, &plan, continuation.as_ref(), deadline);
+        let data = build_trace(&corpus, &req, &plan, &trace_id, outcome, cache_mode);
+        drop(corpus);
+        let data = Arc::new(data);
+        if let Some(key) = cache_key
+            && data.cacheable
+        {
+            lock(&self.cache).put(key, Arc::clone(&data), Instant::now());
+        }
+        lock(&self.traces).insert_with_id(trace_id.clone(), Arc::clone(&data), Instant::now());
+        Ok(output(&trace_id, &data, req.include_claim_graph))
+    }
+
+    fn parse_find(&self, args: &Value) -> Result<FindRequest, ManualError> {
+        let a = Args::new(
+            "",
+            args,
+            &[
+                "query",
+                "manual_id",
+                "expand_scope",
+                "only_unscanned_from_trace_id",
+                "include_claim_graph",
+                "use_cache",
+                "budget",
+            ],
+        )?;
+        let query = a.req_str("query", MAX_QUERY_BYTES)?.to_string();
+        let manual_id = match a.get("manual_id") {
+            Some(v) => Some(paths::manual_id("manual_id", v)?),
+            None => self.config.default_manual_id.clone(),
+        };
+        let expand_scope = a.opt_bool("expand_scope")?.unwrap_or(true);
+        let only_unscanned = a
+            .opt_str("only_unscanned_from_trace_id", MAX_ID_BYTES)?
+            .map(str::to_string);
+        let include_claim_graph = a.opt_bool("include_claim_graph")?.unwrap_or(false);
+        let use_cache = a
+            .opt_bool("use_cache")?
+            .unwrap_or(self.config.sem_cache_enabled);
+        let (max_candidates, time_ms) = match a.get("budget") {
+            None => (DEFAULT_MAX_CANDIDATES as i64, DEFAULT_TIME_MS as i64),
+            Some(b) => {
+                let b = Args::new("budget", b, &["max_candidates", "time_ms"])?;
+                (
+                    b.opt_int("max_candidates", 1)?
+                        .unwrap_or(DEFAULT_MAX_CANDIDATES as i64),
+                    b.opt_int("time_ms", 1)?.unwrap_or(DEFAULT_TIME_MS as i64),
+                )
+            }
+        };
+        Ok(FindRequest {
+            query,
+            manual_id,
+            expand_scope,
+            only_unscanned,
+            include_claim_graph,
+            use_cache,
+            max_candidates: usize::try_from(max_candidates).unwrap_or(usize::MAX),
+            time_ms: u64::try_from(time_ms).unwrap_or(u64::MAX),
+        })
+    }
+
+    fn continuation(&self, trace_id: &str) -> Result<Continuation, ManualError> {
+        let prior = lock(&self.traces).get(trace_id, Instant::now()).ok_or_else(|| {
+            ManualError::not_found(format!(
+                "only_unscanned_from_trace_id {trace_id:?} not found (unknown or expired); run manual_find again"
+            ))
+            .with_details(json!({ "trace_id": trace_id }))
+        })?;
+        Ok(Continuation {
+            files: prior
+                .unscanned
+                .iter()
+                .map(|u| (u.manual_id.clone(), u.path.clone()))
+                .collect(),
+            seen: prior
+                .candidates
+                .iter()
+                .map(|c| {
+                    (
+                        c.reference.manual_id.clone(),
+                        c.reference.path.clone(),
+                        c.reference.start_line,
+                    )
+                })
+                .collect(),
+        })
+    }
+
+    fn guard_accepts(&self, summary: &Summary) -> bool {
+        let gap_ok = self
+            .config
+            .sem_cache_max_summary_gap
+            .is_none_or(|max| u64::from(summary.gap_count) <= max);
+        let conflict_ok = self
+            .config
+            .sem_cache_max_summary_conflict
+            .is_none_or(|max| u64::from(summary.conflict_count) <= max);
+        gap_ok && conflict_ok
+    }
+
+    fn answer_from_cache(&self, req: &FindRequest, hit: &TraceData) -> FindOutput {
+        let trace_id = TraceStore::new_id();
+        let mut data = hit.clone();
+        data.next_actions = next_actions(req, &trace_id, &data);
+        if let Value::Object(map) = &mut data.applied {
+            map.insert("cache".into(), json!("hit"));
+        }
+        let data = Arc::new(data);
+        lock(&self.traces).insert_with_id(trace_id.clone(), Arc::clone(&data), Instant::now());
+        output(&trace_id, &data, req.include_claim_graph)
+    }
+
+    fn run_search(
+        &self,
+        corpus: &Corpus,
+        req: &FindRequest,
+        plan: &QueryPlan,
+        continuation: Option<&Continuation>,
+        deadline: Instant,
+    ) -> Outcome {
+        let all: Vec<String> = corpus.manual_ids().map(str::to_string).collect();
+        let mut scope: Vec<String> = match &req.manual_id {
+            Some(m) => vec![m.clone()],
+            None => all.clone(),
+        };
+        if let Some(c) = continuation {
+            scope.retain(|m| c.files.iter().any(|(cm, _)| cm == m));
+        }
+        let exceptions_intent =
+            claims::detect_facets(&plan.normalized).contains(&Facet::Exceptions);
+        let mut outcome = Outcome {
+            rows: Vec::new(),
+            unscanned: Vec::new(),
+            scanned_files: 0,
+            scanned_nodes: 0,
+            stage: 3,
+            expanded: false,
+            required_relaxed: false,
+            time_budget_hit: false,
+            searched: HashSet::new(),
+        };
+        let mut rows = self.search_manuals(
+            corpus,
+            &scope,
+            plan,
+            false,
+            exceptions_intent,
+            continuation,
+            deadline,
+            req.max_candidates,
+            &mut outcome,
+        );
+        if !plan.required.is_empty() {
+            if rows.iter().any(|s| s.hit.has_required) {
+                rows.retain(|s| s.hit.has_required);
+            } else {
+                outcome.required_relaxed = !rows.is_empty();
+            }
+        }
+        order_scored(corpus, &mut rows, req.max_candidates);
+        if self.needs_stage4(corpus, req, plan, &rows) {
+            outcome.stage = 4;
+            let loose_scope: Vec<String> = if req.expand_scope && continuation.is_none() {
+                all
+            } else {
+                scope.clone()
+            };
+            outcome.expanded = loose_scope.len() > scope.len();
+            let known: HashSet<(Arc<str>, DocId)> = rows
+                .iter()
+                .map(|s| (Arc::clone(&s.manual_id), s.hit.doc))
+                .collect();
+            let loose_plan = query::loosen(plan);
+            let extra = self.search_manuals(
+                corpus,
+                &loose_scope,
+                &loose_plan,
+                true,
+                exceptions_intent,
+                continuation,
+                deadline,
+                req.max_candidates,
+                &mut outcome,
+            );
+            rows.extend(
+                extra
+                    .into_iter()
+                    .filter(|s| {
+                        s.hit.coverage >= LOOSE_MIN_COVERAGE
+                            && !known.contains(&(Arc::clone(&s.manual_id), s.hit.doc))
+                    })
+                    .map(|mut s| {
+                        s.hit.score *= LOOSE_PENALTY;
+                        s
+                    }),
+            );
+            order_scored(corpus, &mut rows, req.max_candidates);
+        }
+        if rows.len() > req.max_candidates {
+            let cut = rows.split_off(req.max_candidates);
+            let mut per_file: HashMap<(&str, &str), u32> = HashMap::new();
+            let mut indexes: HashMap<&str, Option<&crate::index::ManualIndex>> = HashMap::new();
+            for s in &cut {
+                let index = *indexes
+                    .entry(&s.manual_id)
+                    .or_insert_with(|| corpus.manual(&s.manual_id));
+                if let Some(doc) = index.and_then(|m| m.doc(s.hit.doc)) {
+                    *per_file
+                        .entry((&s.manual_id, doc.path.as_str()))
+                        .or_insert(0) += 1;
+                }
+            }
+            let mut per_file: Vec<((&str, &str), u32)> = per_file.into_iter().collect();
+            per_file.sort_unstable();
+            outcome
+                .unscanned
+                .extend(
+                    per_file
+                        .into_iter()
+                        .map(|((manual_id, path), n)| UnscannedRow {
+                            manual_id: manual_id.to_string(),
+                            path: path.to_string(),
+                            reason: "candidate_cap",
+                            sections: n,
+                        }),
+                );
+        }
+        outcome.rows = rows;
+        outcome
+    }
+
+    fn needs_stage4(
+        &self,
+        corpus: &Corpus,
+        req: &FindRequest,
+        plan: &QueryPlan,
+        rows: &[Scored],
+    ) -> bool {
+        if plan.is_empty() {
+            return false;
+        }
+        if rows.is_empty() {
+            return true;
+        }
+        let c = &self.config.corrective;
+        if !c.enabled {
+            return false;
+        }
+        let integration = integrate(corpus, req, plan, rows);
+        let claims = &integration.graph.claims;
+        let supported = claims
+            .iter()
+            .filter(|x| x.status == ClaimStatus::Supported)
+            .count();
+        let coverage = if claims.is_empty() {
+            1.0
+        } else {
+            supported as f64 / claims.len() as f64
+        };
+        let top = rows[0].hit.score;
+        let rest: Vec<f64> = rows.iter().skip(1).take(4).map(|s| s.hit.score).collect();
+        let margin = if rest.is_empty() || top <= 0.0 {
+            1.0
+        } else {
+            (top - rest.iter().sum::<f64>() / rest.len() as f64) / top
+        };
+        !integration.gaps.is_empty()
+            || !integration.conflicts.is_empty()
+            || rows.len() < c.min_candidates
+            || coverage < c.coverage_min
+            || margin < c.margin_min
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn search_manuals(
+        &self,
+        corpus: &Corpus,
+        scope: &[String],
+        plan: &QueryPlan,
+        loose: bool,
+        exceptions_intent: bool,
+        continuation: Option<&Continuation>,
+        deadline: Instant,
+        ordered: usize,
+        outcome: &mut Outcome,
+    ) -> Vec<Scored> {
+        let mut rows = Vec::new();
+        for (i, manual_id) in scope.iter().enumerate() {
+            let Some(index) = corpus.manual(manual_id) else {
+                continue;
+            };
+            if i > 0 && Instant::now() >= deadline {
+                outcome.time_budget_hit = true;
+                outcome
+                    .unscanned
+                    .extend(index.files().map(|f| UnscannedRow {
+                        manual_id: manual_id.clone(),
+                        path: f.record.path.clone(),
+                        reason: "time_budget",
+                        sections: 0,
+                    }));
+                continue;
+            }
+            let filter_fn = |doc: &crate::index::Doc| -> bool {
+                continuation.is_none_or(|c| {
+                    c.files.contains(&(manual_id.clone(), doc.path.clone()))
+                        && !c
+                            .seen
+                            .contains(&(manual_id.clone(), doc.path.clone(), doc.start_line))
+                })
+            };
+            let opts = SearchOptions {
+                scoring: &self.config.scoring,
+                exceptions_intent,
+                loose,
+                filter: continuation.map(|_| &filter_fn as &dyn Fn(&crate::index::Doc) -> bool),
+                late_reranker: self.late_reranker.as_deref(),
+                manual_id,
+                raw_query: &plan.normalized,
+                ordered: ordered.max(1),
+            };
+            if outcome.searched.insert(manual_id.clone()) {
+                outcome.scanned_files += index.file_count() as u32;
+                outcome.scanned_nodes += index.doc_count();
+            }
+            let shared: Arc<str> = Arc::from(manual_id.as_str());
+            rows.extend(
+                search::search(index, plan, &opts)
+                    .into_iter()
+                    .map(|hit| Scored {
+                        manual_id: Arc::clone(&shared),
+                        hit,
+                    }),
+            );
+        }
+        rows
+    }
+}
+
+/// Moves the `head` best rows to the front in their exact order: score
+/// desc, then manual, path and line asc. The tail stays unordered.
+fn order_scored(corpus: &Corpus, rows: &mut [Scored], head: usize) {
+    let by_score = |a: &Scored, b: &Scored| {
+        b.hit
+            .score
+            .partial_cmp(&a.hit.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    let head = head.clamp(1, rows.len().max(1)).min(rows.len());
+    if head == 0 {
+        return;
+    }
+    if head < rows.len() {
+        rows.select_nth_unstable_by(head - 1, by_score);
+    }
+    let key = |s: &Scored| {
+        corpus
+            .manual(&s.manual_id)
+            .and_then(|m| m.doc(s.hit.doc))
+            .map(|d| (d.path.as_str(), d.start_line))
+    };
+    rows[..head].sort_by(|a, b| {
+        by_score(a, b)
+            .then_with(|| a.manual_id.cmp(&b.manual_id))
+            .then_with(|| key(a).cmp(&key(b)))
+    });
+}
+
+fn cache_key(req: &FindRequest, plan: &QueryPlan) -> String {
+    format!(
+        "{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        req.manual_id.as_deref().unwrap_or("*"),
+        req.expand_scope,
+        req.max_candidates,
+        plan.normalized
+    )
+}
+
+/// Turns scored rows into candidate rows (scores rounded to 4 decimals).
+fn candidate_rows(corpus: &Corpus, plan: &QueryPlan, rows: &[Scored]) -> Vec<CandidateRow> {
+    rows.iter()
+        .filter_map(|s| {
+            let index = corpus.manual(&s.manual_id)?;
+            let doc = index.doc(s.hit.doc)?;
+            let title = index
+                .section_of(doc)
+                .map(|sec| sec.title.clone())
+                .unwrap_or_default();
+            Some(CandidateRow {
+                reference: CandidateRef {
+                    target: "manual",
+                    manual_id: s.manual_id.to_string(),
+                    path: doc.path.clone(),
+                    start_line: doc.start_line,
+                    json_path: None,
+                },
+                title,
+                score: (s.hit.score * 10_000.0).round() / 10_000.0,
+                coverage: round3(s.hit.coverage),
+                signals: s.hit.signals.to_vec(),
+                matched_tokens: search::matched_terms(plan, s.hit.terms)
+                    .into_iter()
+                    .take(12)
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+fn integrate(corpus: &Corpus, req: &FindRequest, plan: &QueryPlan, rows: &[Scored]) -> Integration {
+    let top: Vec<&Scored> = rows.iter().take(EVIDENCE_LIMIT).collect();
+    let candidate_rows = candidate_rows(corpus, &query::loosen(plan), &rows[..top.len()]);
+    let texts: Vec<(&str, bool)> = top
+        .iter()
+        .map(|s| {
+            let index = corpus.manual(&s.manual_id);
+            let doc = index.and_then(|m| m.doc(s.hit.doc));
+            let text = doc.map(|d| d.norm_text.as_str()).unwrap_or("");
+            let heading = doc
+                .and_then(|d| index.and_then(|m| m.section_of(d)))
+                .map(|sec| crate::text::normalize(&sec.title))
+                .unwrap_or_default();
+            (text, EXCEPTION_MARKERS.iter().any(|m| heading.contains(m)))
+        })
+        .collect();
+    let inputs: Vec<EvidenceInput<'_>> = candidate_rows
+        .iter()
+        .zip(&texts)
+        .map(|(row, (text, exclusion_heading))| EvidenceInput {
+            row,
+            text,
+            exclusion_heading: *exclusion_heading,
+        })
+        .collect();
+    claims::integrate(&req.query, &plan.normalized, &inputs)
+}
+
+fn build_trace(
+    corpus: &Corpus,
+    req: &FindRequest,
+    plan: &QueryPlan,
+    trace_id: &str,
+    outcome: Outcome,
+    cache_mode: &str,
+) -> TraceData {
+    let integration = integrate(corpus, req, plan, &outcome.rows);
+    let candidates = candidate_rows(corpus, &query::loosen(plan), &outcome.rows);
+    let n = candidates.len() as u32;
+    let mut per_file: BTreeMap<(&str, &str), u32> = BTreeMap::new();
+    for c in &candidates {
+        *per_file
+            .entry((c.reference.manual_id.as_str(), c.reference.path.as_str()))
+            .or_insert(0) += 1;
+    }
+    let file_bias_ratio = if n == 0 {
+        0.0
+    } else {
+        round3(f64::from(per_file.values().copied().max().unwrap_or(0)) / f64::from(n))
+    };
+    let conflict_count = integration.conflicts.len() as u32;
+    let gap_count = integration.gaps.len() as u32;
+    let integration_status = if n == 0 {
+        IntegrationStatus::Blocked
+    } else if conflict_count == 0 && gap_count == 0 {
+        IntegrationStatus::Ready
+    } else {
+        IntegrationStatus::NeedsFollowup
+    };
+    let summary = Summary {
+        scanned_files: outcome.scanned_files,
+        scanned_nodes: outcome.scanned_nodes,
+        candidates: n,
+        file_bias_ratio,
+        conflict_count,
+        gap_count,
+        integration_status,
+    };
+    let applied = json!({
+        "manual_id": req.manual_id,
+        "expand_scope": req.expand_scope,
+        "stage": outcome.stage,
+        "scope_expanded": outcome.expanded,
+        "required_phrases": plan.required,
+        "required_relaxed": outcome.required_relaxed,
+        "max_candidates": req.max_candidates,
+        "time_ms": req.time_ms,
+        "time_budget_hit": outcome.time_budget_hit,
+        "cache": cache_mode,
+    });
+    let mut data = TraceData {
+        query: req.query.clone(),
+        candidates,
+        unscanned: outcome.unscanned,
+        conflicts: integration.conflicts,
+        gaps: integration.gaps,
+        integrated_top: integration.integrated_top,
+        claim_graph: integration.graph,
+        summary,
+        next_actions: Vec::new(),
+        applied,
+        cacheable: !outcome.time_budget_hit,
+    };
+    data.next_actions = next_actions(req, trace_id, &data);
+    data
+}
+
+/// Suggested follow-up calls, most useful first.
+fn next_actions(req: &FindRequest, trace_id: &str, data: &TraceData) -> Vec<NextAction> {
+    let mut actions = Vec::new();
+    if let Some(top) = data.candidates.first() {
+        let confidence = data
+            .claim_graph
+            .claims
+            .iter()
+            .map(|c| c.confidence)
+            .fold(0.0, f64::max);
+        actions.push(NextAction {
+            action_type: NextActionType::ManualRead,
+            confidence: Some(round3(confidence.max(top.coverage * 0.5))),
+            params: Some(json!({
+                "ref": {
+                    "manual_id": top.reference.manual_id,
+                    "path": top.reference.path,
+                    "start_line": top.reference.start_line,
+                }
+            })),
+        });
+        if !data.conflicts.is_empty() {
+            actions.push(hits_action(trace_id, "conflicts"));
+        }
+        if !data.gaps.is_empty() {
+            actions.push(hits_action(trace_id, "gaps"));
+        }
+        actions.push(NextAction {
+            action_type: NextActionType::ManualHits,
+            confidence: None,
+            params: Some(
+                json!({ "trace_id": trace_id, "kind": "candidates", "offset": 0, "limit": 10 }),
+            ),
+        });
+        if data.unscanned.iter().any(|u| u.reason == "candidate_cap") {
+            actions.push(NextAction {
+                action_type: NextActionType::ManualFind,
+                confidence: None,
+                params: Some(json!({
+                    "query": req.query,
+                    "manual_id": req.manual_id,
+                    "only_unscanned_from_trace_id": trace_id,
+                })),
+            });
+        }
+    } else {
+        let mut params = json!({ "query": req.query, "use_cache": false });
+        if req.manual_id.is_some() && !req.expand_scope {
+            params["expand_scope"] = json!(true);
+        }
+        actions.push(NextAction {
+            action_type: NextActionType::ManualFind,
+            confidence: None,
+            params: Some(params),
+        });
+    }
+    actions
+}
+
+fn hits_action(trace_id: &str, kind: &str) -> NextAction {
+    NextAction {
+        action_type: NextActionType::ManualHits,
+        confidence: None,
+        params: Some(json!({ "trace_id": trace_id, "kind": kind, "offset": 0, "limit": 50 })),
+    }
+}
+
+fn output(trace_id: &str, data: &TraceData, include_claim_graph: bool) -> FindOutput {
+    FindOutput {
+        trace_id: trace_id.to_string(),
+        claim_graph: include_claim_graph.then(|| data.claim_graph.clone()),
+        summary: data.summary.clone(),
+        next_actions: data.next_actions.clone(),
+    }
+}

@@ -1,0 +1,69 @@
+//! Shared fixture: the reference project's test manuals plus a few extras.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use baton_manuals::{ManualConfig, ManualError, ManualErrorCode, ManualService};
+use serde_json::Value;
+
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("manuals");
+        write(
+            &root.join("m1/rules.md"),
+            "# 総則\n対象です。\n## 例外\nこの場合は対象外です。\n### 参照\n別表を参照。\n",
+        );
+        write(
+            &root.join("m1/policy.json"),
+            r#"{"title":"支払い","except":"不適用あり"}"#,
+        );
+        write(&root.join("m1/notes.txt"), "not a manual file\n");
+        write(&root.join("m1/sub/more.md"), "# 追加\n追加の説明です。\n");
+        write(&root.join("m2/appendix.md"), "# 手順\nフローを実施する。\n");
+        Fixture { dir, root }
+    }
+
+    pub fn config(&self) -> ManualConfig {
+        ManualConfig::new(&self.root)
+    }
+
+    pub fn service(&self) -> ManualService {
+        ManualService::open(self.config()).expect("open")
+    }
+
+    pub fn service_with(&self, edit: impl FnOnce(&mut ManualConfig)) -> ManualService {
+        let mut config = self.config();
+        edit(&mut config);
+        ManualService::open(config).expect("open")
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        write(&self.root.join(rel), text);
+    }
+}
+
+pub fn write(path: &Path, text: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(path, text).expect("write");
+}
+
+/// The error code of a result.
+pub fn code<T: std::fmt::Debug>(r: Result<T, ManualError>) -> ManualErrorCode {
+    match r {
+        Ok(v) => panic!("expected an error, got {v:?}"),
+        Err(e) => e.code,
+    }
+}
+
+/// Serialises an output to JSON.
+pub fn json<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).expect("serialise")
+}

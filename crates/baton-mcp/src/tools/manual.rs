@@ -1,0 +1,99 @@
+//! The `manual` group: seed 002's six tools over `baton-manuals`. The library
+//! validates the raw arguments itself, so the seed's rules (booleans are
+//! booleans, integers ≥ 1, scopes) hold at the MCP boundary.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use baton_manuals as m;
+
+use super::{ToolSpec, input_schema, output_schema};
+use crate::context::AppContext;
+use crate::error::{ErrorCode, ToolError};
+
+fn reply<T: Serialize>(result: Result<T, m::ManualError>) -> Result<Value, ToolError> {
+    let value = result.map_err(ToolError::from)?;
+    serde_json::to_value(value).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
+}
+
+fn ls(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
+    reply(ctx.manuals()?.ls(args))
+}
+
+fn toc(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
+    reply(ctx.manuals()?.toc(args))
+}
+
+fn find(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
+    reply(ctx.manuals()?.find(args))
+}
+
+fn hits(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
+    reply(ctx.manuals()?.hits(args))
+}
+
+fn read(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
+    reply(ctx.manuals()?.read(args))
+}
+
+fn scan(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
+    reply(ctx.manuals()?.scan(args))
+}
+
+/// The tools of this group.
+pub fn tools() -> Vec<ToolSpec> {
+    let spec = |name, description, input_schema, output_schema, handler| ToolSpec {
+        name,
+        group: "manual",
+        description,
+        input_schema,
+        output_schema,
+        read_only: true,
+        destructive: false,
+        handler,
+    };
+    vec![
+        spec(
+            "manual_ls",
+            m::MANUAL_LS_DESCRIPTION,
+            input_schema::<m::LsInput>,
+            output_schema::<m::LsOutput>,
+            ls,
+        ),
+        spec(
+            "manual_toc",
+            m::MANUAL_TOC_DESCRIPTION,
+            input_schema::<m::TocInput>,
+            output_schema::<m::TocOutput>,
+            toc,
+        ),
+        spec(
+            "manual_find",
+            m::MANUAL_FIND_DESCRIPTION,
+            input_schema::<m::FindInput>,
+            output_schema::<m::FindOutput>,
+            find,
+        ),
+        spec(
+            "manual_hits",
+            m::MANUAL_HITS_DESCRIPTION,
+            input_schema::<m::HitsInput>,
+            output_schema::<m::HitsOutput>,
+            hits,
+        ),
+        spec(
+            "manual_read",
+            m::MANUAL_READ_DESCRIPTION,
+            input_schema::<m::ReadInput>,
+            output_schema::<m::ReadOutput>,
+            read,
+        ),
+        spec(
+            "manual_scan",
+            m::MANUAL_SCAN_DESCRIPTION,
+            input_schema::<m::ScanInput>,
+            output_schema::<m::ScanOutput>,
+            scan,
+        ),
+    ]
+}
