@@ -6,6 +6,7 @@
 
 pub mod guards;
 pub mod instruction;
+pub mod pipeline;
 pub mod report;
 pub mod route;
 pub mod stats;

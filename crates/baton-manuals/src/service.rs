@@ -175,17 +175,14 @@ mod tests {
 
     #[test]
     fn watcher_marks_a_manual_dirty_after_an_edit() {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string());
-        let Ok(dir) = dir else { panic!("tempdir") };
+        let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().join("manuals");
         std::fs::create_dir_all(root.join("m1")).ok();
         std::fs::write(root.join("m1/a.md"), "# A\ntext\n").ok();
         let mut config = ManualConfig::new(&root);
         config.watch = true;
         config.stat_interval = std::time::Duration::from_secs(3600);
-        let Ok(service) = ManualService::open(config) else {
-            panic!("open")
-        };
+        let service = ManualService::open(config).expect("open");
         assert!(service.is_watching());
         service.ensure_fresh();
         std::fs::write(root.join("m1/a.md"), "# A\nchanged\n").ok();

@@ -39,6 +39,8 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
             "phase_complete",
             "phase_fail",
             "phase_start",
+            "pipeline_init",
+            "pipeline_init_with_context",
             "skip_phase",
             "startIssueWorkflow",
             "state_get",

@@ -14,6 +14,7 @@ use crate::error::ToolError;
 pub mod issue;
 pub mod lifecycle;
 pub mod manual;
+pub mod pipeline;
 pub mod runs;
 pub mod state;
 pub mod workflow;
@@ -99,6 +100,10 @@ pub const GROUPS: &[(&str, &str)] = &[
         "any workflow definition: workflow_start, workflow_definitions, workflow_stats, workflow_archive",
     ),
     (
+        "pipeline",
+        "the seed pipeline (forge): pipeline_init, pipeline_init_with_context",
+    ),
+    (
         "manual",
         "seed 002's manual search: manual_ls, manual_toc, manual_find, manual_hits, manual_read, manual_scan",
     ),
@@ -110,6 +115,7 @@ pub fn all_tools() -> Vec<ToolSpec> {
     tools.extend(state::tools());
     tools.extend(issue::tools());
     tools.extend(workflow::tools());
+    tools.extend(pipeline::tools());
     tools.extend(manual::tools());
     tools
 }
@@ -135,4 +141,9 @@ pub fn select(groups: Option<&[String]>) -> Result<Vec<ToolSpec>, String> {
         .into_iter()
         .filter(|t| groups.iter().any(|g| g == t.group))
         .collect())
+}
+
+/// The slug of a workspace folder name: without a leading `YYYYMMDD-`.
+pub fn runs_slug(folder: &str) -> String {
+    baton_state::store::strip_date_prefix(folder).to_string()
 }

@@ -1,0 +1,4 @@
+//! The seed pipeline's pure decisions (seeds 001/000): input parsing and
+//! source detection, effort detection, slugs and branch names.
+
+pub mod init;

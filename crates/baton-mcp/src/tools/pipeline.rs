@@ -1,0 +1,633 @@
+//! The `pipeline` group (seeds 001/000): initialisation of a forge pipeline.
+//! `pipeline_init` is pure detection (nothing written);
+//! `pipeline_init_with_context` is the three-call confirmation flow whose last
+//! call creates the workspace. Field names follow seed 001 exactly.
+
+use std::collections::BTreeMap;
+
+use chrono::Utc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use baton_engine::pipeline::init::{
+    Flags, MAX_SLUG, SourceType, branch_name, classify, detect_effort, parse_arguments, slugify,
+};
+use baton_events::EventKind;
+use baton_state::{Effort, FlowTemplate, Lifecycle, WorkspaceState};
+
+use super::{ToolSpec, input_schema, output_schema};
+use crate::args::{check_text, parse};
+use crate::context::AppContext;
+use crate::error::{ErrorCode, ToolError};
+
+/// Arguments of `pipeline_init`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InitArgs {
+    /// The raw arguments the user gave (task text or issue URL, plus flags
+    /// --effort=S|M|L, --auto, --nopr, --debug, --discuss).
+    pub arguments: String,
+    /// Output of `git branch --show-current`.
+    #[serde(default)]
+    pub current_branch: Option<String>,
+}
+
+/// What to fetch before `pipeline_init_with_context` (URL sources).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FetchNeeded {
+    /// `github`, `jira` or `linear`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The fields to fetch.
+    pub fields: Vec<String>,
+    /// What to do.
+    pub instruction: String,
+    /// A command that fetches them (argv), when one exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+}
+
+/// Reply of `pipeline_init`: a new pipeline, a resume, or `errors`.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+pub struct InitReply {
+    /// `auto` when the input names an existing workspace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume_mode: Option<String>,
+    /// The workspace (relative to the repository root).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// What to call next on resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<String>,
+    /// The workspace name without its date.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec_name: Option<String>,
+    /// github_issue, jira_issue, linear_issue, text or workspace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_type: Option<SourceType>,
+    /// The issue URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_url: Option<String>,
+    /// The issue id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_id: Option<String>,
+    /// The task text without flags.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core_text: Option<String>,
+    /// Parsed flags.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flags: Option<Flags>,
+    /// What to fetch first (URL sources).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetch_needed: Option<FetchNeeded>,
+    /// Why the input was refused (seed 001's error path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<String>>,
+}
+
+/// The confirmation of the second call.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserConfirmation {
+    /// The effort the person chose: S, M or L.
+    pub effort: String,
+    /// A 3–6 word ASCII slug for the workspace (optional).
+    #[serde(default)]
+    pub workspace_slug: Option<String>,
+    /// Work on the current branch instead of creating one.
+    #[serde(default)]
+    pub use_current_branch: Option<bool>,
+    /// The request body as confirmed (echo of the first call's).
+    #[serde(default)]
+    pub enriched_request_body: Option<String>,
+}
+
+/// Arguments of `pipeline_init_with_context`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InitWithContextArgs {
+    /// The workspace returned by pipeline_init.
+    pub workspace: String,
+    /// Issue id ("42", "SOA-123").
+    #[serde(default)]
+    pub source_id: Option<String>,
+    /// Issue URL.
+    #[serde(default)]
+    pub source_url: Option<String>,
+    /// Fetched issue fields (github_title, github_body, github_labels, jira_summary, …).
+    #[serde(default)]
+    pub external_context: Option<Map<String, Value>>,
+    /// The flags from pipeline_init.
+    #[serde(default)]
+    pub flags: Option<Flags>,
+    /// The task text (text sources).
+    #[serde(default)]
+    pub task_text: Option<String>,
+    /// The person's confirmation (second call).
+    #[serde(default)]
+    pub user_confirmation: Option<UserConfirmation>,
+    /// The person's answers to the discussion questions.
+    #[serde(default)]
+    pub discussion_answers: Option<String>,
+}
+
+/// A phase an effort skips.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SkippedPhase {
+    /// Phase id.
+    pub phase_id: String,
+    /// Label.
+    pub label: String,
+}
+
+/// One effort option.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EffortOption {
+    /// Phases skipped at this effort.
+    pub skipped_phases: Vec<SkippedPhase>,
+    /// The detected effort.
+    pub recommended: bool,
+}
+
+/// The effort question for the person.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NeedsConfirmation {
+    /// The effort baton detected.
+    pub detected_effort: String,
+    /// S, M and L with what each skips.
+    pub effort_options: BTreeMap<String, EffortOption>,
+    /// The current branch.
+    pub current_branch: String,
+    /// Whether that is main/master (or unknown).
+    pub is_main_branch: bool,
+    /// The request body to echo back in user_confirmation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enriched_request_body: Option<String>,
+    /// What to ask.
+    pub message: String,
+}
+
+/// Discussion questions (`--discuss`, text sources).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NeedsDiscussion {
+    /// The questions.
+    pub questions: Vec<String>,
+    /// What to do.
+    pub message: String,
+}
+
+/// Reply of `pipeline_init_with_context` (one of three shapes).
+#[derive(Debug, Default, Serialize, JsonSchema)]
+pub struct InitWithContextReply {
+    /// First or discussion call: ask the person to confirm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_user_confirmation: Option<NeedsConfirmation>,
+    /// First call with --discuss: ask these questions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needs_discussion: Option<NeedsDiscussion>,
+    /// Confirmation call: the workspace is created.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// The final workspace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// The effort.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    /// light, standard or full.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_template: Option<String>,
+    /// Phases skipped (omitted when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_phases: Option<Vec<String>>,
+    /// What request.md holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_md_content: Option<String>,
+    /// The branch to work on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Run `git checkout -b <branch>` (omitted when false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create_branch: Option<bool>,
+}
+
+/// The tools of this group.
+pub fn tools() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "pipeline_init",
+            group: "pipeline",
+            description: "Start of every pipeline: parse the user's raw arguments (task text or issue URL, flags --effort=S|M|L --auto --nopr --debug --discuss), detect the source and whether it resumes an existing workspace. Writes nothing. Invalid input comes back as {errors:[…]}.",
+            input_schema: input_schema::<InitArgs>,
+            output_schema: output_schema::<InitReply>,
+            read_only: true,
+            destructive: false,
+            handler: pipeline_init,
+        },
+        ToolSpec {
+            name: "pipeline_init_with_context",
+            group: "pipeline",
+            description: "Three-call confirmation after pipeline_init: (1) with workspace, flags, task_text or external_context → the detected effort and options to confirm with the person (or discussion questions with --discuss); (2) optional: discussion_answers → the enriched request; (3) user_confirmation {effort, workspace_slug?, use_current_branch?} → creates the workspace, state.json and request.md.",
+            input_schema: input_schema::<InitWithContextArgs>,
+            output_schema: output_schema::<InitWithContextReply>,
+            read_only: false,
+            destructive: false,
+            handler: pipeline_init_with_context,
+        },
+    ]
+}
+
+fn to_value<T: Serialize>(reply: &T) -> Result<Value, ToolError> {
+    serde_json::to_value(reply).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
+}
+
+fn specs_prefix(ctx: &AppContext) -> String {
+    ctx.config
+        .specs_root
+        .strip_prefix(&ctx.config.repo_root)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| ctx.config.specs_root.display().to_string())
+}
+
+fn pipeline_init(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    let args: InitArgs = parse(arguments)?;
+    if let Some(b) = &args.current_branch
+        && b.len() > 256
+    {
+        return Err(ToolError::invalid(
+            "current_branch",
+            "current_branch is longer than 256 bytes",
+        ));
+    }
+    let parsed = match parse_arguments(&args.arguments) {
+        Ok(p) => p,
+        Err(errors) => {
+            return to_value(&InitReply {
+                errors: Some(errors),
+                ..InitReply::default()
+            });
+        }
+    };
+    // Resume: the input names an existing workspace.
+    let prefix = format!("{}/", specs_prefix(ctx));
+    let names_workspace = parsed.core_text.starts_with(&prefix);
+    if names_workspace || !parsed.core_text.contains(char::is_whitespace) {
+        match ctx.store.resolve(&parsed.core_text) {
+            Ok(ws) if ws.state_file().is_file() => {
+                return to_value(&InitReply {
+                    resume_mode: Some("auto".into()),
+                    workspace: Some(ws.display),
+                    instruction: Some("call state_resume_info".into()),
+                    ..InitReply::default()
+                });
+            }
+            Ok(ws) if names_workspace => {
+                return to_value(&InitReply {
+                    errors: Some(vec![format!(
+                        "workspace path looks like a resume candidate but state.json not found: {}",
+                        ws.display
+                    )]),
+                    ..InitReply::default()
+                });
+            }
+            Err(e) if names_workspace => {
+                return to_value(&InitReply {
+                    errors: Some(vec![e.to_string()]),
+                    ..InitReply::default()
+                });
+            }
+            _ => {}
+        }
+    }
+    let slug = slugify(&parsed.core_text, MAX_SLUG);
+    let workspace = format!("{prefix}{}-{slug}", Utc::now().format("%Y%m%d"));
+    let mut flags = parsed.flags.clone();
+    flags.current_branch = args.current_branch.filter(|b| !b.is_empty());
+    let fetch_needed = match parsed.source_type {
+        SourceType::GithubIssue => Some(FetchNeeded {
+            kind: "github".into(),
+            fields: vec!["labels".into(), "title".into(), "body".into()],
+            instruction: "fetch github issue fields before calling pipeline_init_with_context".into(),
+            command: parsed.source_url.as_ref().map(|u| {
+                vec!["gh".into(), "issue".into(), "view".into(), u.clone(), "--json".into(), "title,body,labels".into()]
+            }),
+        }),
+        SourceType::JiraIssue => Some(FetchNeeded {
+            kind: "jira".into(),
+            fields: vec!["summary".into(), "description".into(), "issue_type".into(), "story_points".into()],
+            instruction: "fetch jira issue fields before calling pipeline_init_with_context (pass them as jira_summary, jira_description, jira_issue_type, jira_story_points)".into(),
+            command: None,
+        }),
+        SourceType::LinearIssue => Some(FetchNeeded {
+            kind: "linear".into(),
+            fields: vec!["title".into(), "description".into(), "priority".into(), "estimate".into(), "labels".into()],
+            instruction: "fetch linear issue fields before calling pipeline_init_with_context (pass them as linear_title, linear_description, linear_estimate, linear_labels)".into(),
+            command: None,
+        }),
+        SourceType::Text | SourceType::Workspace => None,
+    };
+    to_value(&InitReply {
+        workspace: Some(workspace),
+        spec_name: Some(slug),
+        source_type: Some(parsed.source_type),
+        source_url: parsed.source_url,
+        source_id: parsed.source_id,
+        core_text: Some(parsed.core_text),
+        flags: Some(flags),
+        fetch_needed,
+        ..InitReply::default()
+    })
+}
+
+/// The neutral record of fetched issue fields.
+#[derive(Debug, Default)]
+struct External {
+    title: String,
+    body: String,
+    story_points: Option<f64>,
+    known: bool,
+}
+
+fn external(context: &Map<String, Value>, source_url: Option<&str>) -> External {
+    let text = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| context.get(*k).and_then(Value::as_str))
+            .unwrap_or("")
+            .to_string()
+    };
+    let number = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| context.get(*k).and_then(Value::as_f64))
+    };
+    let kind = source_url
+        .and_then(|u| classify(u).ok())
+        .map(|c| c.0)
+        .or_else(|| {
+            [
+                ("github_", SourceType::GithubIssue),
+                ("jira_", SourceType::JiraIssue),
+                ("linear_", SourceType::LinearIssue),
+            ]
+            .into_iter()
+            .find(|(p, _)| context.keys().any(|k| k.starts_with(p)))
+            .map(|(_, t)| t)
+        });
+    let mut e = match kind {
+        Some(SourceType::GithubIssue) => External {
+            title: text(&["github_title"]),
+            body: text(&["github_body"]),
+            story_points: None,
+            known: true,
+        },
+        Some(SourceType::JiraIssue) => External {
+            title: text(&["jira_summary", "summary"]),
+            body: text(&["jira_description", "description"]),
+            story_points: number(&["jira_story_points", "story_points"]),
+            known: true,
+        },
+        Some(SourceType::LinearIssue) => External {
+            title: text(&["linear_title", "title"]),
+            body: text(&["linear_description", "description"]),
+            story_points: number(&["linear_estimate", "estimate"]),
+            known: true,
+        },
+        _ => External::default(),
+    };
+    e.known = e.known && (!e.title.is_empty() || !e.body.is_empty() || e.story_points.is_some());
+    e
+}
+
+fn pipeline_init_with_context(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    let args: InitWithContextArgs = parse(arguments)?;
+    check_text("workspace", &args.workspace, 1024)?;
+    for (field, value) in [
+        ("task_text", &args.task_text),
+        ("discussion_answers", &args.discussion_answers),
+    ] {
+        if let Some(v) = value
+            && v.len() > 32 * 1024
+        {
+            return Err(ToolError::invalid(
+                field,
+                format!("{field} is longer than 32 KiB"),
+            ));
+        }
+    }
+    let answers = args
+        .discussion_answers
+        .as_deref()
+        .filter(|a| !a.trim().is_empty());
+    if answers.is_some() && args.user_confirmation.is_some() {
+        return Err(ToolError::invalid(
+            "user_confirmation",
+            "discussion_answers and user_confirmation must not both be present",
+        ));
+    }
+    let context = args.external_context.clone().unwrap_or_default();
+    let ext = external(&context, args.source_url.as_deref());
+    let flags = args.flags.clone().unwrap_or_default();
+    let task_text = args.task_text.clone().unwrap_or_default();
+    let definition = ctx.workflow("forge")?;
+
+    let Some(confirmation) = args.user_confirmation else {
+        if answers.is_none() && flags.discuss && !flags.auto && !ext.known {
+            return to_value(&InitWithContextReply {
+                needs_discussion: Some(NeedsDiscussion {
+                    questions: vec![
+                        "What is the main goal of this change?".into(),
+                        "Are there any constraints or dependencies?".into(),
+                        "What is the expected scope of changes?".into(),
+                    ],
+                    message: "Please answer the following questions, then call pipeline_init_with_context again with discussion_answers.".into(),
+                }),
+                ..InitWithContextReply::default()
+            });
+        }
+        let body = match answers {
+            Some(a) => format!("{task_text}\n\n## Discussion Answers\n\n{a}"),
+            None if !task_text.is_empty() => task_text.clone(),
+            None => format!("{}\n\n{}", ext.title, ext.body).trim().to_string(),
+        };
+        let detected = detect_effort(
+            flags.effort_override.as_deref(),
+            ext.story_points,
+            &format!("{} {} {task_text}", ext.title, ext.body),
+        );
+        let mut options = BTreeMap::new();
+        for (effort, template) in [("S", "light"), ("M", "standard"), ("L", "full")] {
+            let skipped = definition
+                .skipped_for(template)
+                .into_iter()
+                .map(|id| SkippedPhase {
+                    label: definition
+                        .phase(&id)
+                        .map(|p| p.label.clone())
+                        .unwrap_or_default(),
+                    phase_id: id,
+                })
+                .collect();
+            options.insert(
+                effort.to_string(),
+                EffortOption {
+                    skipped_phases: skipped,
+                    recommended: effort == detected,
+                },
+            );
+        }
+        let branch = flags.current_branch.clone().unwrap_or_default();
+        let is_main = matches!(branch.as_str(), "" | "main" | "master");
+        return to_value(&InitWithContextReply {
+            needs_user_confirmation: Some(NeedsConfirmation {
+                message: format!(
+                    "Detected effort=\"{detected}\". Current branch=\"{branch}\" (is_main={is_main}). Confirm with the person, then call pipeline_init_with_context again with user_confirmation={{effort, workspace_slug?, use_current_branch?}}. Options: S (light flow), M (standard flow), L (full flow)."
+                ),
+                detected_effort: detected,
+                effort_options: options,
+                current_branch: branch,
+                is_main_branch: is_main,
+                enriched_request_body: (!body.is_empty()).then_some(body),
+            }),
+            ..InitWithContextReply::default()
+        });
+    };
+
+    // The confirmation call: create the workspace.
+    let effort = match confirmation.effort.as_str() {
+        "S" => Effort::S,
+        "M" => Effort::M,
+        "L" => Effort::L,
+        other => {
+            return Err(ToolError::invalid(
+                "user_confirmation.effort",
+                format!("invalid effort {other:?}: must be one of S, M, L"),
+            ));
+        }
+    };
+    let given = ctx.store.resolve(&args.workspace)?;
+    let date = given.name.split('-').next().unwrap_or("").to_string();
+    let source_id = args
+        .source_id
+        .clone()
+        .or_else(|| {
+            context
+                .get("source_id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let with_id = |s: &str| {
+        if source_id.is_empty() {
+            s.to_string()
+        } else {
+            format!("{source_id} {s}")
+        }
+    };
+    let mut slug = crate::tools::runs_slug(&given.name);
+    if !ext.title.is_empty() {
+        slug = slugify(&with_id(&ext.title), MAX_SLUG);
+    }
+    if let Some(s) = confirmation
+        .workspace_slug
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
+        check_text("user_confirmation.workspace_slug", s, 200)?;
+        slug = slugify(&with_id(s), MAX_SLUG);
+    }
+    let folder = if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) {
+        format!("{date}-{slug}")
+    } else {
+        slug.clone()
+    };
+    let ws = ctx.store.resolve(&folder)?;
+    let template = FlowTemplate::for_effort(effort);
+    let content = format!(
+        "{} {} {} {task_text}",
+        confirmation
+            .enriched_request_body
+            .clone()
+            .unwrap_or_default(),
+        ext.title,
+        ext.body
+    );
+    let use_current = confirmation.use_current_branch.unwrap_or(false);
+    let (branch, create_branch) = if use_current {
+        (flags.current_branch.clone().unwrap_or_default(), false)
+    } else {
+        (branch_name(&slug, &content), true)
+    };
+    let now = Utc::now();
+    let first = definition
+        .first_phase()
+        .map(|p| p.id.clone())
+        .unwrap_or_default();
+    let mut state = WorkspaceState::fresh("forge", &first, &slug, &ws.display, ctx.version, now);
+    state.effort = Some(effort);
+    state.flow_template = Some(template);
+    state.auto_approve = flags.auto;
+    state.skip_pr = flags.skip_pr;
+    state.debug = flags.debug;
+    state.use_current_branch = use_current;
+    state.branch = (!branch.is_empty()).then(|| branch.clone());
+    let skips = definition.skipped_for(template.as_str());
+    Lifecycle::new(&definition, now).apply_skips(&mut state, &skips)?;
+    let source_type = if ext.known {
+        args.source_url
+            .as_deref()
+            .and_then(|u| classify(u).ok())
+            .map(|c| c.0)
+            .unwrap_or(SourceType::Text)
+    } else {
+        SourceType::Text
+    };
+    let body = if ext.known {
+        format!("{}\n\n{}", ext.title, ext.body).trim().to_string()
+    } else {
+        confirmation
+            .enriched_request_body
+            .clone()
+            .filter(|b| !b.trim().is_empty())
+            .unwrap_or(task_text.clone())
+    };
+    let mut request = format!(
+        "---\nsource_type: {}\n",
+        serde_json::to_value(source_type)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    );
+    if let Some(url) = args.source_url.as_deref().filter(|u| !u.is_empty()) {
+        request.push_str(&format!("source_url: {url}\n"));
+    }
+    if !source_id.is_empty() {
+        request.push_str(&format!("source_id: {source_id}\n"));
+    }
+    request.push_str("---\n");
+    if !body.is_empty() {
+        request.push_str(&format!("\n{body}\n"));
+    }
+    ctx.store.create(&ws, &state)?;
+    baton_state::store::write_atomic(
+        &ws.dir,
+        &ws.dir.join("request.md"),
+        request.as_bytes(),
+        ctx.config.fsync,
+    )
+    .map_err(ToolError::from)?;
+    ctx.publish(vec![
+        ctx.event(EventKind::PipelineInit, baton_workflow::SETUP, &ws, &state)
+            .with_detail(format!("effort={}", confirmation.effort)),
+    ]);
+    to_value(&InitWithContextReply {
+        ready: Some(true),
+        workspace: Some(ws.display.clone()),
+        effort: Some(confirmation.effort.clone()),
+        flow_template: Some(template.as_str().to_string()),
+        skipped_phases: (!state.skipped_phases.is_empty()).then(|| state.skipped_phases.clone()),
+        request_md_content: Some(request),
+        branch: Some(branch),
+        create_branch: create_branch.then_some(true),
+        ..InitWithContextReply::default()
+    })
+}

@@ -1,0 +1,260 @@
+//! End-to-end: the pipeline's initialisation tools of seed 001 through a real
+//! MCP client — field for field.
+
+mod common;
+
+use common::{Repo, spawn};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipeline_init_detects_sources_and_writes_nothing() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let before = repo.all_paths();
+
+    let r = c
+        .ok("pipeline_init", json!({"arguments": "https://github.com/owner/repo/issues/42 --auto", "current_branch": "main"}))
+        .await;
+    assert!(r["workspace"].as_str().unwrap().starts_with(".specs/"));
+    assert!(
+        r["workspace"]
+            .as_str()
+            .unwrap()
+            .ends_with("-https-github-com-owner-repo-issues-42")
+    );
+    assert_eq!(r["spec_name"], "https-github-com-owner-repo-issues-42");
+    assert_eq!(r["source_type"], "github_issue");
+    assert_eq!(r["source_url"], "https://github.com/owner/repo/issues/42");
+    assert_eq!(r["source_id"], "42");
+    assert_eq!(r["core_text"], "https://github.com/owner/repo/issues/42");
+    assert_eq!(
+        r["flags"],
+        json!({"auto": true, "skip_pr": false, "debug": false, "discuss": false, "effort_override": null, "current_branch": "main"})
+    );
+    assert_eq!(r["fetch_needed"]["type"], "github");
+    assert_eq!(
+        r["fetch_needed"]["fields"],
+        json!(["labels", "title", "body"])
+    );
+    assert_eq!(
+        r["fetch_needed"]["instruction"],
+        "fetch github issue fields before calling pipeline_init_with_context"
+    );
+
+    let r = c.ok("pipeline_init", json!({"arguments": "ab"})).await;
+    assert_eq!(
+        r,
+        json!({"errors": ["input too short: minimum 3 characters required"]})
+    );
+    let r = c
+        .ok("pipeline_init", json!({"arguments": "fix it --effort=XS"}))
+        .await;
+    assert!(r["errors"][0].as_str().unwrap().contains("XS"));
+    let r = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": "https://github.com/o/r/pull/1"}),
+        )
+        .await;
+    assert!(r["errors"].is_array());
+    c.err("pipeline_init", json!({}), "invalid_parameter").await;
+    c.err(
+        "pipeline_init",
+        json!({"arguments": 5}),
+        "invalid_parameter",
+    )
+    .await;
+    let r = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": "$(rm -rf /); `touch x` && echo"}),
+        )
+        .await;
+    assert_eq!(r["spec_name"], "rm-rf-touch-x-echo");
+    assert_eq!(repo.all_paths(), before, "pipeline_init writes nothing");
+
+    // Resume detection.
+    c.ok(
+        "init",
+        json!({"spec_name": "fix auth", "workspace": "20260330-fix-auth-timeout"}),
+    )
+    .await;
+    let r = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": ".specs/20260330-fix-auth-timeout"}),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!({"resume_mode": "auto", "workspace": ".specs/20260330-fix-auth-timeout", "instruction": "call state_resume_info"})
+    );
+    let r = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": "20260330-fix-auth-timeout"}),
+        )
+        .await;
+    assert_eq!(r["resume_mode"], "auto");
+    let r = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": ".specs/20990101-nothing-here"}),
+        )
+        .await;
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("state.json not found")
+    );
+    let r = c
+        .ok("pipeline_init", json!({"arguments": ".specs/../../etc"}))
+        .await;
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("outside the specs root")
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_three_call_flow_confirms_effort_and_creates_the_workspace() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let init = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": "implement login feature --discuss", "current_branch": "main"}),
+        )
+        .await;
+    let ws = init["workspace"].clone();
+    let flags = init["flags"].clone();
+
+    // First call with --discuss on a text source: questions.
+    let first = c
+        .ok(
+            "pipeline_init_with_context",
+            json!({"workspace": ws, "flags": flags, "task_text": "implement login feature"}),
+        )
+        .await;
+    assert_eq!(
+        first["needs_discussion"]["questions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    // Discussion call: the enriched body and the effort options.
+    let second = c
+        .ok("pipeline_init_with_context", json!({"workspace": ws, "flags": flags, "task_text": "implement login feature", "discussion_answers": "Users log in with email."}))
+        .await;
+    let n = &second["needs_user_confirmation"];
+    assert_eq!(n["detected_effort"], "M");
+    assert_eq!(n["effort_options"]["M"]["recommended"], true);
+    assert_eq!(n["effort_options"]["S"]["recommended"], false);
+    assert_eq!(
+        n["effort_options"]["M"]["skipped_phases"],
+        json!([{"phase_id": "phase-4b", "label": "Tasks AI Review"}, {"phase_id": "checkpoint-b", "label": "Tasks Checkpoint"}])
+    );
+    assert_eq!(n["effort_options"]["L"]["skipped_phases"], json!([]));
+    assert_eq!(n["current_branch"], "main");
+    assert_eq!(n["is_main_branch"], true);
+    assert!(
+        n["enriched_request_body"]
+            .as_str()
+            .unwrap()
+            .contains("## Discussion Answers")
+    );
+    // Both discriminators: ambiguous.
+    c.err(
+        "pipeline_init_with_context",
+        json!({"workspace": ws, "discussion_answers": "x", "user_confirmation": {"effort": "M"}}),
+        "invalid_parameter",
+    )
+    .await;
+    c.err(
+        "pipeline_init_with_context",
+        json!({"workspace": ws, "user_confirmation": {"effort": "XS"}}),
+        "invalid_parameter",
+    )
+    .await;
+    c.err(
+        "pipeline_init_with_context",
+        json!({"workspace": ws, "external_context": "nope"}),
+        "invalid_parameter",
+    )
+    .await;
+    c.err(
+        "pipeline_init_with_context",
+        json!({"workspace": "../../x", "user_confirmation": {"effort": "M"}}),
+        "out_of_scope",
+    )
+    .await;
+
+    // Confirmation call.
+    let done = c
+        .ok("pipeline_init_with_context", json!({"workspace": ws, "flags": flags, "task_text": "implement login feature",
+            "user_confirmation": {"effort": "M", "workspace_slug": "login feature", "use_current_branch": false,
+                "enriched_request_body": n["enriched_request_body"]}}))
+        .await;
+    assert_eq!(done["ready"], true);
+    let workspace = done["workspace"].as_str().unwrap();
+    assert!(workspace.ends_with("-login-feature"), "{workspace}");
+    assert_eq!(done["effort"], "M");
+    assert_eq!(done["flow_template"], "standard");
+    assert_eq!(done["skipped_phases"], json!(["phase-4b", "checkpoint-b"]));
+    assert_eq!(done["branch"], "feature/login-feature");
+    assert_eq!(done["create_branch"], true);
+    let request = std::fs::read_to_string(repo.path().join(workspace).join("request.md")).unwrap();
+    assert_eq!(done["request_md_content"], request);
+    assert!(request.starts_with("---\nsource_type: text\n---\n\nimplement login feature"));
+    let state = repo.state(workspace);
+    assert_eq!(state["workflow"], "forge");
+    assert_eq!(state["effort"], "M");
+    assert_eq!(state["flowTemplate"], "standard");
+    assert_eq!(state["branch"], "feature/login-feature");
+    assert_eq!(state["currentPhase"], "phase-1");
+    assert_eq!(repo.events()[0]["event"], "pipeline-init");
+    assert_eq!(repo.events()[0]["detail"], "effort=M");
+    // Twice is a conflict.
+    c.err("pipeline_init_with_context", json!({"workspace": ws, "user_confirmation": {"effort": "M", "workspace_slug": "login feature"}}), "conflict").await;
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issue_source_uses_its_fetched_fields() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let init = c.ok("pipeline_init", json!({"arguments": "https://github.com/owner/repo/issues/42 --nopr", "current_branch": "dev"})).await;
+    let context = json!({"github_title": "Fix auth timeout in middleware", "github_body": "requests timeout after 30s", "github_labels": ["bug"]});
+    let first = c
+        .ok(
+            "pipeline_init_with_context",
+            json!({"workspace": init["workspace"], "flags": init["flags"], "source_id": "42",
+            "source_url": init["source_url"], "external_context": context}),
+        )
+        .await;
+    let n = &first["needs_user_confirmation"];
+    assert_eq!(n["detected_effort"], "M");
+    assert_eq!(n["is_main_branch"], false);
+    assert_eq!(
+        n["enriched_request_body"],
+        "Fix auth timeout in middleware\n\nrequests timeout after 30s"
+    );
+    let done = c
+        .ok("pipeline_init_with_context", json!({"workspace": init["workspace"], "flags": init["flags"], "source_id": "42",
+            "source_url": init["source_url"], "external_context": context, "user_confirmation": {"effort": "S"}}))
+        .await;
+    let ws = done["workspace"].as_str().unwrap();
+    assert!(ws.ends_with("-42-fix-auth-timeout-in-middleware"), "{ws}");
+    assert_eq!(done["branch"], "fix/42-fix-auth-timeout-in-middleware");
+    assert_eq!(done["flow_template"], "light");
+    let request = done["request_md_content"].as_str().unwrap();
+    assert!(request.starts_with("---\nsource_type: github_issue\nsource_url: https://github.com/owner/repo/issues/42\nsource_id: 42\n---\n"));
+    assert!(request.contains("requests timeout after 30s"));
+    assert_eq!(repo.state(ws)["skipPr"], true);
+    c.close().await;
+}
