@@ -185,6 +185,12 @@ pub(crate) fn save(
     records: &[FileRecord],
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(index_dir)?;
+    // A derived cache: keep it out of version control without touching the
+    // repository's own .gitignore.
+    let ignore = index_dir.join(".gitignore");
+    if !ignore.exists() {
+        let _ = std::fs::write(&ignore, "*\n");
+    }
     let target = cache_path(index_dir, manual_id);
     let tmp = target.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, encode(root, manual_id, records))?;

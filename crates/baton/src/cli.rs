@@ -60,6 +60,11 @@ enum Command {
         #[command(subcommand)]
         command: WorkflowCommand,
     },
+    /// Search project manuals (seed 002): find, index.
+    Manuals {
+        #[command(subcommand)]
+        command: ManualsCommand,
+    },
     /// Run analytics: per-phase durations, loop trips, per workflow.
     Stats {
         /// Only runs of this workflow id.
@@ -69,6 +74,26 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum ManualsCommand {
+    /// Search the manuals under MANUALS_ROOT (default ./manuals).
+    Find {
+        /// What to look for (Japanese or English).
+        query: String,
+        /// Only this manual.
+        #[arg(long)]
+        manual: Option<String>,
+        /// How many candidates to print.
+        #[arg(long, default_value_t = 10)]
+        limit: u64,
+        /// Print the manual_hits JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build or refresh the on-disk index, with progress.
+    Index,
 }
 
 #[derive(Debug, Subcommand)]
@@ -146,6 +171,18 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Workflow { command } => {
             let config = Config::load(&overrides)?;
             crate::workflow_cmd::run(&config, command_to(command))
+        }
+        Command::Manuals { command } => {
+            let config = Config::load(&overrides)?;
+            match command {
+                ManualsCommand::Find {
+                    query,
+                    manual,
+                    limit,
+                    json,
+                } => crate::manuals_cmd::find(&config, &query, manual.as_deref(), limit, json),
+                ManualsCommand::Index => crate::manuals_cmd::index(&config),
+            }
         }
         Command::Stats { workflow, json } => {
             let config = Config::load(&overrides)?;

@@ -146,3 +146,48 @@ fn workflow_commands_list_show_validate_and_publish_the_schema() {
     assert_eq!(schema["title"], "WorkflowDefinition");
     assert!(schema["properties"]["phases"].is_object());
 }
+
+#[test]
+fn manuals_index_and_find_for_people() {
+    let repo = Repo::new();
+    let dir = repo.path().join("manuals/guide");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("install.md"), "# Installation\n\n## Linux\n\nRun the installer script with sudo.\n\n## Windows\n\nUse the MSI package.\n").unwrap();
+    std::fs::write(
+        dir.join("backup.md"),
+        "# Backups\n\nSnapshots are taken nightly and kept for 30 days.\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&repo, &["manuals", "index"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("indexed 1 manuals, 2 files"), "{out}");
+    assert!(err.contains("indexed 2/2 files"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".baton/manual-index/.gitignore")).unwrap(),
+        "*\n"
+    );
+    let (code, out, _) = run(
+        &repo,
+        &[
+            "manuals",
+            "find",
+            "how long are snapshots kept",
+            "--manual",
+            "guide",
+            "--limit",
+            "1",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert!(out.starts_with(" 1. guide/backup.md:1  Backups"), "{out}");
+    let (code, out, _) = run(&repo, &["manuals", "find", "windows installer", "--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["kind"], "candidates");
+    let (code, _, err) = run(&repo, &["manuals", "find", "x", "--manual", "../etc"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("invalid") || err.contains("out_of_scope"),
+        "{err}"
+    );
+}
