@@ -283,6 +283,7 @@ fn main() {
         }
     }
     report("server-side: phase_start/phase_fail (no fsync)", nosync);
+    manual_find_bench();
     println!(
         "idle RSS after initialize: {:.1} MiB",
         idle_rss as f64 / 1024.0
@@ -291,4 +292,98 @@ fn main() {
         "peak RSS over the session: {:.1} MiB",
         peak_rss as f64 / 1024.0
     );
+}
+
+/// `manual_find` through MCP on a ~1.5 MB Japanese manual set: 43 manuals
+/// made from the evaluation's insurance manual (each copy marked with its
+/// edition so sections differ), queried with the evaluation's gold queries.
+fn manual_find_bench() {
+    let repo = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    let eval = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../baton-manuals/eval");
+    let source = eval.join("manuals/insurance-ja");
+    let mut bytes = 0usize;
+    let mut files = 0usize;
+    for k in 0..43 {
+        let dir = repo.path().join(format!("manuals/terms-{k:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in std::fs::read_dir(&source).unwrap().flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            let text = if entry.path().extension().is_some_and(|e| e == "md") {
+                format!("{text}\n（第{k}版の約款）\n")
+            } else {
+                text
+            };
+            bytes += text.len();
+            files += 1;
+            std::fs::write(dir.join(entry.file_name()), text).unwrap();
+        }
+    }
+    let gold = std::fs::read_to_string(eval.join("gold/insurance-ja.jsonl")).unwrap();
+    let queries: Vec<String> = gold
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["query"].as_str().map(str::to_string))
+        .collect();
+    let started = Instant::now();
+    let mut s = Server::spawn(repo.path(), true);
+    s.initialize();
+    let r = s.call(
+        "manual_find",
+        json!({"query": queries[0], "use_cache": false}),
+    );
+    assert!(r["result"]["isError"] == false, "{r}");
+    let first = started.elapsed().as_secs_f64() * 1000.0;
+    let mut rtt = Vec::new();
+    for i in 0..500 {
+        let q = &queries[i % queries.len()];
+        let t = Instant::now();
+        let r = s.call("manual_find", json!({"query": q, "use_cache": false}));
+        rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert!(r["result"]["isError"] == false, "{r}");
+    }
+    let peak = s.rss_kib("VmHWM:");
+    s.stop();
+    // A second process finds the index on disk.
+    let started = Instant::now();
+    let mut s = Server::spawn(repo.path(), false);
+    s.initialize();
+    s.call(
+        "manual_find",
+        json!({"query": queries[1], "use_cache": false}),
+    );
+    let warm = started.elapsed().as_secs_f64() * 1000.0;
+    s.stop();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut server = Vec::new();
+    for entry in std::fs::read_dir(repo.path().join(".baton/logs"))
+        .unwrap()
+        .flatten()
+    {
+        for line in std::fs::read_to_string(entry.path())
+            .unwrap_or_default()
+            .lines()
+        {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if v["direction"] == "out" && v["tool"] == "manual_find" {
+                server.push(v["duration_ms"].as_f64().unwrap_or(0.0));
+            }
+        }
+    }
+    server.remove(0); // the first call opens (indexes) the manuals
+    println!(
+        "manual set: {:.2} MB Japanese in {files} files, {} distinct queries",
+        bytes as f64 / 1e6,
+        queries.len()
+    );
+    println!("spawn -> first manual_find answered, building the index: {first:.1} ms");
+    println!("spawn -> first manual_find answered, index on disk: {warm:.1} ms");
+    println!(
+        "peak RSS with the manual index: {:.1} MiB",
+        peak as f64 / 1024.0
+    );
+    report("round trip: manual_find (use_cache=false)", rtt);
+    report("server-side: manual_find (use_cache=false)", server);
 }
