@@ -1,12 +1,18 @@
 //! Retrieval evaluation: recall@k and MRR of `manual_find` against a gold
 //! set (JSONL, one `{"query", "path", "heading"}` per line).
 //!
+//! Gold files live in one folder and are named after the manual they query:
+//! `<manual>.jsonl` is a **tuning** set (the engine was adjusted while
+//! looking at its misses, so its numbers are in-sample) and
+//! `<manual>.heldout.jsonl` is a **held-out** set (written blind, never used
+//! to adjust the engine). [`discover_gold_sets`] finds both kinds.
+//!
 //! A candidate answers a gold query when its file path equals the expected
 //! path (compared after Unicode NFC) and its section is the expected heading
 //! or lies under it (the expected heading is an ancestor). The rank is the
 //! position of the first such candidate among the top [`EVAL_DEPTH`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::json;
@@ -18,6 +24,79 @@ use crate::{ManualError, ManualService, TocFile};
 pub const EVAL_DEPTH: u64 = 10;
 /// The cut-offs reported.
 pub const RECALL_KS: [usize; 4] = [1, 3, 5, 10];
+
+/// File-name suffix (before `.jsonl`) of a held-out gold set.
+pub const HELDOUT_SUFFIX: &str = ".heldout";
+
+/// The role of a gold set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GoldSplit {
+    /// The engine was tuned on these queries (in-sample numbers).
+    Tuning,
+    /// Written blind and never used for tuning (out-of-sample numbers).
+    HeldOut,
+}
+
+impl GoldSplit {
+    /// `tuning` or `held-out`.
+    pub fn label(self) -> &'static str {
+        match self {
+            GoldSplit::Tuning => "tuning",
+            GoldSplit::HeldOut => "held-out",
+        }
+    }
+}
+
+/// One gold file: which manual it queries and its role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoldSet {
+    /// Manual the queries are run against.
+    pub manual_id: String,
+    /// Tuning or held-out.
+    pub split: GoldSplit,
+    /// The JSONL file.
+    pub path: PathBuf,
+}
+
+/// Splits a gold file name into manual id and role
+/// (`x.jsonl` → (`x`, tuning), `x.heldout.jsonl` → (`x`, held-out)).
+pub fn parse_gold_file_name(name: &str) -> Option<(String, GoldSplit)> {
+    let stem = name.strip_suffix(".jsonl")?;
+    let (id, split) = match stem.strip_suffix(HELDOUT_SUFFIX) {
+        Some(id) => (id, GoldSplit::HeldOut),
+        None => (stem, GoldSplit::Tuning),
+    };
+    (!id.is_empty()).then(|| (id.to_string(), split))
+}
+
+/// The gold file of `manual_id` with the given role inside `gold_dir`.
+pub fn gold_file(gold_dir: &Path, manual_id: &str, split: GoldSplit) -> PathBuf {
+    match split {
+        GoldSplit::Tuning => gold_dir.join(format!("{manual_id}.jsonl")),
+        GoldSplit::HeldOut => gold_dir.join(format!("{manual_id}{HELDOUT_SUFFIX}.jsonl")),
+    }
+}
+
+/// Every gold file in `gold_dir`, tuning sets first, then by manual id.
+pub fn discover_gold_sets(gold_dir: &Path) -> Result<Vec<GoldSet>, String> {
+    let entries =
+        std::fs::read_dir(gold_dir).map_err(|e| format!("{}: {e}", gold_dir.display()))?;
+    let mut sets: Vec<GoldSet> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter_map(|path| {
+            let name = path.file_name()?.to_str()?;
+            let (manual_id, split) = parse_gold_file_name(name)?;
+            Some(GoldSet {
+                manual_id,
+                split,
+                path,
+            })
+        })
+        .collect();
+    sets.sort_by(|a, b| (a.split, &a.manual_id).cmp(&(b.split, &b.manual_id)));
+    Ok(sets)
+}
 
 /// One gold query.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -46,6 +125,8 @@ pub struct QueryResult {
 pub struct EvalReport {
     /// Manual evaluated.
     pub manual_id: String,
+    /// Role of the gold set ([`evaluate`] reports [`GoldSplit::Tuning`]).
+    pub split: GoldSplit,
     /// Per-query outcomes.
     pub results: Vec<QueryResult>,
 }
@@ -78,9 +159,14 @@ impl EvalReport {
         sum / self.results.len() as f64
     }
 
-    /// One line: `manual  n=..  R@1 ..  R@3 ..  R@5 ..  R@10 ..  MRR ..`.
+    /// One line: `manual  split  n=..  R@1 ..  R@3 ..  R@5 ..  R@10 ..  MRR ..`.
     pub fn summary_line(&self) -> String {
-        let mut line = format!("{:<16} n={:<3}", self.manual_id, self.results.len());
+        let mut line = format!(
+            "{:<16} {:<8} n={:<3}",
+            self.manual_id,
+            self.split.label(),
+            self.results.len()
+        );
         for k in RECALL_KS {
             line.push_str(&format!("  R@{k} {:.3}", self.recall_at(k)));
         }
@@ -99,6 +185,15 @@ pub fn load_gold(path: &Path) -> Result<Vec<GoldQuery>, String> {
             serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))
         })
         .collect()
+}
+
+/// Loads one gold file and runs it against its manual (cache off).
+pub fn evaluate_set(service: &ManualService, set: &GoldSet) -> Result<EvalReport, String> {
+    let gold = load_gold(&set.path)?;
+    let mut report = evaluate(service, &set.manual_id, &gold)
+        .map_err(|e| format!("{}: {e}", set.path.display()))?;
+    report.split = set.split;
+    Ok(report)
 }
 
 /// Runs every gold query against one manual (cache off).
@@ -134,6 +229,7 @@ pub fn evaluate(
     }
     Ok(EvalReport {
         manual_id: manual_id.to_string(),
+        split: GoldSplit::Tuning,
         results,
     })
 }
@@ -168,4 +264,29 @@ fn answers(toc: &[TocFile], gold: &GoldQuery, path: &str, line: u32, title: &str
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gold_file_names_map_to_manual_and_split() {
+        assert_eq!(
+            parse_gold_file_name("insurance-ja.jsonl"),
+            Some(("insurance-ja".into(), GoldSplit::Tuning))
+        );
+        assert_eq!(
+            parse_gold_file_name("insurance-ja.heldout.jsonl"),
+            Some(("insurance-ja".into(), GoldSplit::HeldOut))
+        );
+        assert_eq!(parse_gold_file_name(".heldout.jsonl"), None);
+        assert_eq!(parse_gold_file_name("notes.md"), None);
+        let dir = Path::new("g");
+        for split in [GoldSplit::Tuning, GoldSplit::HeldOut] {
+            let f = gold_file(dir, "m", split);
+            let name = f.file_name().unwrap().to_str().unwrap();
+            assert_eq!(parse_gold_file_name(name), Some(("m".into(), split)));
+        }
+    }
 }

@@ -32,17 +32,162 @@ const FILLERS: &[&str] = &[
     "下さい",
 ];
 
+/// Hiragana bigrams of Japanese grammar rather than content: polite and
+/// copula endings (ます, です), past/te/conditional forms (した, たら, ても),
+/// negation (ない, せん), auxiliaries (たい, れる, られ, いる, ある, なる),
+/// request forms (くだ, ださ), conjunctions and formal nouns (から, ので,
+/// けど, まで, など, こと, とき, ため, よう). Colloquial questions are full of
+/// them while formal manuals rarely contain them, so they must never count
+/// as rare content: they are stop terms. The list comes from grammar, not
+/// from any evaluation query.
+const FUNCTION_BIGRAMS: &[&str] = &[
+    "ます", "ませ", "まし", "です", "でし", "すか", "しょ", "ょう", "した", "して", "しま", "った",
+    "って", "たら", "だら", "ても", "でも", "ては", "ない", "なく", "なか", "せん", "たい", "たく",
+    "れる", "られ", "れば", "れた", "いる", "いま", "いた", "ある", "あり", "なる", "なり", "なっ",
+    "する", "すれ", "さい", "くだ", "ださ", "から", "ので", "のに", "けど", "けれ", "まで", "など",
+    "だけ", "より", "こと", "もの", "とき", "ため", "よう", "のか", "んで", "んだ", "かな", "ばい",
+    "いい",
+];
+
 /// Hiragana particles: a kanji followed by one of these is a noun.
 const PARTICLES: &[char] = &[
     'の', 'は', 'が', 'を', 'に', 'で', 'と', 'も', 'や', 'へ', 'か', 'な',
 ];
 
-/// English words that never form a concept of their own.
+/// English words that never form a concept of their own (question words
+/// and verbs of asking; [`SNOWBALL_STOP_WORDS`] are stop words too).
 const STOP_WORDS: &[&str] = &[
     "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "be", "how", "do",
     "doe", "does", "i", "what", "which", "when", "where", "why", "can", "my", "me", "it", "its",
     "this", "that", "with", "from", "by", "as", "at", "should", "there", "about", "we", "you",
     "your", "did", "if", "get", "was", "will", "would", "want", "need", "happen",
+];
+
+/// The Snowball English stop-word list (a standard list, used as is).
+const SNOWBALL_STOP_WORDS: &[&str] = &[
+    "i",
+    "me",
+    "my",
+    "myself",
+    "we",
+    "our",
+    "ours",
+    "ourselves",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "her",
+    "hers",
+    "herself",
+    "it",
+    "its",
+    "itself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "this",
+    "that",
+    "these",
+    "those",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "have",
+    "has",
+    "had",
+    "having",
+    "do",
+    "does",
+    "did",
+    "doing",
+    "would",
+    "should",
+    "could",
+    "ought",
+    "a",
+    "an",
+    "the",
+    "and",
+    "but",
+    "if",
+    "or",
+    "because",
+    "as",
+    "until",
+    "while",
+    "of",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "against",
+    "between",
+    "into",
+    "through",
+    "during",
+    "before",
+    "after",
+    "above",
+    "below",
+    "to",
+    "from",
+    "up",
+    "down",
+    "in",
+    "out",
+    "on",
+    "off",
+    "over",
+    "under",
+    "again",
+    "further",
+    "then",
+    "once",
+    "here",
+    "there",
+    "when",
+    "where",
+    "why",
+    "how",
+    "all",
+    "any",
+    "both",
+    "each",
+    "few",
+    "more",
+    "most",
+    "other",
+    "some",
+    "such",
+    "no",
+    "nor",
+    "not",
+    "only",
+    "own",
+    "same",
+    "so",
+    "than",
+    "too",
+    "very",
 ];
 
 /// How a query term contributes.
@@ -54,6 +199,8 @@ pub(crate) enum TermRole {
     Glue,
     /// A hiragana-only bigram (weight decided by rarity).
     Kana,
+    /// A single kanji of a multi-character concept (unigram backoff).
+    Backoff,
     /// An English stop word (tiny weight).
     Stop,
 }
@@ -267,6 +414,17 @@ fn add_cjk_run(plan: &mut QueryPlan, run: &[char], alternative_of: Option<usize>
             }
         }
         finish_group(plan, group);
+        // Backoff: each kanji of a multi-character concept also matches on
+        // its own, with a low weight and no share in the concept's coverage
+        // (character-unigram backoff of bigram indexing). Backoff terms only
+        // rescore sections found by other terms; they add no candidates.
+        if chunk.len() > 1 {
+            for &c in chunk {
+                if tokenize::class(c) == CharClass::Kanji {
+                    add_term(plan, c.to_string(), TermRole::Backoff, None);
+                }
+            }
+        }
     }
     // Bigrams touching kana.
     if alternative_of.is_some() && any_chunk {
@@ -280,6 +438,7 @@ fn add_cjk_run(plan: &mut QueryPlan, run: &[char], alternative_of: Option<usize>
     for (idx, pair) in run.windows(2).enumerate() {
         let role = match (hira[idx], hira[idx + 1]) {
             (false, false) => continue,
+            (true, true) if FUNCTION_BIGRAMS.contains(&pair_text(pair).as_str()) => TermRole::Stop,
             (true, true) => TermRole::Kana,
             _ => TermRole::Glue,
         };
@@ -288,6 +447,10 @@ fn add_cjk_run(plan: &mut QueryPlan, run: &[char], alternative_of: Option<usize>
     if let Some(group) = kana_group {
         finish_group(plan, group);
     }
+}
+
+fn pair_text(pair: &[char]) -> String {
+    pair.iter().collect()
 }
 
 fn add_word(plan: &mut QueryPlan, word: &str, alternative_of: Option<usize>) {
@@ -301,7 +464,8 @@ fn add_word(plan: &mut QueryPlan, word: &str, alternative_of: Option<usize>) {
         return;
     };
     let single_digit = word.len() == 1 && word.bytes().all(|b| b.is_ascii_digit());
-    if STOP_WORDS.contains(&word) || STOP_WORDS.contains(&main.as_str()) || single_digit {
+    let stop = |w: &str| STOP_WORDS.contains(&w) || SNOWBALL_STOP_WORDS.contains(&w);
+    if stop(word) || stop(main.as_str()) || single_digit {
         add_term(plan, main.clone(), TermRole::Stop, None);
         return;
     }
@@ -357,8 +521,9 @@ fn add_term(plan: &mut QueryPlan, text: String, role: TermRole, group: Option<us
 
 fn rank(role: TermRole) -> u8 {
     match role {
-        TermRole::Content => 3,
-        TermRole::Glue => 2,
+        TermRole::Content => 4,
+        TermRole::Glue => 3,
+        TermRole::Backoff => 2,
         TermRole::Kana => 1,
         TermRole::Stop => 0,
     }
@@ -413,7 +578,7 @@ mod tests {
         assert_eq!(role("入院"), Some(TermRole::Content));
         assert_eq!(role("給付"), Some(TermRole::Content));
         assert_eq!(role("院し"), Some(TermRole::Glue));
-        assert_eq!(role("した"), Some(TermRole::Kana));
+        assert_eq!(role("した"), Some(TermRole::Stop));
         assert_eq!(role("教え"), None);
     }
 
@@ -423,6 +588,21 @@ mod tests {
         assert_eq!(plan.required, ["rotate keys"]);
         assert_eq!(group_texts(&plan), ["rotate", "keys", "api"]);
         assert!(plan.groups[0].required && plan.groups[1].required && !plan.groups[2].required);
+    }
+
+    #[test]
+    fn grammar_bigrams_are_stop_terms_and_kanji_back_off_to_unigrams() {
+        let plan = analyze("やめたら戻ってくるお金");
+        let role = |t: &str| plan.terms.iter().find(|x| x.text == t).map(|x| x.role);
+        assert_eq!(role("たら"), Some(TermRole::Stop));
+        assert_eq!(role("やめ"), Some(TermRole::Kana));
+        let plan = analyze("両目の視力");
+        let role = |t: &str| plan.terms.iter().find(|x| x.text == t).map(|x| x.role);
+        assert_eq!(role("両目"), Some(TermRole::Content));
+        assert_eq!(role("両"), Some(TermRole::Backoff));
+        assert_eq!(group_texts(&plan), ["両目", "視力"]);
+        let plan = analyze("what if they restore it after the upgrade");
+        assert_eq!(group_texts(&plan), ["restore", "upgrade"]);
     }
 
     #[test]

@@ -152,6 +152,17 @@ impl<'a> Lifecycle<'a> {
         state: &mut WorkspaceState,
         phase: &str,
     ) -> Result<Vec<Transition>, LifecycleError> {
+        let mut transitions = self.close(state, phase)?;
+        self.advance(state, phase, &mut transitions);
+        Ok(transitions)
+    }
+
+    /// The common part of completing: checks, `completedPhases`, history.
+    fn close(
+        &self,
+        state: &mut WorkspaceState,
+        phase: &str,
+    ) -> Result<Vec<Transition>, LifecycleError> {
         self.check(state, "complete", phase)?;
         expect_status(
             state,
@@ -163,11 +174,9 @@ impl<'a> Lifecycle<'a> {
             state.completed_phases.push(phase.to_string());
         }
         self.record(state, phase, HistoryAction::Complete, None);
-        let mut transitions = vec![Transition::PhaseCompleted {
+        Ok(vec![Transition::PhaseCompleted {
             phase: phase.to_string(),
-        }];
-        self.advance(state, phase, &mut transitions);
-        Ok(transitions)
+        }])
     }
 
     /// Like [`Lifecycle::complete`], but moves to `target` (a phase of the
@@ -179,23 +188,10 @@ impl<'a> Lifecycle<'a> {
         phase: &str,
         target: &str,
     ) -> Result<Vec<Transition>, LifecycleError> {
-        self.check(state, "complete", phase)?;
-        expect_status(
-            state,
-            "complete",
-            &[PhaseStatus::InProgress, PhaseStatus::AwaitingHuman],
-            "in_progress or awaiting_human",
-        )?;
         if target != COMPLETED && self.definition.phase(target).is_none() {
             return Err(self.unknown(target));
         }
-        if !state.completed_phases.iter().any(|p| p == phase) {
-            state.completed_phases.push(phase.to_string());
-        }
-        self.record(state, phase, HistoryAction::Complete, None);
-        let mut transitions = vec![Transition::PhaseCompleted {
-            phase: phase.to_string(),
-        }];
+        let mut transitions = self.close(state, phase)?;
         state.timestamps.phase_started = None;
         if target == COMPLETED {
             state.current_phase = COMPLETED.to_string();

@@ -360,33 +360,14 @@ impl StateStore {
     /// Every workspace folder under the specs root, by name, with its state or
     /// the error reading it. Folders without `state.json` are not workspaces.
     pub fn list(&self) -> Result<Vec<ListedWorkspace>, StoreError> {
-        let entries = match std::fs::read_dir(&self.specs_root) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(StoreError::Io {
-                    op: "list",
-                    path: self.specs_root.clone(),
-                    source,
-                });
-            }
-        };
-        let mut out = Vec::new();
-        for entry in entries.flatten() {
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-                continue;
-            };
-            let Ok(ws) = self.resolve(&name) else {
-                continue;
-            };
-            if !ws.state_file().exists() {
-                continue;
-            }
-            let state = self.load(&ws);
-            out.push((ws, state));
-        }
-        out.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-        Ok(out)
+        Ok(self
+            .list_refs()?
+            .into_iter()
+            .map(|ws| {
+                let state = self.load(&ws);
+                (ws, state)
+            })
+            .collect())
     }
 
     fn lock(&self, ws: &WorkspaceRef) -> Result<File, StoreError> {

@@ -218,30 +218,9 @@ fn main() {
 
     // Server-side durations from the transcript.
     std::thread::sleep(Duration::from_millis(200));
-    let mut server_read = Vec::new();
-    let mut server_write = Vec::new();
-    let mut server_complete = Vec::new();
-    for entry in std::fs::read_dir(repo.path().join(".baton/logs"))
-        .unwrap()
-        .flatten()
-    {
-        if !entry.file_name().to_string_lossy().ends_with(".jsonl") {
-            continue;
-        }
-        for line in std::fs::read_to_string(entry.path()).unwrap().lines() {
-            let v: Value = serde_json::from_str(line).unwrap();
-            if v["direction"] != "out" {
-                continue;
-            }
-            let d = v["duration_ms"].as_f64().unwrap_or(0.0);
-            match v["tool"].as_str() {
-                Some("state_resume_info") => server_read.push(d),
-                Some("phase_start" | "phase_fail") => server_write.push(d),
-                Some("completePhase") => server_complete.push(d),
-                _ => {}
-            }
-        }
-    }
+    let server_read = server_durations(repo.path(), &["state_resume_info"]);
+    let server_write = server_durations(repo.path(), &["phase_start", "phase_fail"]);
+    let server_complete = server_durations(repo.path(), &["completePhase"]);
     report("server-side: state_resume_info", server_read);
     report("server-side: phase_start/phase_fail (fsync)", server_write);
     report("server-side: completePhase (fsync)", server_complete);
@@ -263,25 +242,7 @@ fn main() {
     }
     s.stop();
     std::thread::sleep(Duration::from_millis(200));
-    let mut nosync = Vec::new();
-    for entry in std::fs::read_dir(nosync_repo.path().join(".baton/logs"))
-        .unwrap()
-        .flatten()
-    {
-        for line in std::fs::read_to_string(entry.path())
-            .unwrap_or_default()
-            .lines()
-        {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
-            if v["direction"] == "out"
-                && matches!(v["tool"].as_str(), Some("phase_start" | "phase_fail"))
-            {
-                nosync.push(v["duration_ms"].as_f64().unwrap_or(0.0));
-            }
-        }
-    }
+    let nosync = server_durations(nosync_repo.path(), &["phase_start", "phase_fail"]);
     report("server-side: phase_start/phase_fail (no fsync)", nosync);
     manual_find_bench();
     println!(
@@ -355,23 +316,7 @@ fn manual_find_bench() {
     let warm = started.elapsed().as_secs_f64() * 1000.0;
     s.stop();
     std::thread::sleep(Duration::from_millis(200));
-    let mut server = Vec::new();
-    for entry in std::fs::read_dir(repo.path().join(".baton/logs"))
-        .unwrap()
-        .flatten()
-    {
-        for line in std::fs::read_to_string(entry.path())
-            .unwrap_or_default()
-            .lines()
-        {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
-            if v["direction"] == "out" && v["tool"] == "manual_find" {
-                server.push(v["duration_ms"].as_f64().unwrap_or(0.0));
-            }
-        }
-    }
+    let mut server = server_durations(repo.path(), &["manual_find"]);
     server.remove(0); // the first call opens (indexes) the manuals
     println!(
         "manual set: {:.2} MB Japanese in {files} files, {} distinct queries",
@@ -386,4 +331,27 @@ fn manual_find_bench() {
     );
     report("round trip: manual_find (use_cache=false)", rtt);
     report("server-side: manual_find (use_cache=false)", server);
+}
+
+/// Server-side durations (`duration_ms` of outgoing transcript entries) of
+/// calls to `tools`, from every transcript under `repo/.baton/logs`.
+fn server_durations(repo: &std::path::Path, tools: &[&str]) -> Vec<f64> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(repo.join(".baton/logs")) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        for line in std::fs::read_to_string(entry.path())
+            .unwrap_or_default()
+            .lines()
+        {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if v["direction"] == "out" && v["tool"].as_str().is_some_and(|t| tools.contains(&t)) {
+                out.push(v["duration_ms"].as_f64().unwrap_or(0.0));
+            }
+        }
+    }
+    out
 }
