@@ -255,9 +255,11 @@ fn main() {
     );
 }
 
-/// `manual_find` through MCP on a ~1.5 MB Japanese manual set: 43 manuals
-/// made from the evaluation's insurance manual (each copy marked with its
-/// edition so sections differ), queried with the evaluation's gold queries.
+/// `manual_find` through MCP on a ~1.5 MB Japanese manual: 43 editions of the
+/// evaluation's insurance terms (each copy marked with its edition so
+/// sections differ) in one manual, queried with the evaluation's gold queries.
+/// Near-duplicate editions make every query match ~43× as many sections as
+/// distinct text would: a hard case for scoring.
 fn manual_find_bench() {
     let repo = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     std::fs::create_dir(repo.path().join(".git")).unwrap();
@@ -266,7 +268,7 @@ fn manual_find_bench() {
     let mut bytes = 0usize;
     let mut files = 0usize;
     for k in 0..43 {
-        let dir = repo.path().join(format!("manuals/terms-{k:02}"));
+        let dir = repo.path().join(format!("manuals/terms/ed-{k:02}"));
         std::fs::create_dir_all(&dir).unwrap();
         for entry in std::fs::read_dir(&source).unwrap().flatten() {
             let text = std::fs::read_to_string(entry.path()).unwrap();
