@@ -2,3 +2,5 @@
 //! source detection, effort detection, slugs and branch names.
 
 pub mod init;
+pub mod tasks;
+pub mod verdict;
