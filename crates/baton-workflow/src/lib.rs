@@ -9,6 +9,7 @@
 //! (the implicit first phase, completed when a workspace is created) and
 //! [`COMPLETED`] (the terminal position after the last phase).
 
+pub mod agents;
 mod discovery;
 mod model;
 mod registry;

@@ -2,5 +2,6 @@
 //! source detection, effort detection, slugs and branch names.
 
 pub mod init;
+pub mod prompt;
 pub mod tasks;
 pub mod verdict;
