@@ -6,9 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use baton_state::Task;
 
+/// Registered tasks by key, and warnings that do not block registration.
+pub type ParsedTasks = (BTreeMap<String, Task>, Vec<String>);
+
 /// Parses `## Task N: title [mode]` sections with `mode:`, `depends_on:` and
 /// `files:` machine fields. Errors name the problem; warnings do not block.
-pub fn parse_tasks(text: &str) -> Result<(BTreeMap<String, Task>, Vec<String>), Vec<String>> {
+pub fn parse_tasks(text: &str) -> Result<ParsedTasks, Vec<String>> {
     let mut tasks: BTreeMap<String, Task> = BTreeMap::new();
     let mut current: Option<String> = None;
     let mut in_files = false;
