@@ -82,6 +82,11 @@ impl EventLog {
             file = self.open_append()?;
             file.lock().map_err(|e| self.io(e))?;
         }
+        // A writer killed mid-line leaves a torn last line; start on a fresh
+        // line so this record stays readable.
+        if ends_without_newline(&self.path) {
+            line.insert(0, b'\n');
+        }
         file.write_all(&line).map_err(|e| self.io(e))?;
         Ok(())
     }
@@ -144,6 +149,21 @@ impl EventLog {
     }
 }
 
+/// Whether the file is non-empty and its last byte is not a newline.
+fn ends_without_newline(path: &Path) -> bool {
+    let Ok(mut f) = File::open(path) else {
+        return false;
+    };
+    let Ok(len) = f.metadata().map(|m| m.len()) else {
+        return false;
+    };
+    if len == 0 || f.seek(SeekFrom::End(-1)).is_err() {
+        return false;
+    }
+    let mut last = [0u8; 1];
+    f.read_exact(&mut last).is_ok() && last[0] != b'\n'
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +216,10 @@ mod tests {
             .unwrap();
         let tail = log.tail(10).unwrap();
         assert_eq!(tail.len(), 1);
+        // The next record starts on its own line and is readable.
+        log.append(&rec(2)).unwrap();
+        let tail = log.tail(10).unwrap();
+        assert_eq!(tail.len(), 2);
+        assert_eq!(tail[1].phase, "p2");
     }
 }

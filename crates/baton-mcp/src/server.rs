@@ -15,12 +15,12 @@ use crate::error::{ErrorCode, ToolError};
 use crate::tools::ToolSpec;
 
 /// Instructions sent to the client at initialisation.
-pub const INSTRUCTIONS: &str = "baton keeps a development workflow on rails. \
-Each piece of work lives in a workspace folder (.specs/YYYYMMDD-slug/) with a state.json that baton owns. \
-Create one with init, then for each phase: phase_start, do the work and write the phase's artifact files in the workspace, phase_complete. \
-Human checkpoints: call checkpoint, let a person answer, then phase_complete (or abandon). \
-state_resume_info tells where a workspace stands and what to call next. \
-Failures come back as isError results with a stable code (invalid_parameter, not_found, invalid_state, blocked, ...).";
+pub const INSTRUCTIONS: &str = "baton keeps a development workflow on rails; you do the work, baton decides what comes next and checks what came back. \
+Each piece of work lives in a workspace folder (.specs/YYYYMMDD-slug/) with a state.json that baton owns; phases hand over through Markdown files in that folder. \
+Issue work: startIssueWorkflow, then for each phase do its tasks, write its artifact, and call completePhase with the evidence; getCurrentPhase tells where you are. \
+Other workflows: workflow_start, then completePhase with the workspace. Step by step: init, phase_start, phase_complete, checkpoint (a person answers), abandon. \
+Seed pipeline: pipeline_init, then pipeline_init_with_context. Manuals: manual_find, then manual_hits and manual_read. \
+Failures are isError results with a stable code (invalid_parameter, not_found, invalid_state, blocked, ...) and say how to fix the call.";
 
 /// The MCP handler. Cheap to clone (one per HTTP session).
 #[derive(Clone)]
