@@ -336,6 +336,15 @@ impl StateStore {
     /// Every workspace folder under the specs root (those with a `state.json`),
     /// by name, without reading any state.
     pub fn list_refs(&self) -> Result<Vec<WorkspaceRef>, StoreError> {
+        self.list_refs_where(|_| true)
+    }
+
+    /// Like [`StateStore::list_refs`], looking only at folders whose name
+    /// passes `name` (no file is touched for the others).
+    pub fn list_refs_where(
+        &self,
+        name: impl Fn(&str) -> bool,
+    ) -> Result<Vec<WorkspaceRef>, StoreError> {
         let entries = match std::fs::read_dir(&self.specs_root) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -350,7 +359,8 @@ impl StateStore {
         let mut out: Vec<WorkspaceRef> = entries
             .flatten()
             .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
-            .filter_map(|name| self.resolve(&name).ok())
+            .filter(|folder| name(folder))
+            .filter_map(|folder| self.resolve(&folder).ok())
             .filter(|ws| ws.state_file().exists())
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));

@@ -174,9 +174,8 @@ pub fn runs_named(
 ) -> Result<Vec<(WorkspaceRef, WorkspaceState)>, ToolError> {
     let mut out: Vec<(WorkspaceRef, WorkspaceState)> = ctx
         .store
-        .list_refs()?
+        .list_refs_where(name)?
         .into_iter()
-        .filter(|ws| name(&ws.name))
         .filter_map(|ws| ctx.store.load(&ws).ok().map(|s| (ws, s)))
         .filter(|(_, s)| filter(s))
         .collect();
