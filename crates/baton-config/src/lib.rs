@@ -8,6 +8,8 @@
 //! The environment variables are listed in [`env`]; `docs/configuration.md` is
 //! the user-facing reference.
 
+#![warn(missing_docs)]
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;

@@ -4,6 +4,8 @@
 //! * [`guards`] — may this lifecycle call go ahead (seed 003 path 2 guards)?
 //! * [`summary`] — read-only views of a workspace: resume info, list rows.
 
+#![warn(missing_docs)]
+
 pub mod guards;
 pub mod instruction;
 pub mod pipeline;

@@ -6,6 +6,8 @@
 //! Handlers publish events only after the state change they describe was
 //! written (seed 003, invariant 3). The state store does not depend on this crate.
 
+#![warn(missing_docs)]
+
 mod log;
 
 use std::path::PathBuf;

@@ -5,6 +5,8 @@
 //!
 //! Entry points: [`serve_stdio`] and [`serve_http`].
 
+#![warn(missing_docs)]
+
 pub mod args;
 pub mod context;
 pub mod error;

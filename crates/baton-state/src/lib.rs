@@ -8,6 +8,8 @@
 //! * [`store`] — workspace folders under the specs root; every mutation is
 //!   load → modify → atomic write under an OS lock per workspace. No cache.
 
+#![warn(missing_docs)]
+
 pub mod lifecycle;
 pub mod schema;
 pub mod store;

@@ -6,6 +6,8 @@
 //! task flushes whenever the channel runs dry and when the [`Transcript`] is
 //! closed (stdin EOF, SIGINT, SIGTERM all end in [`Transcript::close`]).
 
+#![warn(missing_docs)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

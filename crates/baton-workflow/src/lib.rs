@@ -9,6 +9,8 @@
 //! (the implicit first phase, completed when a workspace is created) and
 //! [`COMPLETED`] (the terminal position after the last phase).
 
+#![warn(missing_docs)]
+
 pub mod agents;
 mod discovery;
 mod model;
