@@ -79,14 +79,33 @@ pub fn new_session_id() -> String {
 pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     let ctx = build_context(config)?;
     let server = build_server(Arc::clone(&ctx))?;
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        use std::io::Write;
+        // A person started the server by hand: say what it is waiting for.
+        let _ = writeln!(
+            std::io::stderr(),
+            "baton {}: MCP server on stdio for {} (specs in {}).\nRegister it with your agent (see README) or type JSON-RPC lines; Ctrl-D stops it.",
+            ctx.version,
+            ctx.config.repo_root.display(),
+            ctx.config.specs_root.display()
+        );
+    }
     let session_id = new_session_id();
     let transcript = Transcript::start(&session_id, &transcript_options(&ctx.config))
         .map_err(|e| ServeError::Io(format!("transcript: {e}")))?;
     let service = transcript::Transcribed::new(server, transcript.recorder());
-    let running = service
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| ServeError::Mcp(e.to_string()))?;
+    let running = match service.serve(rmcp::transport::stdio()).await {
+        Ok(running) => running,
+        // stdin closed before any client spoke: a normal, quiet end.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            transcript.close().await;
+            return Ok(());
+        }
+        Err(e) => {
+            transcript.close().await;
+            return Err(ServeError::Mcp(e.to_string()));
+        }
+    };
     let cancel = running.cancellation_token();
     let outcome = tokio::select! {
         r = running.waiting() => r.map(|_| ()).map_err(|e| ServeError::Mcp(e.to_string())),

@@ -191,3 +191,20 @@ fn manuals_index_and_find_for_people() {
         "{err}"
     );
 }
+
+#[test]
+fn serve_ends_quietly_when_stdin_closes_before_a_client_speaks() {
+    let repo = Repo::new();
+    let out = Command::new(baton_bin())
+        .arg("serve")
+        .current_dir(repo.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "nothing but protocol on stdout");
+}
