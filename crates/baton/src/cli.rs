@@ -55,6 +55,12 @@ enum Command {
     },
     /// List the tool groups and their tools.
     Tools,
+    /// Register baton with your agent client in this repository (.mcp.json, .cursor/mcp.json, Codex snippet).
+    Init {
+        /// Which client.
+        #[arg(long, value_enum, default_value = "claude")]
+        client: crate::init_cmd::Client,
+    },
     /// Workflow definitions: list, show, validate, schema.
     Workflow {
         #[command(subcommand)]
@@ -171,6 +177,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Workflow { command } => {
             let config = Config::load(&overrides)?;
             crate::workflow_cmd::run(&config, command_to(command))
+        }
+        Command::Init { client } => {
+            let config = Config::load(&overrides)?;
+            crate::init_cmd::run(&config, client)
         }
         Command::Manuals { command } => {
             let config = Config::load(&overrides)?;

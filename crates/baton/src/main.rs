@@ -4,6 +4,7 @@
 //! streamable HTTP); the other commands read the same state files for people.
 
 mod cli;
+mod init_cmd;
 mod manuals_cmd;
 mod workflow_cmd;
 

@@ -208,3 +208,43 @@ fn serve_ends_quietly_when_stdin_closes_before_a_client_speaks() {
     );
     assert!(out.stdout.is_empty(), "nothing but protocol on stdout");
 }
+
+#[test]
+fn init_registers_baton_and_keeps_other_servers() {
+    let repo = Repo::new();
+    std::fs::write(
+        repo.path().join(".mcp.json"),
+        r#"{"mcpServers": {"other": {"command": "x"}}, "note": 1}"#,
+    )
+    .unwrap();
+    let (code, out, err) = run(&repo, &["init", "--client", "all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("[mcp_servers.baton]"), "{out}");
+    let claude: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(claude["mcpServers"]["other"]["command"], "x");
+    assert_eq!(claude["note"], 1);
+    assert_eq!(claude["mcpServers"]["baton"]["type"], "stdio");
+    assert_eq!(claude["mcpServers"]["baton"]["args"], json!(["serve"]));
+    assert!(
+        claude["mcpServers"]["baton"]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("baton")
+    );
+    let cursor: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(".cursor/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(cursor["mcpServers"]["baton"]["command"].is_string());
+    // A broken file is reported and left alone.
+    std::fs::write(repo.path().join(".mcp.json"), "{ broken").unwrap();
+    let (code, _, err) = run(&repo, &["init"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not valid JSON"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap(),
+        "{ broken"
+    );
+}
