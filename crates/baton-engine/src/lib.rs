@@ -36,6 +36,25 @@ pub trait WorkspaceFiles {
     fn is_nonempty_file(&self, relative: &str) -> bool {
         self.file(relative).is_some_and(|f| f.len > 0)
     }
+
+    /// The text of `relative`, when readable (views that only know names return `None`).
+    fn read(&self, relative: &str) -> Option<String> {
+        let _ = relative;
+        None
+    }
+}
+
+impl WorkspaceFiles for std::collections::BTreeMap<String, String> {
+    fn file(&self, relative: &str) -> Option<FileInfo> {
+        self.get(relative).map(|text| FileInfo {
+            len: text.len() as u64,
+            modified: None,
+        })
+    }
+
+    fn read(&self, relative: &str) -> Option<String> {
+        self.get(relative).cloned()
+    }
 }
 
 impl WorkspaceFiles for std::collections::BTreeSet<String> {

@@ -440,6 +440,16 @@ impl WorkspaceFiles for DiskFiles {
             modified: meta.modified().ok().map(chrono::DateTime::<Utc>::from),
         })
     }
+
+    fn read(&self, relative: &str) -> Option<String> {
+        /// Artifacts larger than this are not read (a runaway file is not a review).
+        const MAX_ARTIFACT_BYTES: u64 = 4 * 1024 * 1024;
+        let info = self.file(relative)?;
+        if info.len > MAX_ARTIFACT_BYTES {
+            return None;
+        }
+        std::fs::read_to_string(self.dir.join(relative)).ok()
+    }
 }
 
 /// Lower-case ASCII letters and digits joined by single hyphens, cut at a hyphen before `max`.
