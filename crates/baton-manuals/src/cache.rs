@@ -8,9 +8,14 @@ use std::time::{Duration, Instant};
 
 use crate::trace::TraceData;
 
+/// Estimated heap the cached results may hold together; least recently
+/// used entries are evicted beyond it (the newest is always kept).
+pub(crate) const CACHE_MAX_BYTES: usize = 4 * 1024 * 1024;
+
 struct Entry {
     inserted: Instant,
     last_used: u64,
+    bytes: usize,
     data: Arc<TraceData>,
 }
 
@@ -33,6 +38,8 @@ pub(crate) struct ResultCache {
     generation: u64,
     tick: u64,
     max_keep: usize,
+    max_bytes: usize,
+    bytes: usize,
     ttl: Duration,
     pub stats: CacheStats,
 }
@@ -44,6 +51,8 @@ impl ResultCache {
             generation: 0,
             tick: 0,
             max_keep: max_keep.max(1),
+            max_bytes: CACHE_MAX_BYTES,
+            bytes: 0,
             ttl,
             stats: CacheStats::default(),
         }
@@ -52,7 +61,8 @@ impl ResultCache {
     /// Drops everything when the corpus generation moved.
     pub(crate) fn sync_generation(&mut self, generation: u64) {
         if generation != self.generation {
-            self.entries.clear();
+            self.entries = HashMap::new();
+            self.bytes = 0;
             self.generation = generation;
         }
     }
@@ -66,7 +76,7 @@ impl ResultCache {
             .get(key)
             .is_some_and(|e| now.saturating_duration_since(e.inserted) >= ttl);
         if expired {
-            self.entries.remove(key);
+            self.remove(key);
             return None;
         }
         let tick = self.tick;
@@ -79,24 +89,43 @@ impl ResultCache {
     /// Stores an entry, evicting the least recently used one when full.
     pub(crate) fn put(&mut self, key: String, data: Arc<TraceData>, now: Instant) {
         self.tick += 1;
-        if !self.entries.contains_key(&key) && self.entries.len() >= self.max_keep {
+        self.remove(&key);
+        let bytes = data.heap_bytes() + crate::memory::buf(key.capacity());
+        while !self.entries.is_empty()
+            && (self.entries.len() >= self.max_keep || self.bytes + bytes > self.max_bytes)
+        {
             let oldest = self
                 .entries
                 .iter()
                 .min_by_key(|(_, e)| e.last_used)
                 .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                self.entries.remove(&k);
+            match oldest {
+                Some(k) => self.remove(&k),
+                None => break,
             }
         }
+        self.bytes += bytes;
         self.entries.insert(
             key,
             Entry {
                 inserted: now,
                 last_used: self.tick,
+                bytes,
                 data,
             },
         );
+    }
+
+    fn remove(&mut self, key: &str) {
+        if let Some(e) = self.entries.remove(key) {
+            self.bytes -= e.bytes;
+        }
+    }
+
+    /// Estimated heap bytes of the stored entries (a result shared with a
+    /// trace is counted in both).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.bytes + self.entries.capacity() * (std::mem::size_of::<(String, Entry)>() + 1)
     }
 
     /// Current counters.

@@ -222,11 +222,11 @@ pub(crate) fn integrate(
             evidence_id: format!("ev:{}", i + 1),
             reference: EvidenceRef {
                 target: "manual".to_string(),
-                manual_id: e.row.reference.manual_id.clone(),
-                path: e.row.reference.path.clone(),
+                manual_id: e.row.reference.manual_id.to_string(),
+                path: e.row.reference.path.to_string(),
                 start_line: e.row.reference.start_line,
             },
-            signals: e.row.signals.clone(),
+            signals: e.row.signals.to_vec(),
             score: e.row.score,
             snippet_digest: format!("{:016x}", fnv1a(e.text.as_bytes())),
         })
@@ -363,7 +363,7 @@ pub(crate) fn integrate(
 }
 
 fn relation_for(spec: &ClaimSpec, e: &EvidenceInput<'_>, cov: f64, sn: f64) -> Option<Relation> {
-    let exceptions = e.row.signals.contains(&crate::Signal::Exceptions);
+    let exceptions = e.row.signals.contains(crate::Signal::Exceptions);
     let strong = cov >= 0.6;
     match spec.facet {
         Facet::Exceptions if exceptions && cov >= 0.5 => Some(Relation::Supports),

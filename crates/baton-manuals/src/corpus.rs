@@ -184,14 +184,8 @@ impl Corpus {
             std::collections::btree_map::Entry::Vacant(e) => {
                 changed = true;
                 let mut index = ManualIndex::new();
-                if let Some(records) = self
-                    .index_dir
-                    .as_deref()
-                    .and_then(|dir| store::load(dir, &root_key, id))
-                {
-                    for record in records {
-                        index.upsert(record);
-                    }
+                if let Some(dir) = self.index_dir.as_deref() {
+                    store::load_into(dir, &root_key, id, &mut index);
                 }
                 e.insert(index)
             }
@@ -251,13 +245,13 @@ impl Corpus {
         }
         if changed {
             self.generation += 1;
+            index.compact();
         }
         if (dirty_cache || changed)
             && let Some(dir) = &self.index_dir
         {
-            let records: Vec<_> = index.files().map(|f| index.export_file(f)).collect();
             // A failed cache write only costs a re-tokenisation at the next start.
-            let _ = store::save(dir, &root_key, id, &records);
+            let _ = store::save_index(dir, &root_key, id, index);
         }
     }
 }

@@ -34,6 +34,7 @@ mod descriptions;
 mod error;
 pub mod eval;
 mod index;
+mod memory;
 mod paths;
 mod query;
 mod search;
@@ -58,6 +59,7 @@ pub use descriptions::{
     MANUAL_READ_DESCRIPTION, MANUAL_SCAN_DESCRIPTION, MANUAL_TOC_DESCRIPTION, TOOL_NAMES,
 };
 pub use error::{ManualError, ManualErrorCode};
+pub use memory::MemoryUsage;
 pub use paths::{FileType, ROOT_ID};
 pub use service::ManualService;
 pub use signals::Signal;

@@ -261,7 +261,7 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
         let Some(doc) = index.doc(hit.doc) else {
             continue;
         };
-        let text = doc.norm_text.as_str();
+        let text = &*doc.norm_text;
         if !phrase_groups.is_empty() {
             let found = phrase_groups
                 .iter()
@@ -401,8 +401,8 @@ pub(crate) fn sort_hits(index: &ManualIndex, hits: &mut [Hit]) {
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| {
                 let (da, db) = (index.doc(a.doc), index.doc(b.doc));
-                let ka = da.map(|d| (d.path.as_str(), d.start_line));
-                let kb = db.map(|d| (d.path.as_str(), d.start_line));
+                let ka = da.map(|d| (&*d.path, d.start_line));
+                let kb = db.map(|d| (&*d.path, d.start_line));
                 ka.cmp(&kb)
             })
     });
@@ -425,10 +425,7 @@ fn late_rerank(
     let mut scores: Vec<f64> = Vec::with_capacity(top);
     if opts.scoring.late_rerank_enabled {
         for hit in hits.iter().take(top) {
-            let text = index
-                .doc(hit.doc)
-                .map(|d| d.norm_text.as_str())
-                .unwrap_or("");
+            let text = index.doc(hit.doc).map(|d| &*d.norm_text).unwrap_or("");
             scores.push(sentence_max_sim(text, plan, concepts));
         }
     } else {

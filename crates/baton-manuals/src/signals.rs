@@ -45,9 +45,21 @@ impl Signal {
     ];
 }
 
-/// A small set of signals.
+/// A small set of signals (serialised as the list of its signals in
+/// canonical order).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Signals(u8);
+
+impl Serialize for Signals {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(None)?;
+        for s in Signal::ALL.into_iter().filter(|s| self.contains(*s)) {
+            seq.serialize_element(&s)?;
+        }
+        seq.end()
+    }
+}
 
 impl Signals {
     /// Adds a signal.

@@ -6,10 +6,12 @@
 //! file + rename). A cache written for another root, another manual or
 //! another format version, or one that fails to decode, is ignored.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::analyze::{DocData, FieldFreq, FileRecord, Fingerprint, fnv1a};
 use crate::codec::{CodecError, Reader, Writer};
+use crate::index::ManualIndex;
 use crate::paths::FileType;
 use crate::sections::SectionInfo;
 
@@ -22,20 +24,38 @@ pub(crate) fn cache_path(index_dir: &Path, manual_id: &str) -> PathBuf {
 }
 
 /// Encodes the records of a manual.
+#[cfg(test)]
 pub(crate) fn encode(root: &Path, manual_id: &str, records: &[FileRecord]) -> Vec<u8> {
     let mut w = Writer::default();
-    w.bytes(MAGIC);
-    w.u64(FORMAT_VERSION);
-    w.str(&root.to_string_lossy());
-    w.str(manual_id);
-    w.u64(records.len() as u64);
+    encode_header(&mut w, root, manual_id, records.len());
     for r in records {
-        encode_record(&mut w, r);
+        encode_file(&mut w, r, r.docs.len());
+        for d in &r.docs {
+            encode_doc(
+                &mut w,
+                DocHead {
+                    section: d.section,
+                    body_len: d.body_len,
+                    exceptions: d.exceptions,
+                    norm_text: &d.norm_text,
+                },
+                d.terms.iter().map(|(t, f)| (t.as_str(), *f)),
+            );
+        }
     }
     w.buf
 }
 
-fn encode_record(w: &mut Writer, r: &FileRecord) {
+fn encode_header(w: &mut Writer, root: &Path, manual_id: &str, records: usize) {
+    w.bytes(MAGIC);
+    w.u64(FORMAT_VERSION);
+    w.str(&root.to_string_lossy());
+    w.str(manual_id);
+    w.u64(records as u64);
+}
+
+/// Everything of a record but its documents (`n_docs` of them follow).
+fn encode_file(w: &mut Writer, r: &FileRecord, n_docs: usize) {
     w.str(&r.path);
     w.u64(match r.file_type {
         FileType::Md => 0,
@@ -55,41 +75,118 @@ fn encode_record(w: &mut Writer, r: &FileRecord) {
         w.u64(u64::from(s.end_line));
         w.u64(s.parent.map(|p| u64::from(p) + 1).unwrap_or(0));
     }
-    w.u64(r.docs.len() as u64);
-    for d in &r.docs {
-        w.u64(u64::from(d.section));
-        w.u64(u64::from(d.body_len));
-        w.u64(u64::from(d.exceptions));
-        w.str(&d.norm_text);
-        w.u64(d.terms.len() as u64);
-        for (term, f) in &d.terms {
-            w.str(term);
-            w.u64(u64::from(f.body));
-            w.u64(u64::from(f.title));
-            w.u64(u64::from(f.ctx));
-        }
+    w.u64(n_docs as u64);
+}
+
+/// The scalar fields of a document.
+struct DocHead<'a> {
+    section: u32,
+    body_len: u32,
+    exceptions: bool,
+    norm_text: &'a str,
+}
+
+fn encode_doc<'a>(
+    w: &mut Writer,
+    d: DocHead<'_>,
+    terms: impl ExactSizeIterator<Item = (&'a str, FieldFreq)>,
+) {
+    w.u64(u64::from(d.section));
+    w.u64(u64::from(d.body_len));
+    w.u64(u64::from(d.exceptions));
+    w.str(d.norm_text);
+    w.u64(terms.len() as u64);
+    for (term, f) in terms {
+        w.str(term);
+        w.u64(u64::from(f.body));
+        w.u64(u64::from(f.title));
+        w.u64(u64::from(f.ctx));
     }
 }
 
+/// Writes a manual's index straight from memory (no intermediate records),
+/// streaming to the file in small chunks, atomically (temporary file + rename).
+pub(crate) fn save_index(
+    index_dir: &Path,
+    root: &Path,
+    manual_id: &str,
+    index: &ManualIndex,
+) -> std::io::Result<()> {
+    const CHUNK: usize = 64 * 1024;
+    prepare_dir(index_dir)?;
+    let target = cache_path(index_dir, manual_id);
+    let tmp = target.with_extension(format!("tmp{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&tmp)?;
+        let mut w = Writer::default();
+        encode_header(&mut w, root, manual_id, index.file_count());
+        for entry in index.files() {
+            let docs: Vec<_> = entry
+                .doc_ids
+                .iter()
+                .filter_map(|id| Some((*id, index.doc(*id)?)))
+                .collect();
+            encode_file(&mut w, &entry.record, docs.len());
+            for (id, doc) in docs {
+                let terms = index.doc_terms(id);
+                encode_doc(
+                    &mut w,
+                    DocHead {
+                        section: doc.section,
+                        body_len: doc.body_len,
+                        exceptions: doc.exceptions,
+                        norm_text: &doc.norm_text,
+                    },
+                    terms.into_iter(),
+                );
+            }
+            if w.buf.len() >= CHUNK {
+                file.write_all(&w.buf)?;
+                w.buf.clear();
+            }
+        }
+        file.write_all(&w.buf)?;
+        Ok(())
+    };
+    write()
+        .and_then(|()| std::fs::rename(&tmp, &target))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+}
+
 /// Decodes a cache file; `Ok(None)` when it belongs to another root/manual/version.
+#[cfg(test)]
 pub(crate) fn decode(
     bytes: &[u8],
     root: &Path,
     manual_id: &str,
 ) -> Result<Option<Vec<FileRecord>>, CodecError> {
+    let mut records = Vec::new();
+    Ok(decode_each(bytes, root, manual_id, |r| records.push(r))?.then_some(records))
+}
+
+/// Decodes a cache file record by record, handing each to `each`;
+/// `Ok(false)` when it belongs to another root/manual/version (nothing is
+/// handed over). On an error some records may already have been handed over.
+fn decode_each(
+    bytes: &[u8],
+    root: &Path,
+    manual_id: &str,
+    mut each: impl FnMut(FileRecord),
+) -> Result<bool, CodecError> {
     let mut r = Reader::new(bytes);
     if r.take(MAGIC.len())? != MAGIC {
-        return Ok(None);
+        return Ok(false);
     }
     if r.u64()? != FORMAT_VERSION || r.str()? != root.to_string_lossy() || r.str()? != manual_id {
-        return Ok(None);
+        return Ok(false);
     }
     let n = r.len()?;
-    let mut records = Vec::with_capacity(n);
     for _ in 0..n {
-        records.push(decode_record(&mut r)?);
+        each(decode_record(&mut r)?);
     }
-    Ok(Some(records))
+    Ok(true)
 }
 
 fn small<T: TryFrom<u64>>(r: &mut Reader<'_>) -> Result<T, CodecError> {
@@ -171,19 +268,28 @@ fn decode_record(r: &mut Reader<'_>) -> Result<FileRecord, CodecError> {
     })
 }
 
-/// Reads the cached records of a manual; any problem means "no cache".
-pub(crate) fn load(index_dir: &Path, root: &Path, manual_id: &str) -> Option<Vec<FileRecord>> {
-    let bytes = std::fs::read(cache_path(index_dir, manual_id)).ok()?;
-    decode(&bytes, root, manual_id).ok().flatten()
-}
-
-/// Writes the records of a manual atomically.
-pub(crate) fn save(
+/// Loads the cached records of a manual into an empty index, one record
+/// at a time. Any problem means "no cache": the index is left empty and
+/// `false` is returned.
+pub(crate) fn load_into(
     index_dir: &Path,
     root: &Path,
     manual_id: &str,
-    records: &[FileRecord],
-) -> std::io::Result<()> {
+    index: &mut ManualIndex,
+) -> bool {
+    let Ok(bytes) = std::fs::read(cache_path(index_dir, manual_id)) else {
+        return false;
+    };
+    match decode_each(&bytes, root, manual_id, |record| index.upsert(record)) {
+        Ok(true) => true,
+        _ => {
+            *index = ManualIndex::new();
+            false
+        }
+    }
+}
+
+fn prepare_dir(index_dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(index_dir)?;
     // A derived cache: keep it out of version control without touching the
     // repository's own .gitignore.
@@ -191,12 +297,7 @@ pub(crate) fn save(
     if !ignore.exists() {
         let _ = std::fs::write(&ignore, "*\n");
     }
-    let target = cache_path(index_dir, manual_id);
-    let tmp = target.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, encode(root, manual_id, records))?;
-    std::fs::rename(&tmp, &target).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    Ok(())
 }
 
 /// Removes the cache file of a manual that no longer exists.

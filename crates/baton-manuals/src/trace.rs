@@ -16,8 +16,10 @@ use crate::types::{ClaimGraph, NextAction, Summary};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct CandidateRef {
     pub target: &'static str,
-    pub manual_id: String,
-    pub path: String,
+    /// Shared with the search (one allocation per manual).
+    pub manual_id: Arc<str>,
+    /// Shared with the index (one allocation per file).
+    pub path: Arc<str>,
     pub start_line: u32,
     /// JSON candidates are whole files; kept for schema compatibility.
     pub json_path: Option<String>,
@@ -28,18 +30,20 @@ pub(crate) struct CandidateRef {
 pub(crate) struct CandidateRow {
     #[serde(rename = "ref")]
     pub reference: CandidateRef,
-    pub title: String,
+    /// Interned per trace (editions of a manual repeat their headings).
+    pub title: Arc<str>,
     pub score: f64,
     pub coverage: f64,
-    pub signals: Vec<crate::Signal>,
-    pub matched_tokens: Vec<String>,
+    pub signals: crate::signals::Signals,
+    /// Interned per trace (many rows match the same terms).
+    pub matched_tokens: Arc<[String]>,
 }
 
 /// Files whose matching sections were not returned.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct UnscannedRow {
-    pub manual_id: String,
-    pub path: String,
+    pub manual_id: Arc<str>,
+    pub path: Arc<str>,
     /// `candidate_cap` or `time_budget`.
     pub reason: &'static str,
     /// Matching sections not returned (0 when the file was not searched at all).
@@ -64,10 +68,109 @@ pub(crate) struct TraceData {
     pub cacheable: bool,
 }
 
+impl TraceData {
+    /// Estimated heap bytes (what this trace alone keeps alive: titles and
+    /// paths shared with the index or other rows are not counted).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use crate::memory::buf;
+        use std::mem::size_of;
+        let mut token_lists: Vec<*const [String]> = Vec::new();
+        let mut tokens = 0;
+        for c in &self.candidates {
+            let ptr = Arc::as_ptr(&c.matched_tokens);
+            if !token_lists.contains(&ptr) {
+                token_lists.push(ptr);
+                tokens += buf(16 + c.matched_tokens.len() * size_of::<String>())
+                    + c.matched_tokens
+                        .iter()
+                        .map(|t| buf(t.capacity()))
+                        .sum::<usize>();
+            }
+        }
+        let graph = &self.claim_graph;
+        let claims: usize = graph
+            .claims
+            .iter()
+            .map(|c| buf(c.claim_id.capacity()) + buf(c.text.capacity()))
+            .sum();
+        let evidences: usize = graph
+            .evidences
+            .iter()
+            .map(|e| {
+                buf(e.evidence_id.capacity())
+                    + buf(e.reference.target.capacity())
+                    + buf(e.reference.manual_id.capacity())
+                    + buf(e.reference.path.capacity())
+                    + buf(e.signals.capacity())
+                    + buf(e.snippet_digest.capacity())
+            })
+            .sum();
+        let edges: usize = graph
+            .edges
+            .iter()
+            .map(|e| buf(e.from_claim_id.capacity()) + buf(e.to_evidence_id.capacity()))
+            .sum();
+        size_of::<Self>()
+            + crate::memory::ALLOC_OVERHEAD
+            + buf(self.query.capacity())
+            + buf(self.candidates.capacity() * size_of::<CandidateRow>())
+            + tokens
+            + buf(self.unscanned.capacity() * size_of::<UnscannedRow>())
+            + [&self.conflicts, &self.gaps, &self.integrated_top]
+                .into_iter()
+                .map(|v| {
+                    buf(v.capacity() * size_of::<Value>()) + v.iter().map(value_heap).sum::<usize>()
+                })
+                .sum::<usize>()
+            + buf(graph.claims.capacity() * size_of::<crate::types::Claim>())
+            + claims
+            + buf(graph.evidences.capacity() * size_of::<crate::types::Evidence>())
+            + evidences
+            + buf(graph.edges.capacity() * size_of::<crate::types::Edge>())
+            + edges
+            + buf(graph.facets.capacity() * size_of::<crate::types::FacetRow>())
+            + buf(self.next_actions.capacity() * size_of::<NextAction>())
+            + self
+                .next_actions
+                .iter()
+                .filter_map(|a| a.params.as_ref())
+                .map(value_heap)
+                .sum::<usize>()
+            + value_heap(&self.applied)
+    }
+}
+
+/// Estimated heap bytes of a JSON value's children.
+fn value_heap(v: &Value) -> usize {
+    const VALUE: usize = std::mem::size_of::<Value>();
+    match v {
+        Value::String(s) => crate::memory::buf(s.capacity()),
+        Value::Array(items) => {
+            crate::memory::buf(items.capacity() * VALUE)
+                + items.iter().map(value_heap).sum::<usize>()
+        }
+        // A B-tree node per entry, roughly: key, value and links.
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| crate::memory::buf(k.capacity()) + VALUE + 24 + value_heap(v))
+            .sum(),
+        _ => 0,
+    }
+}
+
+/// Estimated heap the stored traces may hold together; the oldest are
+/// evicted beyond it (the newest trace is always kept).
+pub(crate) const TRACE_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// One stored trace: id, creation time, estimated bytes, data.
+type TraceEntry = (String, Instant, usize, Arc<TraceData>);
+
 /// The bounded store.
 pub(crate) struct TraceStore {
-    entries: VecDeque<(String, Instant, Arc<TraceData>)>,
+    entries: VecDeque<TraceEntry>,
     max_keep: usize,
+    max_bytes: usize,
+    bytes: usize,
     ttl: Duration,
 }
 
@@ -76,6 +179,8 @@ impl TraceStore {
         TraceStore {
             entries: VecDeque::new(),
             max_keep: max_keep.max(1),
+            max_bytes: TRACE_MAX_BYTES,
+            bytes: 0,
             ttl,
         }
     }
@@ -96,10 +201,20 @@ impl TraceStore {
     /// Stores a trace under a given id created at `now`.
     pub(crate) fn insert_with_id(&mut self, id: String, data: Arc<TraceData>, now: Instant) {
         self.evict(now);
-        while self.entries.len() >= self.max_keep {
-            self.entries.pop_front();
+        let size = data.heap_bytes() + crate::memory::buf(id.capacity());
+        while !self.entries.is_empty()
+            && (self.entries.len() >= self.max_keep || self.bytes + size > self.max_bytes)
+        {
+            self.pop_oldest();
         }
-        self.entries.push_back((id, now, data));
+        self.bytes += size;
+        self.entries.push_back((id, now, size, data));
+    }
+
+    fn pop_oldest(&mut self) {
+        if let Some((_, _, size, _)) = self.entries.pop_front() {
+            self.bytes -= size;
+        }
     }
 
     /// A live trace.
@@ -107,8 +222,8 @@ impl TraceStore {
         self.evict(now);
         self.entries
             .iter()
-            .find(|(i, _, _)| i == id)
-            .map(|(_, _, d)| Arc::clone(d))
+            .find(|(i, _, _, _)| i == id)
+            .map(|(_, _, _, d)| Arc::clone(d))
     }
 
     /// Number of live traces (after evicting expired ones).
@@ -117,10 +232,16 @@ impl TraceStore {
         self.entries.len()
     }
 
+    /// Estimated heap bytes of the live traces.
+    pub(crate) fn heap_bytes(&mut self, now: Instant) -> usize {
+        self.evict(now);
+        self.bytes + self.entries.capacity() * std::mem::size_of::<TraceEntry>()
+    }
+
     fn evict(&mut self, now: Instant) {
-        while let Some((_, created, _)) = self.entries.front() {
+        while let Some((_, created, _, _)) = self.entries.front() {
             if now.saturating_duration_since(*created) >= self.ttl {
-                self.entries.pop_front();
+                self.pop_oldest();
             } else {
                 break;
             }
@@ -173,6 +294,23 @@ mod tests {
         assert!(store.get(&b, t0).is_some());
         assert!(store.get(&c, t0).is_some());
         assert_eq!(store.len(t0), 2);
+    }
+
+    #[test]
+    fn trace_bound_by_bytes_evicts_oldest_but_keeps_the_newest() {
+        let mut store = TraceStore::new(100, Duration::from_secs(60));
+        let one = data().heap_bytes() + crate::memory::buf(32);
+        store.max_bytes = one * 2;
+        let t0 = Instant::now();
+        let a = store.insert(data(), t0);
+        let b = store.insert(data(), t0);
+        let c = store.insert(data(), t0);
+        assert!(store.get(&a, t0).is_none());
+        assert!(store.get(&b, t0).is_some() && store.get(&c, t0).is_some());
+        store.max_bytes = 1;
+        let d = store.insert(data(), t0);
+        assert!(store.get(&d, t0).is_some());
+        assert_eq!(store.len(t0), 1);
     }
 
     #[test]

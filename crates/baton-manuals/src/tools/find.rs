@@ -48,6 +48,9 @@ struct FindRequest {
     time_ms: u64,
 }
 
+/// A file's shared manual id and path, and a count.
+type SharedCount<'a> = (&'a Arc<str>, &'a Arc<str>, u32);
+
 /// One scored section of some manual.
 struct Scored {
     manual_id: Arc<str>,
@@ -187,15 +190,15 @@ impl ManualService {
             files: prior
                 .unscanned
                 .iter()
-                .map(|u| (u.manual_id.clone(), u.path.clone()))
+                .map(|u| (u.manual_id.to_string(), u.path.to_string()))
                 .collect(),
             seen: prior
                 .candidates
                 .iter()
                 .map(|c| {
                     (
-                        c.reference.manual_id.clone(),
-                        c.reference.path.clone(),
+                        c.reference.manual_id.to_string(),
+                        c.reference.path.to_string(),
                         c.reference.start_line,
                     )
                 })
@@ -315,28 +318,31 @@ impl ManualService {
         }
         if rows.len() > req.max_candidates {
             let cut = rows.split_off(req.max_candidates);
-            let mut per_file: HashMap<(&str, &str), u32> = HashMap::new();
+            // Keyed by text, holding the shared manual id and path.
+            let mut per_file: HashMap<(&str, &str), SharedCount<'_>> = HashMap::new();
             let mut indexes: HashMap<&str, Option<&crate::index::ManualIndex>> = HashMap::new();
             for s in &cut {
                 let index = *indexes
                     .entry(&s.manual_id)
                     .or_insert_with(|| corpus.manual(&s.manual_id));
                 if let Some(doc) = index.and_then(|m| m.doc(s.hit.doc)) {
-                    *per_file
-                        .entry((&s.manual_id, doc.path.as_str()))
-                        .or_insert(0) += 1;
+                    per_file
+                        .entry((&s.manual_id, &*doc.path))
+                        .or_insert((&s.manual_id, &doc.path, 0))
+                        .2 += 1;
                 }
             }
-            let mut per_file: Vec<((&str, &str), u32)> = per_file.into_iter().collect();
-            per_file.sort_unstable();
+            let mut per_file: Vec<_> = per_file.into_iter().collect();
+            per_file.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            outcome.unscanned.reserve_exact(per_file.len());
             outcome
                 .unscanned
                 .extend(
                     per_file
                         .into_iter()
-                        .map(|((manual_id, path), n)| UnscannedRow {
-                            manual_id: manual_id.to_string(),
-                            path: path.to_string(),
+                        .map(|(_, (manual_id, path, n))| UnscannedRow {
+                            manual_id: Arc::clone(manual_id),
+                            path: Arc::clone(path),
                             reason: "candidate_cap",
                             sections: n,
                         }),
@@ -408,11 +414,12 @@ impl ManualService {
             };
             if i > 0 && Instant::now() >= deadline {
                 outcome.time_budget_hit = true;
+                let shared: Arc<str> = Arc::from(manual_id.as_str());
                 outcome
                     .unscanned
                     .extend(index.files().map(|f| UnscannedRow {
-                        manual_id: manual_id.clone(),
-                        path: f.record.path.clone(),
+                        manual_id: Arc::clone(&shared),
+                        path: Arc::clone(&f.shared_path),
                         reason: "time_budget",
                         sections: 0,
                     }));
@@ -420,10 +427,12 @@ impl ManualService {
             }
             let filter_fn = |doc: &crate::index::Doc| -> bool {
                 continuation.is_none_or(|c| {
-                    c.files.contains(&(manual_id.clone(), doc.path.clone()))
-                        && !c
-                            .seen
-                            .contains(&(manual_id.clone(), doc.path.clone(), doc.start_line))
+                    c.files.contains(&(manual_id.clone(), doc.path.to_string()))
+                        && !c.seen.contains(&(
+                            manual_id.clone(),
+                            doc.path.to_string(),
+                            doc.start_line,
+                        ))
                 })
             };
             let opts = SearchOptions {
@@ -474,7 +483,7 @@ fn order_scored(corpus: &Corpus, rows: &mut [Scored], head: usize) {
         corpus
             .manual(&s.manual_id)
             .and_then(|m| m.doc(s.hit.doc))
-            .map(|d| (d.path.as_str(), d.start_line))
+            .map(|d| (&*d.path, d.start_line))
     };
     rows[..head].sort_by(|a, b| {
         by_score(a, b)
@@ -494,34 +503,46 @@ fn cache_key(req: &FindRequest, plan: &QueryPlan) -> String {
 }
 
 /// Turns scored rows into candidate rows (scores rounded to 4 decimals).
+/// Manual ids and paths are shared with the index; titles and matched-token
+/// lists are interned within the result.
 fn candidate_rows(corpus: &Corpus, plan: &QueryPlan, rows: &[Scored]) -> Vec<CandidateRow> {
-    rows.iter()
-        .filter_map(|s| {
-            let index = corpus.manual(&s.manual_id)?;
-            let doc = index.doc(s.hit.doc)?;
-            let title = index
-                .section_of(doc)
-                .map(|sec| sec.title.clone())
-                .unwrap_or_default();
-            Some(CandidateRow {
-                reference: CandidateRef {
-                    target: "manual",
-                    manual_id: s.manual_id.to_string(),
-                    path: doc.path.clone(),
-                    start_line: doc.start_line,
-                    json_path: None,
-                },
-                title,
-                score: (s.hit.score * 10_000.0).round() / 10_000.0,
-                coverage: round3(s.hit.coverage),
-                signals: s.hit.signals.to_vec(),
-                matched_tokens: search::matched_terms(plan, s.hit.terms)
-                    .into_iter()
-                    .take(12)
-                    .collect(),
-            })
-        })
-        .collect()
+    let mut titles: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut token_lists: HashMap<u64, Arc<[String]>> = HashMap::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for s in rows {
+        let Some(index) = corpus.manual(&s.manual_id) else {
+            continue;
+        };
+        let Some(doc) = index.doc(s.hit.doc) else {
+            continue;
+        };
+        let title = index
+            .section_of(doc)
+            .map(|sec| sec.title.as_str())
+            .unwrap_or("");
+        let title = Arc::clone(titles.entry(title).or_insert_with(|| Arc::from(title)));
+        let matched_tokens = Arc::clone(token_lists.entry(s.hit.terms).or_insert_with(|| {
+            search::matched_terms(plan, s.hit.terms)
+                .into_iter()
+                .take(12)
+                .collect()
+        }));
+        out.push(CandidateRow {
+            reference: CandidateRef {
+                target: "manual",
+                manual_id: Arc::clone(&s.manual_id),
+                path: Arc::clone(&doc.path),
+                start_line: doc.start_line,
+                json_path: None,
+            },
+            title,
+            score: (s.hit.score * 10_000.0).round() / 10_000.0,
+            coverage: round3(s.hit.coverage),
+            signals: s.hit.signals,
+            matched_tokens,
+        });
+    }
+    out
 }
 
 fn integrate(corpus: &Corpus, req: &FindRequest, plan: &QueryPlan, rows: &[Scored]) -> Integration {
@@ -532,7 +553,7 @@ fn integrate(corpus: &Corpus, req: &FindRequest, plan: &QueryPlan, rows: &[Score
         .map(|s| {
             let index = corpus.manual(&s.manual_id);
             let doc = index.and_then(|m| m.doc(s.hit.doc));
-            let text = doc.map(|d| d.norm_text.as_str()).unwrap_or("");
+            let text = doc.map(|d| &*d.norm_text).unwrap_or("");
             let heading = doc
                 .and_then(|d| index.and_then(|m| m.section_of(d)))
                 .map(|sec| crate::text::normalize(&sec.title))
@@ -566,7 +587,7 @@ fn build_trace(
     let mut per_file: BTreeMap<(&str, &str), u32> = BTreeMap::new();
     for c in &candidates {
         *per_file
-            .entry((c.reference.manual_id.as_str(), c.reference.path.as_str()))
+            .entry((&*c.reference.manual_id, &*c.reference.path))
             .or_insert(0) += 1;
     }
     let file_bias_ratio = if n == 0 {

@@ -91,8 +91,9 @@ fn rows(
                 .candidates
                 .first()
                 .map(|c| c.reference.manual_id.clone());
-            let hoisted =
-                first.filter(|m| trace.candidates.iter().all(|c| &c.reference.manual_id == m));
+            let hoisted = first
+                .filter(|m| trace.candidates.iter().all(|c| &c.reference.manual_id == m))
+                .map(|m| m.to_string());
             let compact: Vec<Value> = trace
                 .candidates
                 .iter()
