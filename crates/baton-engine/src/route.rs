@@ -165,3 +165,111 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod forge_tests {
+    use super::*;
+    use baton_state::{HistoryEntry, WorkspaceState};
+    use baton_workflow::Registry;
+
+    fn state(starts_of_phase_3: usize) -> WorkspaceState {
+        let t: baton_state::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let mut s = WorkspaceState::fresh("forge", "phase-1", "x", "x", "t", t);
+        for _ in 0..starts_of_phase_3 {
+            s.history.push(HistoryEntry {
+                at: t,
+                phase: "phase-3".into(),
+                action: HistoryAction::Start,
+                detail: None,
+            });
+        }
+        s
+    }
+
+    /// The seed pipeline's review loops, decided from the definition alone.
+    #[test]
+    fn forge_review_loops_are_data() {
+        let registry = Registry::builtin();
+        let forge = registry.get("forge").unwrap();
+        let s = state(1);
+        let advance = |t: &str| Ok(Decision::Advance { target: t.into() });
+        type Row<'a> = (
+            &'a str,
+            ResultKind,
+            Option<&'a str>,
+            Result<Decision, GuardViolation>,
+        );
+        let table: &[Row] = &[
+            (
+                "phase-3b",
+                ResultKind::Success,
+                Some("REVISE"),
+                advance("phase-3"),
+            ),
+            (
+                "phase-3b",
+                ResultKind::Success,
+                Some("APPROVE"),
+                advance("checkpoint-a"),
+            ),
+            (
+                "phase-3b",
+                ResultKind::Success,
+                Some("APPROVE_WITH_NOTES"),
+                advance("checkpoint-a"),
+            ),
+            (
+                "checkpoint-a",
+                ResultKind::Success,
+                None,
+                advance("phase-4"),
+            ),
+            (
+                "checkpoint-a",
+                ResultKind::Failure,
+                None,
+                advance("phase-3"),
+            ),
+            (
+                "phase-4b",
+                ResultKind::Success,
+                Some("REVISE"),
+                advance("phase-4"),
+            ),
+            (
+                "checkpoint-b",
+                ResultKind::Failure,
+                None,
+                advance("phase-4"),
+            ),
+            (
+                "phase-6",
+                ResultKind::Success,
+                Some("FAIL"),
+                advance("phase-5"),
+            ),
+            (
+                "phase-6",
+                ResultKind::Success,
+                Some("PASS_WITH_NOTES"),
+                advance("phase-7"),
+            ),
+        ];
+        for (phase, result, verdict, expected) in table {
+            assert_eq!(
+                &decide(&forge, &s, phase, *result, *verdict),
+                expected,
+                "{phase} {verdict:?}"
+            );
+        }
+        // Five revisions are the limit: the sixth REVISE needs a person.
+        let limit = decide(
+            &forge,
+            &state(6),
+            "phase-3b",
+            ResultKind::Success,
+            Some("REVISE"),
+        );
+        assert_eq!(limit.unwrap_err().rule, "visit_limit");
+    }
+}

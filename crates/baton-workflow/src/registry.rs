@@ -119,7 +119,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_forge_builtin_has_the_seventeen_defined_phases_in_order() {
+    fn the_forge_builtin_has_its_sixteen_phases_in_order() {
         let registry = Registry::builtin();
         let forge = registry.get("forge").unwrap();
         let ids: Vec<_> = forge.phases.iter().map(|p| p.id.as_str()).collect();
