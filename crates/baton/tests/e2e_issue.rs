@@ -523,3 +523,77 @@ async fn a_user_defined_workflow_from_the_docs_runs_on_the_same_engine() {
     assert_eq!(r["currentPhase"], "completed");
     c.close().await;
 }
+
+/// The seed pipeline's review loop is data too: through the generic tools, a
+/// design REVISE goes back to the design phase, then APPROVE reaches the
+/// human checkpoint; a stale design from the first round does not count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forge_design_revise_then_approve_runs_on_the_same_engine() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let run = c
+        .ok(
+            "workflow_start",
+            json!({"workflow": "forge", "specName": "fix auth"}),
+        )
+        .await;
+    let ws = run["workspace"].as_str().unwrap().to_string();
+    let report = |phase: &str, verdict: Option<&str>| {
+        let mut r = json!({"phaseName": phase, "status": "completed", "workingFiles": [], "completedTasks": []});
+        if let Some(v) = verdict {
+            r["verdict"] = json!(v);
+        }
+        json!({"workspace": ws, "phaseResult": r})
+    };
+    for (phase, file) in [
+        ("phase-1", "analysis.md"),
+        ("phase-2", "investigation.md"),
+        ("phase-3", "design.md"),
+    ] {
+        write_artifact(&repo, &ws, file);
+        c.ok("completePhase", report(phase, None)).await;
+    }
+    write_artifact(&repo, &ws, "review-design.md");
+    // A review needs its verdict.
+    let e = c
+        .err("completePhase", report("phase-3b", None), "blocked")
+        .await;
+    assert_eq!(e["details"]["rule"], "verdict_missing");
+    let r = c
+        .ok("completePhase", report("phase-3b", Some("REVISE")))
+        .await;
+    assert_eq!(r["currentPhase"], "phase-3");
+    assert_eq!(r["visit"], 2);
+    // The first round's design.md is older than this visit.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(repo.ws_dir(&ws).join("design.md"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let e = c
+        .err("completePhase", report("phase-3", None), "blocked")
+        .await;
+    assert_eq!(e["details"]["rule"], "artifact_stale");
+    write_artifact(&repo, &ws, "design.md");
+    c.ok("completePhase", report("phase-3", None)).await;
+    write_artifact(&repo, &ws, "review-design.md");
+    let r = c
+        .ok("completePhase", report("phase-3b", Some("APPROVE")))
+        .await;
+    assert_eq!(r["currentPhase"], "checkpoint-a");
+    assert_eq!(
+        r["currentPhaseStatus"], "pending",
+        "a person decides at the checkpoint"
+    );
+    let status = c.ok("getWorkflowStatus", json!({"workspace": ws})).await;
+    let verdicts: Vec<&str> = status["phaseHistory"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["verdict"].as_str())
+        .collect();
+    assert_eq!(verdicts, ["REVISE", "APPROVE"]);
+    c.close().await;
+}
