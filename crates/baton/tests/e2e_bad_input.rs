@@ -224,3 +224,72 @@ async fn every_tool_refuses_bad_arguments_and_writes_nothing() {
     assert!(!std::path::Path::new("/tmp/pwned").exists());
     c.close().await;
 }
+
+/// Every tool, driven from its own advertised inputSchema: each property with
+/// a value of the wrong JSON type, and an unknown property, gives an isError
+/// result with a stable code (never a protocol error, never `internal`) and
+/// writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_refuses_wrong_types_from_its_own_schema() {
+    let repo = Repo::new();
+    std::fs::create_dir_all(repo.path().join("manuals/m")).unwrap();
+    std::fs::write(repo.path().join("manuals/m/a.md"), "# A\n\ntext\n").unwrap();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let before = repo.all_paths();
+    let tools = c.service.list_all_tools().await.unwrap();
+    assert!(tools.len() >= 26);
+    let mut checked = 0;
+    for tool in &tools {
+        let name = tool.name.to_string();
+        let e = c
+            .err(&name, json!({"__unknown__": 1}), "invalid_parameter")
+            .await;
+        assert!(
+            e["message"].as_str().unwrap().contains("__unknown__"),
+            "{name}: {e}"
+        );
+        let Some(props) = tool
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+        else {
+            continue;
+        };
+        for (prop, schema) in props {
+            let types: Vec<&str> = match &schema["type"] {
+                Value::String(t) => vec![t.as_str()],
+                Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            let wrong = if types.contains(&"string") {
+                json!({"a": [1]})
+            } else if types.contains(&"integer") || types.contains(&"number") {
+                json!("not a number")
+            } else if types.contains(&"boolean") {
+                json!("yes")
+            } else if types.contains(&"array") || types.contains(&"object") {
+                json!(12345)
+            } else {
+                continue;
+            };
+            let result = c.call(&name, json!({ prop.as_str(): wrong })).await;
+            let e = result.expect_err(&format!("{name}.{prop} accepted a wrong type"));
+            let code = e["code"].as_str().unwrap();
+            assert!(code == "invalid_parameter", "{name}.{prop}: {e}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 40, "only {checked} properties checked");
+    // Lazily created caches aside (.baton/), nothing was written.
+    let after: Vec<String> = repo
+        .all_paths()
+        .into_iter()
+        .filter(|p| !p.contains("/.baton/"))
+        .collect();
+    let before: Vec<String> = before
+        .into_iter()
+        .filter(|p| !p.contains("/.baton/"))
+        .collect();
+    assert_eq!(after, before);
+    c.close().await;
+}
