@@ -16,8 +16,8 @@ pub mod store;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
-    Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseReport, PhaseStatus, SCHEMA_VERSION,
-    Task, WorkspaceState,
+    Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseLogEntry, PhaseReport, PhaseStatus,
+    SCHEMA_VERSION, Task, WorkspaceState,
 };
 /// A UTC timestamp, as stored in state.json.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;

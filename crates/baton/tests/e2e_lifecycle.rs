@@ -41,6 +41,7 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
             "phase_start",
             "pipeline_init",
             "pipeline_init_with_context",
+            "pipeline_report_result",
             "skip_phase",
             "startIssueWorkflow",
             "state_get",

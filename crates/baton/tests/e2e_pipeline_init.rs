@@ -258,3 +258,111 @@ async fn an_issue_source_uses_its_fetched_fields() {
     assert_eq!(repo.state(ws)["skipPr"], true);
     c.close().await;
 }
+
+/// pipeline_report_result on the standalone path (phases started with
+/// phase_start): artifact checks, metrics, the design REVISE loop with
+/// findings, and a review without a verdict handed to a person.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_result_checks_artifacts_and_routes_reviews() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let init = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": "add login rate limiting"}),
+        )
+        .await;
+    let done = c
+        .ok("pipeline_init_with_context", json!({"workspace": init["workspace"], "task_text": "add login rate limiting", "user_confirmation": {"effort": "M"}}))
+        .await;
+    let ws = done["workspace"].as_str().unwrap().to_string();
+    let dir = repo.path().join(&ws);
+    let write = |f: &str, text: &str| std::fs::write(dir.join(f), text).unwrap();
+    let start = |p: &str| json!({"workspace": ws, "phase": p});
+    let report = |p: &str| json!({"workspace": ws, "phase": p, "tokens_used": 1500, "duration_ms": 65000, "model": "sonnet"});
+
+    // Reporting a phase that was not started is refused.
+    c.err("pipeline_report_result", report("phase-1"), "invalid_state")
+        .await;
+    c.ok("phase_start", start("phase-1")).await;
+    let e = c
+        .err("pipeline_report_result", report("phase-1"), "blocked")
+        .await;
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("file not found: analysis.md"),
+        "{e}"
+    );
+    write("analysis.md", "# Analysis\n\nfacts\n");
+    let r = c.ok("pipeline_report_result", report("phase-1")).await;
+    assert_eq!(r["next_action_hint"], "proceed");
+    assert_eq!(r["artifact_written"], "analysis.md");
+    assert_eq!(r["display_message"], "  ✓ Complete  ·  1500 tokens · 1:05");
+    c.ok("phase_start", start("phase-2")).await;
+    write("investigation.md", "# Investigation\n");
+    c.ok("pipeline_report_result", report("phase-2")).await;
+
+    c.ok("phase_start", start("phase-3")).await;
+    write("design.md", "# Design\nno sections yet\n");
+    let e = c
+        .err("pipeline_report_result", report("phase-3"), "blocked")
+        .await;
+    assert!(
+        e["message"].as_str().unwrap().contains("section heading"),
+        "{e}"
+    );
+    write("design.md", "# Design\n\n## Approach\n\nToken bucket.\n");
+    c.ok("pipeline_report_result", report("phase-3")).await;
+
+    // REVISE: back to the design, with the findings and a revision counted.
+    c.ok("phase_start", start("phase-3b")).await;
+    write(
+        "review-design.md",
+        "## Orchestrator Summary\nx\n## Verdict: REVISE\n## Findings\n**1. [CRITICAL] No limit per IP**\nFix: add it.\n",
+    );
+    let r = c.ok("pipeline_report_result", report("phase-3b")).await;
+    assert_eq!(r["next_action_hint"], "revision_required");
+    assert_eq!(r["verdict_parsed"], "REVISE");
+    assert_eq!(
+        r["findings"],
+        json!([{"severity": "CRITICAL", "description": "No limit per IP"}])
+    );
+    let state = repo.state(&ws);
+    assert_eq!(state["currentPhase"], "phase-3");
+    assert_eq!(state["revisions"]["designRevisions"], 1);
+    assert!(
+        repo.events()
+            .iter()
+            .any(|e| e["event"] == "revision-required" && e["phase"] == "phase-3b")
+    );
+
+    c.ok("phase_start", start("phase-3")).await;
+    write(
+        "design.md",
+        "# Design\n\n## Approach\n\nToken bucket per IP.\n",
+    );
+    c.ok("pipeline_report_result", report("phase-3")).await;
+    c.ok("phase_start", start("phase-3b")).await;
+    // A review without a verdict is never an approval: a person decides.
+    write("review-design.md", "## Findings\nLooks fine to me.\n");
+    let r = c.ok("pipeline_report_result", report("phase-3b")).await;
+    assert_eq!(r["next_action_hint"], "setup_continue");
+    assert!(
+        r["warning"]
+            .as_str()
+            .unwrap()
+            .contains("a person must decide")
+    );
+    assert_eq!(repo.state(&ws)["currentPhaseStatus"], "awaiting_human");
+    let r = c.ok("phase_complete", start("phase-3b")).await;
+    assert_eq!(r["currentPhase"], "checkpoint-a");
+
+    let log = repo.state(&ws)["phaseLog"].as_array().unwrap().len();
+    assert_eq!(
+        log, 6,
+        "one metrics entry per accepted report (refused ones log nothing)"
+    );
+    c.close().await;
+}

@@ -15,6 +15,7 @@ pub mod issue;
 pub mod lifecycle;
 pub mod manual;
 pub mod pipeline;
+pub mod report;
 pub mod runs;
 pub mod state;
 pub mod workflow;
@@ -101,7 +102,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "pipeline",
-        "the seed pipeline (forge): pipeline_init, pipeline_init_with_context",
+        "the seed pipeline (forge): pipeline_init, pipeline_init_with_context, pipeline_report_result",
     ),
     (
         "manual",
@@ -116,6 +117,7 @@ pub fn all_tools() -> Vec<ToolSpec> {
     tools.extend(issue::tools());
     tools.extend(workflow::tools());
     tools.extend(pipeline::tools());
+    tools.extend(report::tools());
     tools.extend(manual::tools());
     tools
 }
