@@ -34,20 +34,7 @@ fn store_update(bencher: divan::Bencher, fsync: bool) {
     // On the repository's disk, not a tmpfs, so fsync costs what it costs.
     let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     let store = StateStore::new(dir.path(), &dir.path().join(".specs")).with_durability(fsync);
-    let ws = store.resolve("20260101-bench").unwrap();
-    store
-        .create(
-            &ws,
-            &WorkspaceState::fresh(
-                "forge",
-                "phase-1",
-                "bench",
-                &ws.display,
-                "bench",
-                Utc::now(),
-            ),
-        )
-        .unwrap();
+    let ws = fresh_workspace(&store);
     let registry = Registry::builtin();
     let forge = registry.get("forge").unwrap();
     let mut started = false;
@@ -72,19 +59,21 @@ fn store_update(bencher: divan::Bencher, fsync: bool) {
 fn store_load(bencher: divan::Bencher) {
     let dir = tempfile::tempdir().unwrap();
     let store = StateStore::new(dir.path(), &dir.path().join(".specs"));
-    let ws = store.resolve("20260101-bench").unwrap();
-    store
-        .create(
-            &ws,
-            &WorkspaceState::fresh(
-                "forge",
-                "phase-1",
-                "bench",
-                &ws.display,
-                "bench",
-                Utc::now(),
-            ),
-        )
-        .unwrap();
+    let ws = fresh_workspace(&store);
     bencher.bench_local(|| store.load(&ws).unwrap());
+}
+
+/// A new forge workspace at its first phase.
+fn fresh_workspace(store: &StateStore) -> baton_state::WorkspaceRef {
+    let ws = store.resolve("20260101-bench").unwrap();
+    let state = WorkspaceState::fresh(
+        "forge",
+        "phase-1",
+        "bench",
+        &ws.display,
+        "bench",
+        Utc::now(),
+    );
+    store.create(&ws, &state).unwrap();
+    ws
 }

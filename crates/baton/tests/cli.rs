@@ -87,16 +87,7 @@ async fn ls_state_show_and_stats_read_the_same_files() {
 #[test]
 fn workflow_commands_list_show_validate_and_publish_the_schema() {
     let repo = Repo::new();
-    let dir = repo.path().join(".baton/workflows");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/examples/release.yaml"
-        ),
-        dir.join("release.yaml"),
-    )
-    .unwrap();
+    common::install_example_workflow(&repo);
     let (code, out, _) = run(&repo, &["workflow", "list"]);
     assert_eq!(code, 0);
     assert!(out.contains("issue") && out.contains("built-in"), "{out}");

@@ -446,16 +446,8 @@ async fn two_issues_run_in_parallel_and_calls_name_their_issue() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_defined_workflow_from_the_docs_runs_on_the_same_engine() {
     let repo = Repo::new();
+    common::install_example_workflow(&repo);
     let dir = repo.path().join(".baton/workflows");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/examples/release.yaml"
-        ),
-        dir.join("release.yaml"),
-    )
-    .unwrap();
     std::fs::write(
         dir.join("broken.yaml"),
         "id: broken\nlabel: B\nphases: []\n",

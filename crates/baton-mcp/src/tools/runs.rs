@@ -53,7 +53,15 @@ pub fn view(
     definition: &WorkflowDefinition,
     events: Vec<String>,
 ) -> RunView {
-    let profile = repo_profile::detect(&ctx.config.repo_root);
+    // Detecting the repository's commands reads files: only for phases that run them.
+    let needs_commands = definition
+        .phase(&state.current_phase)
+        .is_some_and(|p| matches!(p.commands, Some(baton_workflow::CommandSource::Quality)));
+    let profile = if needs_commands {
+        repo_profile::detect(&ctx.config.repo_root)
+    } else {
+        Default::default()
+    };
     let ended = state.current_phase_status.is_terminal();
     let visit = visits(state, &state.current_phase);
     RunView {

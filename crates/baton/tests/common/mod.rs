@@ -202,3 +202,18 @@ pub fn short(v: &Value) -> String {
     let text = v.to_string();
     text.chars().take(200).collect()
 }
+
+/// Copies the user workflow example (docs/examples/release.yaml) into the
+/// repository's `.baton/workflows/`.
+pub fn install_example_workflow(repo: &Repo) {
+    let dir = repo.path().join(".baton/workflows");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/examples/release.yaml"
+        ),
+        dir.join("release.yaml"),
+    )
+    .expect("copy example");
+}
