@@ -16,7 +16,8 @@ pub mod store;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
-    Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseLogEntry, PhaseReport, PhaseStatus,
+    DecisionReason, Effort, FlowTemplate, HistoryAction, HistoryEntry, HumanFeedback, PendingDecision,
+    PhaseLogEntry, PhaseReport, PhaseStatus,
     SCHEMA_VERSION, Task, WorkspaceState,
 };
 /// A UTC timestamp, as stored in state.json.

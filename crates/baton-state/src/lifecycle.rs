@@ -259,6 +259,36 @@ impl<'a> Lifecycle<'a> {
         }])
     }
 
+    /// awaiting_human → in_progress: a person answered a question that does
+    /// not end the phase (a task's human gate). The phase's one start stands.
+    pub fn resume(
+        &self,
+        state: &mut WorkspaceState,
+        phase: &str,
+        detail: &str,
+    ) -> Result<Vec<Transition>, LifecycleError> {
+        self.check(state, "resume", phase)?;
+        expect_status(
+            state,
+            "resume",
+            &[PhaseStatus::AwaitingHuman],
+            "awaiting_human",
+        )?;
+        if state.timestamps.phase_started.is_none() {
+            // Only a running phase can be resumed; a checkpoint phase that
+            // was never started is completed by its answer instead.
+            return Err(LifecycleError::WrongStatus {
+                action: "resume",
+                phase: phase.to_string(),
+                status: "awaiting_human (never started)",
+                expected: "awaiting_human after a start",
+            });
+        }
+        state.current_phase_status = PhaseStatus::InProgress;
+        self.record(state, phase, HistoryAction::Resume, Some(detail));
+        Ok(Vec::new())
+    }
+
     /// pending/failed → skipped; the workflow moves on without running the phase.
     pub fn skip(
         &self,

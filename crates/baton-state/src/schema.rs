@@ -113,6 +113,17 @@ pub struct WorkspaceState {
     /// The last dispatched action.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_dispatch: Option<LastDispatch>,
+    /// How many commands of the current command phase have run (resume point).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub command_step: u32,
+    /// A question for a person outside a checkpoint phase (a review without a
+    /// clear verdict, a used-up loop limit, a failed command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_decision: Option<PendingDecision>,
+    /// What a person asked for when sending work back at a checkpoint; given
+    /// to the phase's agent until that phase completes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub human_feedback: Option<HumanFeedback>,
     /// Keys written by newer versions or other tools, preserved verbatim.
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
@@ -120,6 +131,45 @@ pub struct WorkspaceState {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Why a phase waits for a person although it is not a checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionReason {
+    /// The review has no clear verdict.
+    NoVerdict,
+    /// The loop back to the authoring phase has used up its visits.
+    RetryLimit,
+}
+
+/// A question for a person, recorded so any later call can present it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingDecision {
+    /// The phase that waits.
+    pub phase: String,
+    /// Why.
+    pub reason: DecisionReason,
+    /// Details for the person (the parser's complaint, the limit reached).
+    #[serde(default)]
+    pub detail: String,
+}
+
+/// Free-text feedback from a person for the phase work was sent back to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HumanFeedback {
+    /// The checkpoint it was given at.
+    pub from: String,
+    /// The phase that receives it.
+    pub phase: String,
+    /// The text.
+    pub text: String,
 }
 
 /// Effort levels.
@@ -300,6 +350,9 @@ pub enum HistoryAction {
     Skip,
     /// The workflow was abandoned.
     Abandon,
+    /// awaiting_human → in_progress: a person answered inside a running phase
+    /// (a human gate of one task).
+    Resume,
 }
 
 /// A phase result as reported by the agent (seed 004 PhaseResult, checked).
@@ -422,6 +475,9 @@ impl WorkspaceState {
             },
             error: None,
             last_dispatch: None,
+            command_step: 0,
+            pending_decision: None,
+            human_feedback: None,
             extra: BTreeMap::new(),
         }
     }

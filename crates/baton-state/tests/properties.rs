@@ -31,6 +31,7 @@ enum Call {
     Fail(usize),
     Checkpoint(usize),
     Skip(usize),
+    Resume(usize),
     Abandon,
 }
 
@@ -42,7 +43,8 @@ fn call() -> impl Strategy<Value = Call> {
         (p.clone(), 0..PHASES.len() + 1).prop_map(|(a, b)| Call::CompleteTo(a, b)),
         p.clone().prop_map(Call::Fail),
         p.clone().prop_map(Call::Checkpoint),
-        p.prop_map(Call::Skip),
+        p.clone().prop_map(Call::Skip),
+        p.prop_map(Call::Resume),
         Just(Call::Abandon).prop_map(|c| c),
     ]
 }
@@ -103,6 +105,15 @@ fn check_invariants(d: &WorkflowDefinition, s: &WorkspaceState) {
                 waiting = None;
             }
             HistoryAction::Skip => assert!(open.is_none()),
+            HistoryAction::Resume => {
+                assert_eq!(
+                    open,
+                    Some(h.phase.as_str()),
+                    "resume of a phase not started"
+                );
+                assert_eq!(waiting, Some(h.phase.as_str()), "resume without a wait");
+                waiting = None;
+            }
         }
     }
     if s.current_phase_status == PhaseStatus::InProgress {
@@ -146,6 +157,7 @@ proptest! {
                 Call::Fail(p) => lc.fail(&mut s, PHASES[*p], "x"),
                 Call::Checkpoint(p) => lc.checkpoint(&mut s, PHASES[*p]),
                 Call::Skip(p) => lc.skip(&mut s, PHASES[*p]),
+                Call::Resume(p) => lc.resume(&mut s, PHASES[*p], "answered"),
                 Call::Abandon => lc.abandon(&mut s, None),
             };
             if result.is_err() {

@@ -19,7 +19,7 @@ pub mod validate;
 
 pub use discovery::{LoadReport, load_registry};
 pub use model::{
-    CommandSource, Condition, PhaseDefinition, PhaseInstruction, PhaseKind, ResultKind,
+    AgentVariant, CommandSource, Condition, PerTask, PhaseDefinition, PhaseInstruction, PhaseKind, ResultKind,
     TransitionRule, WorkflowDefinition,
 };
 pub use registry::{DefinitionError, Registry, Source, parse};

@@ -17,6 +17,9 @@ pub struct WorkflowDefinition {
     /// What the workflow is for.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// The model label handed to agents when a phase names none (e.g. `sonnet`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The phases, in order.
     pub phases: Vec<PhaseDefinition>,
 }
@@ -38,10 +41,33 @@ pub struct PhaseDefinition {
     /// The agent instruction file for agent and review phases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Another agent to use when a given phase is skipped (e.g. a combined
+    /// analyst-investigator when the investigation phase is skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_when_skipped: Option<AgentVariant>,
+    /// The model label for this phase's agent (default: the workflow's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Files the phase must produce, relative to the workspace folder; the
     /// phase cannot complete until each exists and is non-empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
+    /// Files the phase's agent reads (or a person reviews at a checkpoint),
+    /// relative to the workspace folder; those that do not exist yet are left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
+    /// The phase works through the registered tasks one agent per task:
+    /// `implement` writes `impl-N.md`, `review` writes `review-N.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_task: Option<PerTask>,
+    /// A checkpoint that offers to post the summary to the issue the run came
+    /// from (GitHub, Jira, Linear).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub posts_to_source: bool,
+    /// For `write_file` phases: the content written to the first artifact
+    /// (placeholders as in commands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
     /// The phase works through registered tasks and cannot start without them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requires_tasks: bool,
@@ -71,6 +97,26 @@ pub struct PhaseDefinition {
     /// Verdicts a review phase may give (e.g. APPROVE, REVISE).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<String>,
+}
+
+/// An agent used instead of the phase's own when `phase` is skipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentVariant {
+    /// The skipped phase.
+    pub phase: String,
+    /// The agent to use then.
+    pub agent: String,
+}
+
+/// How a task-driven phase uses the task registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PerTask {
+    /// One implementer per ready task (`impl-N.md`), parallel tasks fanned out.
+    Implement,
+    /// One reviewer per implemented task (`review-N.md`).
+    Review,
 }
 
 /// A conditional transition.
@@ -111,7 +157,9 @@ pub enum ResultKind {
 pub enum CommandSource {
     /// Detect the repository's quality commands (lint, type check, unit, e2e).
     Quality,
-    /// These argv arrays, run in order (never through a shell).
+    /// These argv arrays, run in order (never through a shell). Placeholders
+    /// `{workspace}`, `{branch}`, `{spec-name}`, `{title}`, `{pr-body}`,
+    /// `{commit-message}` are replaced inside single arguments only.
     Fixed(Vec<Vec<String>>),
 }
 

@@ -119,7 +119,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_forge_builtin_has_its_sixteen_phases_in_order() {
+    fn the_forge_builtin_has_its_seventeen_phases_in_order() {
         let registry = Registry::builtin();
         let forge = registry.get("forge").unwrap();
         let ids: Vec<_> = forge.phases.iter().map(|p| p.id.as_str()).collect();
@@ -141,7 +141,8 @@ mod tests {
                 "pr-creation",
                 "final-summary",
                 "post-to-source",
-                "final-commit"
+                "final-commit",
+                "final-push"
             ]
         );
         assert_eq!(

@@ -203,6 +203,24 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
                 );
             }
         }
+        for (j, input) in phase.inputs.iter().enumerate() {
+            if !crate::registry::is_relative_file(input) {
+                push!(
+                    id_pos,
+                    format!("phases[{i}].inputs[{j}]"),
+                    format!("{input:?} must be a relative path inside the workspace"),
+                );
+            }
+        }
+        if phase.kind == crate::PhaseKind::WriteFile
+            && (phase.content.is_none() || phase.artifacts.is_empty())
+        {
+            push!(
+                id_pos,
+                format!("phases[{i}]"),
+                "a write_file phase needs `content` and an artifact to write it to".into(),
+            );
+        }
         if phase.max_visits == Some(0) {
             push!(
                 id_pos,
@@ -221,6 +239,15 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
                 at(phase_span(i).and_then(|p| p.next.as_ref())),
                 format!("phases[{i}].next"),
                 format!("no phase {next:?} (known: {}, completed)", join(&known)),
+            );
+        }
+        if let Some(variant) = &phase.agent_when_skipped
+            && !known.contains(variant.phase.as_str())
+        {
+            push!(
+                at(phase_span(i).and_then(|p| p.id.as_ref())),
+                format!("phases[{i}].agent_when_skipped.phase"),
+                format!("no phase {:?} (known: {})", variant.phase, join(&known)),
             );
         }
         for (j, rule) in phase.transitions.iter().enumerate() {

@@ -84,12 +84,12 @@ async fn racing_processes_lose_no_update() {
     let count = |tool: &str| wins.iter().filter(|(t, _)| t == tool).count();
     let history = state["history"].as_array().unwrap();
     let hcount = |action: &str| history.iter().filter(|h| h["action"] == action).count();
-    assert_eq!(count("phase_start"), 8, "{wins:?}");
+    assert_eq!(count("phase_start"), 9, "{wins:?}");
     assert_eq!(count("checkpoint"), 2);
-    assert_eq!(count("phase_complete"), 10);
+    assert_eq!(count("phase_complete"), 11);
     assert_eq!(count("skip_phase"), 1);
-    assert_eq!(hcount("start"), 8);
-    assert_eq!(hcount("complete"), 10);
+    assert_eq!(hcount("start"), 9);
+    assert_eq!(hcount("complete"), 11);
     assert_eq!(hcount("checkpoint"), 2);
     let mut phases: Vec<&String> = wins
         .iter()
@@ -97,7 +97,7 @@ async fn racing_processes_lose_no_update() {
         .map(|(_, p)| p)
         .collect();
     phases.dedup();
-    assert_eq!(phases.len(), 10, "no phase completed twice");
+    assert_eq!(phases.len(), 11, "no phase completed twice");
     // Every racer saw the same final document.
     let events = repo.events();
     assert_eq!(
@@ -105,7 +105,7 @@ async fn racing_processes_lose_no_update() {
             .iter()
             .filter(|e| e["event"] == "phase-complete")
             .count(),
-        10
+        11
     );
 }
 

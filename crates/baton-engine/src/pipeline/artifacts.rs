@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use baton_state::WorkspaceState;
 
-use super::tasks::{ordered_keys, parse_tasks};
+use super::tasks::parse_tasks;
 use super::verdict::{Finding, Verdict, parse_review};
 use crate::WorkspaceFiles;
 
@@ -65,6 +65,40 @@ fn review(file: &str, files: &dyn WorkspaceFiles, vocabulary: &[Verdict]) -> Art
     check
 }
 
+/// Whether `file` was written during the current run of the phase (its
+/// modification time is not before the phase started, within
+/// [`crate::report::STALE_TOLERANCE`]). A file from an earlier visit — a
+/// design before its revision, a review of an older design — is not fresh.
+/// Unknown times count as fresh.
+pub fn is_fresh(file: &str, state: &WorkspaceState, files: &dyn WorkspaceFiles) -> bool {
+    match (
+        files.file(file).and_then(|f| f.modified),
+        state.timestamps.phase_started,
+    ) {
+        (Some(modified), Some(started)) => modified + crate::report::STALE_TOLERANCE >= started,
+        _ => true,
+    }
+}
+
+/// Marks the checks of files not written during this run of the phase as
+/// invalid (`stale`), so an old review can never pass for a new one.
+pub fn require_fresh(
+    checks: &mut [ArtifactCheck],
+    phase: &str,
+    state: &WorkspaceState,
+    files: &dyn WorkspaceFiles,
+) {
+    for check in checks.iter_mut() {
+        if check.valid && !is_fresh(&check.file, state, files) {
+            check.valid = false;
+            check.error = Some(format!(
+                "{} was written before this run of {phase} started: it belongs to an earlier revision; write it again",
+                check.file
+            ));
+        }
+    }
+}
+
 /// Checks the artifacts a phase of the `forge` pipeline reported.
 ///
 /// | phase | rule |
@@ -109,12 +143,8 @@ pub fn check_phase(
             }
             vec![check]
         }
-        "phase-6" => ordered_keys(&state.tasks)
+        "phase-6" => super::next::tasks_to_review(state)
             .into_iter()
-            .filter(|k| {
-                let t = &state.tasks[k];
-                t.impl_status == "completed" && t.execution_mode != "human_gate"
-            })
             .map(|k| review(&format!("review-{k}.md"), files, &Verdict::IMPL_REVIEW))
             .collect(),
         _ => Vec::new(),

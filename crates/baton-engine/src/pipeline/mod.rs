@@ -3,6 +3,7 @@
 
 pub mod artifacts;
 pub mod init;
+pub mod next;
 pub mod prompt;
 pub mod tasks;
 pub mod verdict;

@@ -9,11 +9,12 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::context::AppContext;
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 
 pub mod issue;
 pub mod lifecycle;
 pub mod manual;
+pub mod next;
 pub mod pipeline;
 pub mod report;
 pub mod runs;
@@ -102,7 +103,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "pipeline",
-        "the seed pipeline (forge): pipeline_init, pipeline_init_with_context, pipeline_report_result",
+        "the seed pipeline (forge): pipeline_init, pipeline_init_with_context, pipeline_next_action, pipeline_report_result",
     ),
     (
         "manual",
@@ -117,6 +118,7 @@ pub fn all_tools() -> Vec<ToolSpec> {
     tools.extend(issue::tools());
     tools.extend(workflow::tools());
     tools.extend(pipeline::tools());
+    tools.extend(next::tools());
     tools.extend(report::tools());
     tools.extend(manual::tools());
     tools
@@ -148,4 +150,17 @@ pub fn select(groups: Option<&[String]>) -> Result<Vec<ToolSpec>, String> {
 /// The slug of a workspace folder name: without a leading `YYYYMMDD-`.
 pub fn runs_slug(folder: &str) -> String {
     baton_state::store::strip_date_prefix(folder).to_string()
+}
+
+/// Calls tool `name` in-process on the current thread, exactly as the MCP
+/// server would (same handler, same validation, same events). The headless
+/// driver (`baton run`) uses it; the MCP server uses [`crate::BatonServer::call`].
+pub fn call(ctx: &AppContext, name: &str, arguments: Value) -> Result<Value, ToolError> {
+    let Some(spec) = all_tools().into_iter().find(|t| t.name == name) else {
+        return Err(ToolError::new(
+            ErrorCode::UnknownTool,
+            format!("no tool named {name:?}"),
+        ));
+    };
+    (spec.handler)(ctx, arguments)
 }

@@ -570,7 +570,13 @@ fn pipeline_init_with_context(ctx: &AppContext, arguments: Value) -> Result<Valu
     state.debug = flags.debug;
     state.use_current_branch = use_current;
     state.branch = (!branch.is_empty()).then(|| branch.clone());
-    let skips = definition.skipped_for(template.as_str());
+    let mut skips = definition.skipped_for(template.as_str());
+    if flags.skip_pr {
+        skips.extend(definition.skipped_for("nopr"));
+    }
+    if args.source_url.as_deref().is_none_or(|u| u.is_empty()) {
+        skips.extend(definition.skipped_for("no_source"));
+    }
     Lifecycle::new(&definition, now).apply_skips(&mut state, &skips)?;
     let source_type = if ext.known {
         args.source_url

@@ -7,14 +7,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use baton_engine::pipeline::artifacts::check_phase;
+use baton_engine::pipeline::artifacts::{check_phase, is_fresh, require_fresh};
 use baton_engine::pipeline::tasks::parse_tasks;
 use baton_engine::pipeline::verdict::{Finding, Verdict};
 use baton_engine::route::{Decision, decide};
 use baton_engine::{WorkspaceFiles, guards::GuardViolation};
 use baton_events::EventKind;
-use baton_state::{Lifecycle, PhaseLogEntry, Transition};
-use baton_workflow::ResultKind;
+use baton_state::{
+    DecisionReason, Lifecycle, PendingDecision, PhaseLogEntry, Transition, WorkspaceState,
+};
+use baton_workflow::{CommandSource, PerTask, ResultKind, WorkflowDefinition};
 
 use super::lifecycle::{DiskFiles, events_for};
 use super::{ToolSpec, input_schema, output_schema};
@@ -42,6 +44,10 @@ pub struct ReportArgs {
     /// True if the exec was setup-only (no agent ran).
     #[serde(default)]
     pub setup_only: Option<bool>,
+    /// Extension: the exit code of an `exec` command (non-zero fails the
+    /// command phase; a person then answers retry, skip or abandon).
+    #[serde(default)]
+    pub exit_code: Option<i64>,
 }
 
 /// Reply of `pipeline_report_result` (seed 001 field names).
@@ -77,13 +83,317 @@ pub fn tools() -> Vec<ToolSpec> {
     }]
 }
 
-struct Outcome {
-    transitions: Vec<Transition>,
-    hint: &'static str,
-    verdict: Option<Verdict>,
-    findings: Vec<Finding>,
-    artifact: String,
-    warnings: Vec<String>,
+/// What a report changed, for the reply and the events.
+pub(crate) struct Outcome {
+    /// Lifecycle transitions, to publish after the write.
+    pub transitions: Vec<Transition>,
+    /// `proceed`, `revision_required` or `setup_continue`.
+    pub hint: &'static str,
+    /// The deciding verdict of a review.
+    pub verdict: Option<Verdict>,
+    /// Review findings.
+    pub findings: Vec<Finding>,
+    /// The first artifact checked.
+    pub artifact: String,
+    /// Non-blocking remarks.
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    /// An outcome with `hint` and nothing else yet.
+    pub fn empty(hint: &'static str) -> Outcome {
+        Outcome {
+            transitions: Vec::new(),
+            hint,
+            verdict: None,
+            findings: Vec::new(),
+            artifact: String::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The seed's `report_result` object embedded in a next-action reply.
+    pub fn to_embedded(&self) -> Value {
+        serde_json::json!({
+            "next_action_hint": self.hint,
+            "verdict_parsed": self.verdict.map(Verdict::as_str).unwrap_or(""),
+            "findings": self.findings,
+            "warning": self.warnings.join("; "),
+            "display_message": "",
+        })
+    }
+}
+
+/// One report of the current phase, as the standalone tool and the embedded
+/// path of `pipeline_next_action` both make it.
+pub(crate) struct ReportInput {
+    /// The phase reported (must be current and in progress).
+    pub phase: String,
+    /// Tokens used.
+    pub tokens: u64,
+    /// Duration in ms.
+    pub duration_ms: u64,
+    /// Model label (default: the last dispatch's).
+    pub model: Option<String>,
+    /// A setup step: log only.
+    pub setup_only: bool,
+    /// A command's exit code.
+    pub exit_code: Option<i64>,
+}
+
+fn stop_for_person(
+    lc: &Lifecycle<'_>,
+    state: &mut WorkspaceState,
+    phase: &str,
+    reason: DecisionReason,
+    detail: String,
+    mut outcome: Outcome,
+) -> Result<Outcome, ToolError> {
+    outcome
+        .warnings
+        .push(format!("a person must decide: {detail}"));
+    outcome.transitions = lc.checkpoint(state, phase)?;
+    state.pending_decision = Some(PendingDecision {
+        phase: phase.to_string(),
+        reason,
+        detail,
+    });
+    Ok(outcome)
+}
+
+/// The report procedure on a loaded state (inside the store's locked update).
+/// Artifacts are checked before anything is logged; on error nothing changes.
+pub(crate) fn report_core(
+    def: &WorkflowDefinition,
+    state: &mut WorkspaceState,
+    files: &DiskFiles,
+    now: chrono::DateTime<Utc>,
+    input: &ReportInput,
+) -> Result<Outcome, ToolError> {
+    let phase = input.phase.as_str();
+    let lc = Lifecycle::new(def, now);
+    // The phase must be the current one and in progress.
+    lc.fail(&mut state.clone(), phase, "probe")?;
+    let phase_def = def.phase(phase);
+    let log = PhaseLogEntry {
+        phase: phase.to_string(),
+        tokens: input.tokens,
+        duration_ms: input.duration_ms,
+        model: input
+            .model
+            .clone()
+            .or_else(|| state.last_dispatch.as_ref().map(|d| d.model.clone()))
+            .unwrap_or_default(),
+        timestamp: now,
+    };
+    if input.setup_only {
+        state.phase_log.push(log);
+        return Ok(Outcome::empty("setup_continue"));
+    }
+    if let Some(CommandSource::Fixed(commands)) = phase_def.and_then(|p| p.commands.as_ref()) {
+        state.phase_log.push(log);
+        let step = state.command_step as usize;
+        let shown = commands
+            .get(step)
+            .map(|argv| argv.join(" "))
+            .unwrap_or_default();
+        if let Some(code) = input.exit_code.filter(|c| *c != 0) {
+            let message = format!(
+                "command {} of {phase} (`{shown}`) exited with code {code}",
+                step + 1
+            );
+            let mut outcome = Outcome::empty("setup_continue");
+            outcome.transitions = lc.fail(state, phase, &message)?;
+            outcome.warnings.push(message);
+            return Ok(outcome);
+        }
+        state.command_step += 1;
+        if (state.command_step as usize) < commands.len() {
+            return Ok(Outcome::empty("setup_continue"));
+        }
+        state.command_step = 0;
+        let mut outcome = Outcome::empty("proceed");
+        outcome.transitions = lc.complete_to(
+            state,
+            phase,
+            &def.default_successor(phase, &state.skipped_phases),
+        )?;
+        return Ok(outcome);
+    }
+    let mut checks = check_phase(phase, state, files as &dyn WorkspaceFiles);
+    require_fresh(&mut checks, phase, state, files);
+    let artifact = checks.first().map(|c| c.file.clone()).unwrap_or_default();
+    if let Some(bad) = checks.iter().find(|c| !c.valid) {
+        return Err(ToolError::from(GuardViolation {
+            rule: "artifact_invalid",
+            message: format!(
+                "artifact invalid for {phase}: {}",
+                bad.error
+                    .clone()
+                    .unwrap_or_else(|| format!("{} is not valid", bad.file))
+            ),
+        }));
+    }
+    state.phase_log.push(log);
+    let mut outcome = Outcome::empty("proceed");
+    outcome.artifact = artifact;
+    outcome.findings = checks.iter().flat_map(|c| c.findings.clone()).collect();
+    let is_review = phase_def.is_some_and(|p| !p.verdicts.is_empty());
+    // A review whose verdict is missing or unclear goes to a person.
+    if is_review && checks.iter().any(|c| c.verdict.is_none()) {
+        let why: Vec<String> = checks.iter().filter_map(|c| c.error.clone()).collect();
+        outcome.hint = "setup_continue";
+        return stop_for_person(
+            &lc,
+            state,
+            phase,
+            DecisionReason::NoVerdict,
+            format!("no clear verdict ({})", why.join("; ")),
+            outcome,
+        );
+    }
+    // The worst verdict across the phase's reviews decides.
+    outcome.verdict = checks
+        .iter()
+        .filter_map(|c| c.verdict)
+        .min_by_key(|v| v.is_positive());
+    if phase_def.is_some_and(|p| p.artifacts.iter().any(|a| a == "tasks.md")) {
+        let text = files.read("tasks.md").unwrap_or_default();
+        let (tasks, task_warnings) = parse_tasks(&text).map_err(|errors| {
+            ToolError::new(
+                ErrorCode::Blocked,
+                format!("tasks.md: {}", errors.join("; ")),
+            )
+        })?;
+        state.tasks = tasks;
+        outcome.warnings.extend(task_warnings);
+    }
+    let per_task = phase_def.and_then(|p| p.per_task);
+    if per_task == Some(PerTask::Implement) {
+        let written: Vec<String> = state
+            .tasks
+            .keys()
+            .filter(|key| {
+                let file = format!("impl-{key}.md");
+                files.is_nonempty_file(&file) && is_fresh(&file, state, files)
+            })
+            .cloned()
+            .collect();
+        let mut pending = Vec::new();
+        for (key, task) in state.tasks.iter_mut() {
+            if task.execution_mode == "human_gate" || task.impl_status == "completed" {
+                continue;
+            }
+            if written.contains(key) {
+                task.impl_status = "completed".into();
+            } else {
+                pending.push(key.clone());
+            }
+        }
+        let gates_open = state
+            .tasks
+            .values()
+            .any(|t| t.execution_mode == "human_gate" && t.impl_status != "completed");
+        if !pending.is_empty() || gates_open {
+            if !pending.is_empty() {
+                outcome
+                    .warnings
+                    .push(format!("tasks still to implement: {}", pending.join(", ")));
+            }
+            outcome.hint = "setup_continue";
+            return Ok(outcome);
+        }
+    }
+    if per_task == Some(PerTask::Review) {
+        for check in &checks {
+            let key = check
+                .file
+                .trim_start_matches("review-")
+                .trim_end_matches(".md")
+                .to_string();
+            if let Some(task) = state.tasks.get_mut(&key) {
+                match check.verdict {
+                    Some(Verdict::Fail) => {
+                        task.review_status = "completed_fail".into();
+                        task.impl_status = "pending".into();
+                        task.impl_retries += 1;
+                    }
+                    Some(Verdict::PassWithNotes) => {
+                        task.review_status = "completed_pass_with_notes".into()
+                    }
+                    Some(_) => task.review_status = "completed_pass".into(),
+                    None => {}
+                }
+            }
+        }
+    }
+    let decision = decide(
+        def,
+        state,
+        phase,
+        ResultKind::Success,
+        outcome.verdict.map(Verdict::as_str),
+    );
+    let decision = match decision {
+        Ok(d) => d,
+        Err(limit) => {
+            outcome.hint = "setup_continue";
+            return stop_for_person(
+                &lc,
+                state,
+                phase,
+                DecisionReason::RetryLimit,
+                limit.message,
+                outcome,
+            );
+        }
+    };
+    let Decision::Advance { target } = decision else {
+        return Err(ToolError::new(
+            ErrorCode::Internal,
+            "a success cannot fail in place",
+        ));
+    };
+    advance(def, state, &lc, phase, &target, &mut outcome)?;
+    Ok(outcome)
+}
+
+/// Completes `phase` towards `target`, counting a revision when the move goes
+/// backwards, and clears what the phase's completion answers.
+pub(crate) fn advance(
+    def: &WorkflowDefinition,
+    state: &mut WorkspaceState,
+    lc: &Lifecycle<'_>,
+    phase: &str,
+    target: &str,
+    outcome: &mut Outcome,
+) -> Result<(), ToolError> {
+    let backwards = def
+        .position(target)
+        .zip(def.position(phase))
+        .is_some_and(|(t, p)| t < p);
+    if backwards {
+        match phase {
+            "phase-3b" => state.revisions.design_revisions += 1,
+            "phase-4b" => state.revisions.task_revisions += 1,
+            _ => {}
+        }
+    }
+    state.pending_decision = None;
+    if state
+        .human_feedback
+        .as_ref()
+        .is_some_and(|f| f.phase == phase)
+    {
+        state.human_feedback = None;
+    }
+    outcome
+        .transitions
+        .extend(lc.complete_to(state, phase, target)?);
+    if backwards && outcome.hint == "proceed" {
+        outcome.hint = "revision_required";
+    }
+    Ok(())
 }
 
 fn report_result(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
@@ -99,188 +409,19 @@ fn report_result(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError>
     };
     let now = Utc::now();
     let phase = args.phase.clone();
+    let input = ReportInput {
+        phase: args.phase.clone(),
+        tokens: args.tokens_used.unwrap_or(0),
+        duration_ms: args.duration_ms.unwrap_or(0),
+        model: args.model.clone(),
+        setup_only: args.setup_only.unwrap_or(false),
+        exit_code: args.exit_code,
+    };
     let updated = ctx
         .store
         .update(&ws, now, |state| -> Result<Outcome, ToolError> {
             let def = ctx.workflow(&state.workflow)?;
-            let lc = Lifecycle::new(&def, now);
-            // The phase must be the current one and in progress.
-            lc.fail(&mut state.clone(), &phase, "probe")?;
-            let log = PhaseLogEntry {
-                phase: phase.clone(),
-                tokens: args.tokens_used.unwrap_or(0),
-                duration_ms: args.duration_ms.unwrap_or(0),
-                model: args
-                    .model
-                    .clone()
-                    .or_else(|| state.last_dispatch.as_ref().map(|d| d.model.clone()))
-                    .unwrap_or_default(),
-                timestamp: now,
-            };
-            if args.setup_only.unwrap_or(false) {
-                state.phase_log.push(log);
-                return Ok(Outcome {
-                    transitions: Vec::new(),
-                    hint: "setup_continue",
-                    verdict: None,
-                    findings: Vec::new(),
-                    artifact: String::new(),
-                    warnings: Vec::new(),
-                });
-            }
-            let checks = check_phase(&phase, state, &files as &dyn WorkspaceFiles);
-            let artifact = checks.first().map(|c| c.file.clone()).unwrap_or_default();
-            if let Some(bad) = checks.iter().find(|c| !c.valid) {
-                return Err(ToolError::from(GuardViolation {
-                    rule: "artifact_invalid",
-                    message: format!(
-                        "artifact invalid for {phase}: {}",
-                        bad.error
-                            .clone()
-                            .unwrap_or_else(|| format!("{} is not valid", bad.file))
-                    ),
-                }));
-            }
-            state.phase_log.push(log);
-            let mut warnings = Vec::new();
-            let reviews: Vec<_> = checks
-                .iter()
-                .filter(|c| !c.findings.is_empty() || c.verdict.is_some() || c.error.is_some())
-                .collect();
-            let is_review = def.phase(&phase).is_some_and(|p| !p.verdicts.is_empty());
-            let findings: Vec<Finding> = reviews.iter().flat_map(|c| c.findings.clone()).collect();
-            // A review whose verdict is missing or unclear goes to a person.
-            if is_review && checks.iter().any(|c| c.verdict.is_none()) {
-                let why: Vec<String> = checks.iter().filter_map(|c| c.error.clone()).collect();
-                warnings.push(format!(
-                    "no clear verdict ({}); a person must decide",
-                    why.join("; ")
-                ));
-                let transitions = lc.checkpoint(state, &phase)?;
-                return Ok(Outcome {
-                    transitions,
-                    hint: "setup_continue",
-                    verdict: None,
-                    findings,
-                    artifact,
-                    warnings,
-                });
-            }
-            // The worst verdict across the phase's reviews decides.
-            let verdict = checks
-                .iter()
-                .filter_map(|c| c.verdict)
-                .min_by_key(|v| v.is_positive());
-            if phase == "phase-4" {
-                let text = files.read("tasks.md").unwrap_or_default();
-                let (tasks, task_warnings) = parse_tasks(&text).map_err(|errors| {
-                    ToolError::new(
-                        ErrorCode::Blocked,
-                        format!("tasks.md: {}", errors.join("; ")),
-                    )
-                })?;
-                state.tasks = tasks;
-                warnings.extend(task_warnings);
-            }
-            if phase == "phase-5" {
-                let mut pending = Vec::new();
-                for (key, task) in state.tasks.iter_mut() {
-                    if task.execution_mode == "human_gate" {
-                        continue;
-                    }
-                    if files.is_nonempty_file(&format!("impl-{key}.md")) {
-                        task.impl_status = "completed".into();
-                    } else {
-                        pending.push(key.clone());
-                    }
-                }
-                if !pending.is_empty() {
-                    warnings.push(format!("tasks still to implement: {}", pending.join(", ")));
-                    return Ok(Outcome {
-                        transitions: Vec::new(),
-                        hint: "setup_continue",
-                        verdict: None,
-                        findings,
-                        artifact,
-                        warnings,
-                    });
-                }
-            }
-            if phase == "phase-6" {
-                for check in &checks {
-                    let key = check
-                        .file
-                        .trim_start_matches("review-")
-                        .trim_end_matches(".md")
-                        .to_string();
-                    if let Some(task) = state.tasks.get_mut(&key) {
-                        match check.verdict {
-                            Some(Verdict::Fail) => {
-                                task.review_status = "completed_fail".into();
-                                task.impl_status = "pending".into();
-                                task.impl_retries += 1;
-                            }
-                            Some(Verdict::PassWithNotes) => {
-                                task.review_status = "completed_pass_with_notes".into()
-                            }
-                            Some(_) => task.review_status = "completed_pass".into(),
-                            None => {}
-                        }
-                    }
-                }
-            }
-            let decision = decide(
-                &def,
-                state,
-                &phase,
-                ResultKind::Success,
-                verdict.map(Verdict::as_str),
-            );
-            let decision = match decision {
-                Ok(d) => d,
-                Err(limit) => {
-                    warnings.push(limit.message);
-                    let transitions = lc.checkpoint(state, &phase)?;
-                    return Ok(Outcome {
-                        transitions,
-                        hint: "setup_continue",
-                        verdict,
-                        findings,
-                        artifact,
-                        warnings,
-                    });
-                }
-            };
-            let Decision::Advance { target } = decision else {
-                return Err(ToolError::new(
-                    ErrorCode::Internal,
-                    "a success cannot fail in place",
-                ));
-            };
-            let backwards = def
-                .position(&target)
-                .zip(def.position(&phase))
-                .is_some_and(|(t, p)| t < p);
-            if backwards {
-                match phase.as_str() {
-                    "phase-3b" => state.revisions.design_revisions += 1,
-                    "phase-4b" => state.revisions.task_revisions += 1,
-                    _ => {}
-                }
-            }
-            let transitions = lc.complete_to(state, &phase, &target)?;
-            Ok(Outcome {
-                transitions,
-                hint: if backwards {
-                    "revision_required"
-                } else {
-                    "proceed"
-                },
-                verdict,
-                findings,
-                artifact,
-                warnings,
-            })
+            report_core(&def, state, &files, now, &input)
         })?;
     let outcome = updated.value;
     let mut events = events_for(ctx, &ws, &updated.state, &outcome.transitions);

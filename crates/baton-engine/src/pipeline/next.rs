@@ -1,0 +1,1173 @@
+//! The next action of a pipeline run (seed 001 `pipeline_next_action`),
+//! decided from the state, the workflow definition and the workspace files
+//! alone. Read-only: the handler applies what the plan implies (start the
+//! phase, register tasks, record a question) in one locked write.
+//!
+//! Every question a run can stop at is answerable: checkpoints, reviews
+//! without a verdict, used-up loop limits, failed commands and human gates
+//! each list their options, and [`Plan::Ask`] carries what each answer does.
+
+use baton_state::{DecisionReason, PhaseStatus, WorkspaceState};
+use baton_workflow::{
+    COMPLETED, CommandSource, PerTask, PhaseDefinition, PhaseKind, ResultKind, WorkflowDefinition,
+};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::tasks::{next_batch, ordered_keys};
+use crate::WorkspaceFiles;
+use crate::route::decide;
+use crate::summary::phase_label;
+
+/// The stub tasks.md written when the decomposition phase was skipped: the
+/// whole design as one sequential task.
+pub const SINGLE_TASK_STUB: &str = "# Tasks\n\n## Task 1: Implement\n\nApply all changes described in design.md as a single implementation unit.\n\nmode: sequential\n";
+
+/// The model label when neither the phase nor the workflow names one.
+pub const DEFAULT_MODEL: &str = "sonnet";
+
+/// One agent of a fan-out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ParallelTask {
+    /// The task key.
+    pub id: String,
+    /// Extra inputs for this task, relative to the workspace.
+    pub input_files: Vec<String>,
+    /// The file this task's agent writes, relative to the workspace.
+    pub output_file: String,
+}
+
+/// An agent to spawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spawn {
+    /// The phase the agent works for.
+    pub phase: String,
+    /// The agent instruction file.
+    pub agent: String,
+    /// The model label.
+    pub model: String,
+    /// Files to read, relative to the workspace.
+    pub inputs: Vec<String>,
+    /// The file to write (none for a fan-out: each task has its own).
+    pub output: Option<String>,
+    /// The task of a single per-task agent.
+    pub task: Option<String>,
+    /// One entry per concurrent agent (empty unless fanned out).
+    pub parallel: Vec<ParallelTask>,
+    /// A one-line description (the prompt's fallback).
+    pub summary: String,
+}
+
+/// What kind of question a [`Question`] is, which decides what its answers do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuestionKind {
+    /// A checkpoint phase: proceed, revise (back along its failure
+    /// transition), abandon.
+    Checkpoint,
+    /// The post-to-source checkpoint: post or skip.
+    PostToSource,
+    /// A review phase stopped for a person.
+    Decision(DecisionReason),
+    /// A command of a command phase failed: retry, skip, abandon.
+    CommandFailed,
+    /// A task that a person does: done, skip, abandon.
+    TaskGate {
+        /// The task key.
+        task: String,
+    },
+    /// A human-gate phase: done, skip, abandon.
+    PhaseGate,
+}
+
+/// A question for a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// The phase that waits.
+    pub phase: String,
+    /// The question's name (the checkpoint or gate id shown to people).
+    pub name: String,
+    /// Markdown for the person.
+    pub message: String,
+    /// The answers accepted (lower case).
+    pub options: Vec<String>,
+    /// What kind of question.
+    pub kind: QuestionKind,
+}
+
+impl Question {
+    /// Whether the question is a human gate (`human_gate` action) rather than a checkpoint.
+    pub fn is_gate(&self) -> bool {
+        matches!(
+            self.kind,
+            QuestionKind::TaskGate { .. } | QuestionKind::PhaseGate
+        )
+    }
+}
+
+/// The next step of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Spawn one agent, or several concurrently.
+    Spawn(Spawn),
+    /// Run one command (argv; never a shell string).
+    Exec {
+        /// The phase.
+        phase: String,
+        /// The argv.
+        argv: Vec<String>,
+    },
+    /// Write a file (relative to the workspace) — a setup step of the phase.
+    WriteFile {
+        /// The phase.
+        phase: String,
+        /// The file, relative to the workspace.
+        file: String,
+        /// Its content.
+        content: String,
+    },
+    /// Ask a person.
+    Ask(Question),
+    /// Internal: register the tasks of tasks.md, then plan again.
+    RegisterTasks {
+        /// The phase that needs them.
+        phase: String,
+    },
+    /// Internal: the phase's per-task work is all done; complete it, then
+    /// plan again.
+    CompletePhase {
+        /// The phase.
+        phase: String,
+    },
+    /// The run is over.
+    Done {
+        /// One line.
+        summary: String,
+        /// It was abandoned rather than completed.
+        abandoned: bool,
+    },
+}
+
+/// Why no plan could be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+/// What `request.md` says about where the run came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestMeta {
+    /// `text`, `github_issue`, `jira_issue`, `linear_issue`.
+    pub source_type: String,
+    /// The issue URL.
+    pub source_url: String,
+    /// The issue id (`42`, `PROJ-7`).
+    pub source_id: String,
+    /// The first line of the body, without heading marks (at most 72 characters).
+    pub title: String,
+}
+
+/// Reads the front matter (`---` … `---`) and the first body line of request.md.
+pub fn request_meta(text: &str) -> RequestMeta {
+    let mut meta = RequestMeta {
+        source_type: "text".into(),
+        ..RequestMeta::default()
+    };
+    let mut body = text;
+    if let Some(rest) = text.strip_prefix("---\n")
+        && let Some(end) = rest.find("\n---")
+    {
+        for line in rest[..end].lines() {
+            if let Some((key, value)) = line.split_once(':') {
+                let value = value.trim().to_string();
+                match key.trim() {
+                    "source_type" if !value.is_empty() => meta.source_type = value,
+                    "source_url" => meta.source_url = value,
+                    "source_id" => meta.source_id = value,
+                    _ => {}
+                }
+            }
+        }
+        body = rest[end + 4..].trim_start_matches(['-', '\n']);
+    }
+    let first = body
+        .lines()
+        .map(|l| l.trim().trim_start_matches('#').trim())
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    meta.title = first.chars().take(72).collect();
+    meta
+}
+
+/// The values placeholders in commands and contents are replaced with.
+#[derive(Debug, Clone, Default)]
+pub struct Placeholders {
+    /// `{workspace}`: the workspace as shown to agents.
+    pub workspace: String,
+    /// `{branch}`.
+    pub branch: String,
+    /// `{spec-name}`.
+    pub spec_name: String,
+    /// `{title}`: the pull request title.
+    pub title: String,
+    /// `{pr-body}`.
+    pub pr_body: String,
+    /// `{commit-message}`.
+    pub commit_message: String,
+}
+
+impl Placeholders {
+    /// The values for a run.
+    pub fn for_run(state: &WorkspaceState, workspace: &str, request: &RequestMeta) -> Placeholders {
+        let kind = state
+            .branch
+            .as_deref()
+            .and_then(|b| b.split_once('/'))
+            .map(|(k, _)| k)
+            .filter(|k| ["feat", "feature", "fix", "refactor", "docs", "chore"].contains(k))
+            .map(|k| if k == "feature" { "feat" } else { k })
+            .unwrap_or("feat");
+        let subject = if request.title.is_empty() {
+            state.spec_name.clone()
+        } else {
+            request.title.clone()
+        };
+        let title = format!("{kind}: {subject}");
+        let mut pr_body = format!(
+            "Pipeline run by baton.\n\nWorkspace: {workspace}\nSpec: {}",
+            state.spec_name
+        );
+        if request.source_type == "github_issue" && !request.source_id.is_empty() {
+            pr_body.push_str(&format!("\n\nCloses #{}", request.source_id));
+        }
+        Placeholders {
+            workspace: workspace.to_string(),
+            branch: state.branch.clone().unwrap_or_default(),
+            spec_name: state.spec_name.clone(),
+            commit_message: format!("{title}\n\nbaton pipeline: {}", state.spec_name),
+            title,
+            pr_body,
+        }
+    }
+
+    /// Replaces the placeholders in one argument (one pass; the result is
+    /// never split, so a value can never become a second argument).
+    pub fn render(&self, template: &str) -> String {
+        let pairs: [(&str, &str); 6] = [
+            ("{workspace}", &self.workspace),
+            ("{branch}", &self.branch),
+            ("{spec-name}", &self.spec_name),
+            ("{title}", &self.title),
+            ("{pr-body}", &self.pr_body),
+            ("{commit-message}", &self.commit_message),
+        ];
+        let mut out = String::with_capacity(template.len());
+        let mut rest = template;
+        'scan: while let Some(i) = rest.find('{') {
+            out.push_str(&rest[..i]);
+            let tail = &rest[i..];
+            for (key, value) in pairs {
+                if let Some(after) = tail.strip_prefix(key) {
+                    out.push_str(value);
+                    rest = after;
+                    continue 'scan;
+                }
+            }
+            out.push('{');
+            rest = &tail[1..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// Everything the planner reads besides the state.
+pub struct PlanInput<'a> {
+    /// The workflow.
+    pub definition: &'a WorkflowDefinition,
+    /// The workspace's files.
+    pub files: &'a dyn WorkspaceFiles,
+    /// The workspace as shown to people and agents (e.g. `.specs/20260401-x`).
+    pub workspace: &'a str,
+}
+
+/// Decides the next step of the run.
+pub fn plan(input: &PlanInput<'_>, state: &WorkspaceState) -> Result<Plan, PlanError> {
+    let def = input.definition;
+    match state.current_phase_status {
+        PhaseStatus::Abandoned => {
+            return Ok(Plan::Done {
+                summary: format!("pipeline abandoned at {}", state.current_phase),
+                abandoned: true,
+            });
+        }
+        PhaseStatus::Completed => return Ok(done(def, state)),
+        _ if state.current_phase == COMPLETED => return Ok(done(def, state)),
+        _ => {}
+    }
+    let Some(phase) = def.phase(&state.current_phase) else {
+        return Err(PlanError(format!(
+            "workflow {:?} has no phase {:?}",
+            def.id, state.current_phase
+        )));
+    };
+    if state.current_phase_status == PhaseStatus::AwaitingHuman {
+        if let Some(task) = &state.pending_human_gate {
+            return Ok(Plan::Ask(task_gate(phase, state, task)));
+        }
+        if let Some(decision) = state
+            .pending_decision
+            .as_ref()
+            .filter(|d| d.phase == phase.id)
+        {
+            return Ok(Plan::Ask(decision_question(
+                input,
+                state,
+                phase,
+                decision.reason,
+                &decision.detail,
+            )));
+        }
+    }
+    if state.current_phase_status == PhaseStatus::Failed && phase.kind == PhaseKind::Command {
+        return Ok(Plan::Ask(command_failed(phase, state)));
+    }
+    match phase.kind {
+        PhaseKind::Checkpoint if phase.posts_to_source => {
+            Ok(Plan::Ask(post_to_source(input, phase)))
+        }
+        PhaseKind::Checkpoint => Ok(Plan::Ask(checkpoint(input, state, phase))),
+        PhaseKind::HumanGate => Ok(Plan::Ask(Question {
+            phase: phase.id.clone(),
+            name: phase.id.clone(),
+            message:
+                format!(
+                    "## {}\n\n{}\n\nChoose `done` when it is done, `skip` to go on without it, or `abandon`.",
+                    phase.label,
+                    phase
+                        .instruction
+                        .as_ref()
+                        .map(|i| i.tasks.join("\n"))
+                        .filter(|t| !t.is_empty())
+                        .unwrap_or_else(
+                            || "This step is done by a person outside the pipeline.".into()
+                        )
+                ),
+            options: options(&["done", "skip", "abandon"]),
+            kind: QuestionKind::PhaseGate,
+        })),
+        PhaseKind::Command => command(input, state, phase),
+        PhaseKind::WriteFile => {
+            let file = phase.artifacts.first().cloned().unwrap_or_default();
+            let vars = placeholders(input, state);
+            Ok(Plan::WriteFile {
+                phase: phase.id.clone(),
+                file,
+                content: vars.render(phase.content.as_deref().unwrap_or("")),
+            })
+        }
+        PhaseKind::Agent | PhaseKind::Review => match phase.per_task {
+            Some(PerTask::Implement) => implement(input, state, phase),
+            Some(PerTask::Review) => Ok(review_tasks(input, state, phase)),
+            None => Ok(Plan::Spawn(single(input, state, phase))),
+        },
+    }
+}
+
+fn options(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+fn done(def: &WorkflowDefinition, state: &WorkspaceState) -> Plan {
+    let ran = state
+        .completed_phases
+        .iter()
+        .filter(|p| def.phase(p).is_some())
+        .count();
+    let skipped = state.skipped_phases.len();
+    Plan::Done {
+        summary: format!("pipeline completed: {ran} phases, {skipped} skipped"),
+        abandoned: false,
+    }
+}
+
+fn model(def: &WorkflowDefinition, phase: &PhaseDefinition) -> String {
+    phase
+        .model
+        .clone()
+        .or_else(|| def.model.clone())
+        .unwrap_or_else(|| DEFAULT_MODEL.to_string())
+}
+
+fn agent(state: &WorkspaceState, phase: &PhaseDefinition) -> String {
+    if let Some(variant) = &phase.agent_when_skipped
+        && state.skipped_phases.contains(&variant.phase)
+    {
+        return variant.agent.clone();
+    }
+    phase.agent.clone().unwrap_or_else(|| phase.id.clone())
+}
+
+fn existing(files: &dyn WorkspaceFiles, names: &[String], except: Option<&str>) -> Vec<String> {
+    names
+        .iter()
+        .filter(|f| Some(f.as_str()) != except && files.file(f).is_some())
+        .cloned()
+        .collect()
+}
+
+fn placeholders(input: &PlanInput<'_>, state: &WorkspaceState) -> Placeholders {
+    let meta = input
+        .files
+        .read("request.md")
+        .map(|t| request_meta(&t))
+        .unwrap_or_default();
+    Placeholders::for_run(state, input.workspace, &meta)
+}
+
+fn single(input: &PlanInput<'_>, state: &WorkspaceState, phase: &PhaseDefinition) -> Spawn {
+    let output = phase.artifacts.first().cloned();
+    let revising =
+        crate::route::visits(state, &phase.id) > 1 || state.completed_phases.contains(&phase.id);
+    let summary = if revising {
+        format!(
+            "Revise: {} (see the review and feedback inputs).",
+            phase.label
+        )
+    } else {
+        format!("Run {}.", phase.label)
+    };
+    Spawn {
+        phase: phase.id.clone(),
+        agent: agent(state, phase),
+        model: model(input.definition, phase),
+        inputs: existing(input.files, &phase.inputs, output.as_deref()),
+        output,
+        task: None,
+        parallel: Vec::new(),
+        summary,
+    }
+}
+
+fn implement(
+    input: &PlanInput<'_>,
+    state: &WorkspaceState,
+    phase: &PhaseDefinition,
+) -> Result<Plan, PlanError> {
+    if state.tasks.is_empty() {
+        if input.files.file("tasks.md").is_some() {
+            return Ok(Plan::RegisterTasks {
+                phase: phase.id.clone(),
+            });
+        }
+        let decomposer_skipped = input
+            .definition
+            .phases
+            .iter()
+            .filter(|p| p.artifacts.iter().any(|a| a == "tasks.md"))
+            .all(|p| state.skipped_phases.contains(&p.id));
+        if decomposer_skipped {
+            return Ok(Plan::WriteFile {
+                phase: phase.id.clone(),
+                file: "tasks.md".into(),
+                content: SINGLE_TASK_STUB.into(),
+            });
+        }
+        return Err(PlanError(format!(
+            "{} needs tasks.md, which does not exist; the task decomposition must run first",
+            phase.id
+        )));
+    }
+    let batch = next_batch(&state.tasks);
+    let Some(first) = batch.first() else {
+        return Ok(Plan::CompletePhase {
+            phase: phase.id.clone(),
+        });
+    };
+    if state.tasks[first].execution_mode == "human_gate" {
+        return Ok(Plan::Ask(task_gate(phase, state, first)));
+    }
+    let retry_inputs = |key: &str| -> Vec<String> {
+        let review = format!("review-{key}.md");
+        let failed = state.tasks[key].review_status == "completed_fail";
+        if failed && input.files.file(&review).is_some() {
+            vec![review]
+        } else {
+            Vec::new()
+        }
+    };
+    let base = existing(input.files, &phase.inputs, None);
+    let model = model(input.definition, phase);
+    if batch.len() == 1 {
+        let mut inputs = base;
+        inputs.extend(retry_inputs(first));
+        let retry = state.tasks[first].review_status == "completed_fail";
+        return Ok(Plan::Spawn(Spawn {
+            phase: phase.id.clone(),
+            agent: agent(state, phase),
+            model,
+            inputs,
+            output: Some(format!("impl-{first}.md")),
+            task: Some(first.clone()),
+            parallel: Vec::new(),
+            summary: if retry {
+                format!("Retry implementation for task {first} after review failure.")
+            } else {
+                format!("Implement task {first}.")
+            },
+        }));
+    }
+    Ok(Plan::Spawn(Spawn {
+        phase: phase.id.clone(),
+        agent: agent(state, phase),
+        model,
+        inputs: base,
+        output: None,
+        task: None,
+        parallel: batch
+            .iter()
+            .map(|k| ParallelTask {
+                id: k.clone(),
+                input_files: retry_inputs(k),
+                output_file: format!("impl-{k}.md"),
+            })
+            .collect(),
+        summary: format!("Implement tasks {} in parallel.", batch.join(", ")),
+    }))
+}
+
+/// Tasks implemented by an agent whose review has not passed.
+pub fn tasks_to_review(state: &WorkspaceState) -> Vec<String> {
+    ordered_keys(&state.tasks)
+        .into_iter()
+        .filter(|k| {
+            let t = &state.tasks[k];
+            t.impl_status == "completed"
+                && t.execution_mode != "human_gate"
+                && !matches!(
+                    t.review_status.as_str(),
+                    "completed_pass" | "completed_pass_with_notes" | "accepted_by_human"
+                )
+        })
+        .collect()
+}
+
+fn review_tasks(input: &PlanInput<'_>, state: &WorkspaceState, phase: &PhaseDefinition) -> Plan {
+    let keys = tasks_to_review(state);
+    let base = existing(input.files, &phase.inputs, None);
+    let model = model(input.definition, phase);
+    match keys.as_slice() {
+        [] => Plan::CompletePhase {
+            phase: phase.id.clone(),
+        },
+        [key] => {
+            let mut inputs = vec![format!("impl-{key}.md")];
+            inputs.extend(base);
+            Plan::Spawn(Spawn {
+                phase: phase.id.clone(),
+                agent: agent(state, phase),
+                model,
+                inputs,
+                output: Some(format!("review-{key}.md")),
+                task: Some(key.clone()),
+                parallel: Vec::new(),
+                summary: format!("Review implementation for task {key}."),
+            })
+        }
+        _ => Plan::Spawn(Spawn {
+            phase: phase.id.clone(),
+            agent: agent(state, phase),
+            model,
+            inputs: base,
+            output: None,
+            task: None,
+            parallel: keys
+                .iter()
+                .map(|k| ParallelTask {
+                    id: k.clone(),
+                    input_files: vec![format!("impl-{k}.md")],
+                    output_file: format!("review-{k}.md"),
+                })
+                .collect(),
+            summary: format!("Review tasks {} in parallel.", keys.join(", ")),
+        }),
+    }
+}
+
+fn task_gate(phase: &PhaseDefinition, state: &WorkspaceState, task: &str) -> Question {
+    let title = state
+        .tasks
+        .get(task)
+        .map(|t| t.title.clone())
+        .unwrap_or_default();
+    Question {
+        phase: phase.id.clone(),
+        name: format!("task-{task}"),
+        message: format!(
+            "Task {task} requires human action: {title}\n\nDo it outside the pipeline, then choose `done`; `skip` marks it without action; `abandon` stops the run."
+        ),
+        options: options(&["done", "skip", "abandon"]),
+        kind: QuestionKind::TaskGate {
+            task: task.to_string(),
+        },
+    }
+}
+
+fn file_list(input: &PlanInput<'_>, names: &[String]) -> String {
+    let present = existing(input.files, names, None);
+    if present.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Files to review:\n");
+    for f in present {
+        out.push_str(&format!("- {}/{f}\n", input.workspace));
+    }
+    out
+}
+
+fn can_revise(input: &PlanInput<'_>, state: &WorkspaceState, phase: &PhaseDefinition) -> bool {
+    phase
+        .transitions
+        .iter()
+        .any(|t| t.when.result == Some(ResultKind::Failure))
+        && decide(
+            input.definition,
+            state,
+            &phase.id,
+            ResultKind::Failure,
+            None,
+        )
+        .is_ok()
+}
+
+fn checkpoint(input: &PlanInput<'_>, state: &WorkspaceState, phase: &PhaseDefinition) -> Question {
+    let def = input.definition;
+    let next = def.default_successor(&phase.id, &state.skipped_phases);
+    let revise = can_revise(input, state, phase);
+    let mut message = format!("## {}\n\n", phase.label);
+    message.push_str(&file_list(input, &phase.inputs));
+    message.push_str(&format!(
+        "\nNext: {}.\n\nAnswer `proceed`{}, or `abandon`.",
+        phase_label(def, &next),
+        if revise {
+            ", `revise: <what to change>`"
+        } else {
+            ""
+        }
+    ));
+    let mut opts = vec!["proceed"];
+    if revise {
+        opts.push("revise");
+    }
+    opts.push("abandon");
+    Question {
+        phase: phase.id.clone(),
+        name: phase.id.clone(),
+        message,
+        options: options(&opts),
+        kind: QuestionKind::Checkpoint,
+    }
+}
+
+fn post_to_source(input: &PlanInput<'_>, phase: &PhaseDefinition) -> Question {
+    let meta = input
+        .files
+        .read("request.md")
+        .map(|t| request_meta(&t))
+        .unwrap_or_default();
+    let target = match meta.source_type.as_str() {
+        "github_issue" => "GitHub issue",
+        "jira_issue" => "Jira issue",
+        "linear_issue" => "Linear issue",
+        _ => "source",
+    };
+    Question {
+        phase: phase.id.clone(),
+        name: phase.id.clone(),
+        message: format!(
+            "Pipeline complete. Post the final summary as a comment to the {target}?\n\nURL: {}\nSummary file: {}/summary.md",
+            meta.source_url, input.workspace
+        ),
+        options: options(&["post", "skip"]),
+        kind: QuestionKind::PostToSource,
+    }
+}
+
+/// How to post the summary to the run's source (seed 001 `post_method`):
+/// an argv for GitHub, an MCP tool for Linear, an instruction for Jira.
+pub fn post_method(meta: &RequestMeta, workspace: &str) -> serde_json::Value {
+    let summary = format!("{workspace}/summary.md");
+    match meta.source_type.as_str() {
+        "github_issue" => serde_json::json!({
+            "command": ["gh", "issue", "comment", meta.source_url, "--body-file", summary],
+            "body_source": summary,
+        }),
+        "linear_issue" => serde_json::json!({
+            "mcp_tool": "mcp__linear__save_comment",
+            "mcp_params": {"issueId": meta.source_id},
+            "body_source": summary,
+        }),
+        _ => serde_json::json!({
+            "body_source": summary,
+            "instruction": format!(
+                "Post the contents of {summary} as a comment to {}. Use the Atlassian MCP tools if available, or the Jira REST API.",
+                meta.source_url
+            ),
+        }),
+    }
+}
+
+fn decision_question(
+    input: &PlanInput<'_>,
+    state: &WorkspaceState,
+    phase: &PhaseDefinition,
+    reason: DecisionReason,
+    detail: &str,
+) -> Question {
+    let (name, heading, opts): (String, &str, Vec<&str>) = match reason {
+        DecisionReason::NoVerdict => {
+            let revise = revise_verdict(phase).is_some_and(|v| {
+                decide(
+                    input.definition,
+                    state,
+                    &phase.id,
+                    ResultKind::Success,
+                    Some(v),
+                )
+                .is_ok()
+            });
+            let mut o = vec!["approve"];
+            if revise {
+                o.push("revise");
+            }
+            o.push("abandon");
+            (
+                format!("{}-unknown-verdict", phase.id),
+                "The review gave no clear verdict.",
+                o,
+            )
+        }
+        DecisionReason::RetryLimit => (
+            format!("{}-retry-limit", phase.id),
+            "The revision limit is reached.",
+            vec!["approve", "abandon"],
+        ),
+    };
+    let mut message = format!("## {} — a person must decide\n\n{heading}", phase.label);
+    if !detail.is_empty() {
+        message.push_str(&format!(" {detail}"));
+    }
+    message.push_str("\n\n");
+    let mut shown = phase.artifacts.clone();
+    shown.extend(phase.inputs.iter().cloned());
+    if phase.per_task == Some(PerTask::Review) {
+        shown.extend(
+            tasks_to_review(state)
+                .iter()
+                .map(|k| format!("review-{k}.md")),
+        );
+    }
+    message.push_str(&file_list(input, &shown));
+    message.push_str(&format!(
+        "\nAnswer {}.",
+        opts.iter()
+            .map(|o| format!("`{o}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Question {
+        phase: phase.id.clone(),
+        name,
+        message,
+        options: options(&opts),
+        kind: QuestionKind::Decision(reason),
+    }
+}
+
+/// The verdict of a review phase that sends work back (its first transition
+/// on a verdict), if any.
+pub fn revise_verdict(phase: &PhaseDefinition) -> Option<&str> {
+    phase
+        .transitions
+        .iter()
+        .find_map(|t| t.when.verdict.first())
+        .map(String::as_str)
+}
+
+fn command_failed(phase: &PhaseDefinition, state: &WorkspaceState) -> Question {
+    let why = state
+        .error
+        .as_ref()
+        .map(|e| e.message.clone())
+        .unwrap_or_default();
+    Question {
+        phase: phase.id.clone(),
+        name: format!("{}-failed", phase.id),
+        message: format!(
+            "## {} failed\n\n{why}\n\nFix the cause and answer `retry` (the failed command runs again), `skip` to go on without this step, or `abandon`.",
+            phase.label
+        ),
+        options: options(&["retry", "skip", "abandon"]),
+        kind: QuestionKind::CommandFailed,
+    }
+}
+
+fn command(
+    input: &PlanInput<'_>,
+    state: &WorkspaceState,
+    phase: &PhaseDefinition,
+) -> Result<Plan, PlanError> {
+    let commands: &[Vec<String>] = match &phase.commands {
+        Some(CommandSource::Fixed(list)) => list,
+        _ => &[],
+    };
+    let step = state.command_step as usize;
+    let Some(argv) = commands.get(step) else {
+        return Ok(Plan::CompletePhase {
+            phase: phase.id.clone(),
+        });
+    };
+    let vars = placeholders(input, state);
+    let argv: Vec<String> = argv.iter().map(|a| vars.render(a)).collect();
+    if argv.first().is_none_or(|a| a.is_empty()) {
+        return Err(PlanError(format!(
+            "{} command {} is empty",
+            phase.id,
+            step + 1
+        )));
+    }
+    Ok(Plan::Exec {
+        phase: phase.id.clone(),
+        argv,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::tasks::parse_tasks;
+    use baton_state::{Lifecycle, PendingDecision};
+    use baton_workflow::Registry;
+    use std::collections::BTreeMap;
+
+    fn t() -> baton_state::Timestamp {
+        "2026-01-01T00:00:00Z".parse().unwrap()
+    }
+
+    fn forge() -> std::sync::Arc<WorkflowDefinition> {
+        Registry::builtin().get("forge").unwrap()
+    }
+
+    fn state(template: &str, nopr: bool) -> WorkspaceState {
+        let def = forge();
+        let mut s = WorkspaceState::fresh("forge", "phase-1", "fix-auth", "x", "t", t());
+        let mut skips = def.skipped_for(template);
+        if nopr {
+            skips.extend(def.skipped_for("nopr"));
+        }
+        skips.extend(def.skipped_for("no_source"));
+        Lifecycle::new(&def, t())
+            .apply_skips(&mut s, &skips)
+            .unwrap();
+        s
+    }
+
+    fn files(entries: &[&str]) -> BTreeMap<String, String> {
+        entries
+            .iter()
+            .map(|f| (f.to_string(), format!("# {f}\n\n## Section\n")))
+            .collect()
+    }
+
+    fn plan_for(s: &WorkspaceState, f: &BTreeMap<String, String>) -> Plan {
+        let def = forge();
+        plan(
+            &PlanInput {
+                definition: &def,
+                files: f,
+                workspace: ".specs/20260101-fix-auth",
+            },
+            s,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_first_phase_uses_the_combined_agent_when_investigation_is_skipped() {
+        let f = files(&["request.md"]);
+        let Plan::Spawn(light) = plan_for(&state("light", true), &f) else {
+            panic!()
+        };
+        assert_eq!(light.agent, "situation-analyst-investigator");
+        assert_eq!(light.inputs, ["request.md"]);
+        assert_eq!(light.output.as_deref(), Some("analysis.md"));
+        assert_eq!(light.model, "sonnet");
+        let Plan::Spawn(full) = plan_for(&state("full", true), &f) else {
+            panic!()
+        };
+        assert_eq!(full.agent, "situation-analyst");
+    }
+
+    #[test]
+    fn inputs_are_the_listed_files_that_exist() {
+        let mut s = state("standard", true);
+        s.current_phase = "phase-3".into();
+        let Plan::Spawn(first) = plan_for(&s, &files(&["request.md", "analysis.md"])) else {
+            panic!()
+        };
+        assert_eq!(first.inputs, ["request.md", "analysis.md"]);
+        let Plan::Spawn(again) = plan_for(
+            &s,
+            &files(&[
+                "request.md",
+                "analysis.md",
+                "investigation.md",
+                "review-design.md",
+                "design.md",
+            ]),
+        ) else {
+            panic!()
+        };
+        assert_eq!(
+            again.inputs,
+            [
+                "request.md",
+                "analysis.md",
+                "investigation.md",
+                "review-design.md"
+            ]
+        );
+    }
+
+    #[test]
+    fn implementation_registers_tasks_then_fans_out_by_the_dag() {
+        let mut s = state("full", true);
+        s.current_phase = "phase-5".into();
+        let tasks_md = "## Task 1: A\nmode: sequential\n\n## Task 2: B\nmode: parallel\ndepends_on: [1]\n\n## Task 3: C\nmode: parallel\ndepends_on: [1]\n\n## Task 4: Merge PR\nmode: human_gate\ndepends_on: [2, 3]\n";
+        let mut f = files(&["tasks.md", "design.md"]);
+        f.insert("tasks.md".into(), tasks_md.into());
+        assert_eq!(
+            plan_for(&s, &f),
+            Plan::RegisterTasks {
+                phase: "phase-5".into()
+            }
+        );
+        s.tasks = parse_tasks(tasks_md).unwrap().0;
+        let Plan::Spawn(one) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(one.task.as_deref(), Some("1"));
+        assert_eq!(one.output.as_deref(), Some("impl-1.md"));
+        s.tasks.get_mut("1").unwrap().impl_status = "completed".into();
+        let Plan::Spawn(fan) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(fan.output, None);
+        let ids: Vec<_> = fan.parallel.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, ["2", "3"]);
+        assert_eq!(fan.parallel[1].output_file, "impl-3.md");
+        for k in ["2", "3"] {
+            s.tasks.get_mut(k).unwrap().impl_status = "completed".into();
+        }
+        let Plan::Ask(gate) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert!(gate.is_gate());
+        assert_eq!(gate.name, "task-4");
+        assert_eq!(gate.options, ["done", "skip", "abandon"]);
+        s.tasks.get_mut("4").unwrap().impl_status = "completed".into();
+        assert_eq!(
+            plan_for(&s, &f),
+            Plan::CompletePhase {
+                phase: "phase-5".into()
+            }
+        );
+    }
+
+    #[test]
+    fn the_light_template_writes_a_single_task_stub() {
+        let mut s = state("light", true);
+        s.current_phase = "phase-5".into();
+        assert_eq!(
+            plan_for(&s, &files(&["design.md"])),
+            Plan::WriteFile {
+                phase: "phase-5".into(),
+                file: "tasks.md".into(),
+                content: SINGLE_TASK_STUB.into()
+            }
+        );
+        assert!(parse_tasks(SINGLE_TASK_STUB).is_ok());
+    }
+
+    #[test]
+    fn reviews_fan_out_per_implemented_task_and_retries_read_the_failed_review() {
+        let mut s = state("full", true);
+        s.current_phase = "phase-6".into();
+        s.tasks = parse_tasks("## Task 1: A\n## Task 2: B\n## Task 3: C\nmode: human_gate\n")
+            .unwrap()
+            .0;
+        for t in s.tasks.values_mut() {
+            t.impl_status = "completed".into();
+        }
+        let f = files(&["tasks.md", "impl-1.md", "impl-2.md", "review-1.md"]);
+        let Plan::Spawn(fan) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(
+            fan.parallel,
+            [
+                ParallelTask {
+                    id: "1".into(),
+                    input_files: vec!["impl-1.md".into()],
+                    output_file: "review-1.md".into()
+                },
+                ParallelTask {
+                    id: "2".into(),
+                    input_files: vec!["impl-2.md".into()],
+                    output_file: "review-2.md".into()
+                }
+            ]
+        );
+        // Task 1 failed its review: back in phase-5 it is retried with the review.
+        s.current_phase = "phase-5".into();
+        let t1 = s.tasks.get_mut("1").unwrap();
+        t1.impl_status = "pending".into();
+        t1.review_status = "completed_fail".into();
+        let Plan::Spawn(retry) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(retry.task.as_deref(), Some("1"));
+        assert!(retry.inputs.contains(&"review-1.md".to_string()));
+        assert!(retry.summary.starts_with("Retry implementation for task 1"));
+    }
+
+    #[test]
+    fn checkpoints_offer_revise_only_while_the_loop_has_visits_left() {
+        let mut s = state("standard", true);
+        s.current_phase = "checkpoint-a".into();
+        let f = files(&["design.md", "review-design.md"]);
+        let Plan::Ask(q) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(q.options, ["proceed", "revise", "abandon"]);
+        assert!(
+            q.message
+                .contains("- .specs/20260101-fix-auth/review-design.md")
+        );
+        assert!(q.message.contains("Next: Task Decomposition."));
+        for _ in 0..6 {
+            s.history.push(baton_state::HistoryEntry {
+                at: t(),
+                phase: "phase-3".into(),
+                action: baton_state::HistoryAction::Start,
+                detail: None,
+            });
+        }
+        let Plan::Ask(q) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(q.options, ["proceed", "abandon"]);
+    }
+
+    #[test]
+    fn review_phases_waiting_for_a_person_are_answerable() {
+        let mut s = state("standard", true);
+        s.current_phase = "phase-3b".into();
+        s.current_phase_status = PhaseStatus::AwaitingHuman;
+        s.pending_decision = Some(PendingDecision {
+            phase: "phase-3b".into(),
+            reason: DecisionReason::NoVerdict,
+            detail: "no verdict line".into(),
+        });
+        let Plan::Ask(q) = plan_for(&s, &files(&["design.md", "review-design.md"])) else {
+            panic!()
+        };
+        assert_eq!(q.name, "phase-3b-unknown-verdict");
+        assert_eq!(q.options, ["approve", "revise", "abandon"]);
+        s.pending_decision.as_mut().unwrap().reason = DecisionReason::RetryLimit;
+        let Plan::Ask(q) = plan_for(&s, &files(&[])) else {
+            panic!()
+        };
+        assert_eq!(q.name, "phase-3b-retry-limit");
+        assert_eq!(q.options, ["approve", "abandon"]);
+    }
+
+    #[test]
+    fn commands_are_argv_with_placeholders_inside_single_arguments() {
+        let mut s = state("full", false);
+        s.branch = Some("fix/auth-timeout".into());
+        s.current_phase = "pr-creation".into();
+        let mut f = files(&[]);
+        f.insert(
+            "request.md".into(),
+            "---\nsource_type: github_issue\nsource_url: https://github.com/o/r/issues/42\nsource_id: 42\n---\n\n# Fix the auth timeout; rm -rf / $(reboot)\n".into(),
+        );
+        assert_eq!(
+            plan_for(&s, &f),
+            Plan::Exec {
+                phase: "pr-creation".into(),
+                argv: vec![
+                    "git".into(),
+                    "push".into(),
+                    "-u".into(),
+                    "origin".into(),
+                    "HEAD".into()
+                ]
+            }
+        );
+        s.command_step = 1;
+        let Plan::Exec { argv, .. } = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(argv.len(), 7);
+        assert_eq!(argv[4], "fix: Fix the auth timeout; rm -rf / $(reboot)");
+        assert!(argv[6].ends_with("Closes #42"));
+        s.command_step = 2;
+        assert_eq!(
+            plan_for(&s, &f),
+            Plan::CompletePhase {
+                phase: "pr-creation".into()
+            }
+        );
+        s.command_step = 0;
+        s.current_phase_status = PhaseStatus::Failed;
+        let Plan::Ask(q) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(q.kind, QuestionKind::CommandFailed);
+        assert_eq!(q.options, ["retry", "skip", "abandon"]);
+    }
+
+    #[test]
+    fn post_to_source_names_the_tracker_and_how_to_post() {
+        let meta = request_meta(
+            "---\nsource_type: linear_issue\nsource_url: https://linear.app/o/issue/ENG-7\nsource_id: ENG-7\n---\n\nTitle\n",
+        );
+        assert_eq!(meta.source_id, "ENG-7");
+        assert_eq!(meta.title, "Title");
+        let m = post_method(&meta, ".specs/x");
+        assert_eq!(m["mcp_tool"], "mcp__linear__save_comment");
+        assert_eq!(m["mcp_params"]["issueId"], "ENG-7");
+        let gh = request_meta(
+            "---\nsource_type: github_issue\nsource_url: https://github.com/o/r/issues/1\nsource_id: 1\n---\nT\n",
+        );
+        assert_eq!(post_method(&gh, ".specs/x")["command"][0], "gh");
+    }
+
+    #[test]
+    fn finished_and_abandoned_runs_are_done() {
+        let mut s = state("light", true);
+        s.current_phase_status = PhaseStatus::Abandoned;
+        assert_eq!(
+            plan_for(&s, &files(&[])),
+            Plan::Done {
+                summary: "pipeline abandoned at phase-1".into(),
+                abandoned: true
+            }
+        );
+        s.current_phase = COMPLETED.into();
+        s.current_phase_status = PhaseStatus::Completed;
+        let Plan::Done { abandoned, .. } = plan_for(&s, &files(&[])) else {
+            panic!()
+        };
+        assert!(!abandoned);
+    }
+}

@@ -1,0 +1,903 @@
+//! Whole pipelines through a real MCP client: `pipeline_next_action` +
+//! scripted agent outputs, for every effort, review loops, checkpoints,
+//! parallel tasks, human gates, failed commands and server restarts.
+
+mod common;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+
+use common::{Client, Repo, spawn};
+use serde_json::{Value, json};
+
+/// Scripted agent outputs: per output file, a queue of contents (the last one
+/// repeats); files without a script get a plausible default.
+#[derive(Default)]
+struct Script {
+    outputs: BTreeMap<String, VecDeque<String>>,
+}
+
+impl Script {
+    fn with(mut self, file: &str, contents: &[&str]) -> Script {
+        self.outputs.insert(
+            file.to_string(),
+            contents.iter().map(|c| c.to_string()).collect(),
+        );
+        self
+    }
+
+    fn content(&mut self, file: &str) -> String {
+        if let Some(queue) = self.outputs.get_mut(file) {
+            if queue.len() > 1 {
+                return queue.pop_front().unwrap_or_default();
+            }
+            if let Some(last) = queue.front() {
+                return last.clone();
+            }
+        }
+        default_output(file)
+    }
+}
+
+const TASKS_MD: &str = "# Tasks\n\n## Task 1: Core\n\nmode: sequential\ndepends_on: []\nfiles:\n- src/core.rs\n\n## Task 2: API [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- src/api.rs\n\n## Task 3: CLI [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- src/cli.rs\n";
+
+fn default_output(file: &str) -> String {
+    match file {
+        "design.md" => "# Design\n\n## Approach\n\nDo it.\n\n## Risks\n\nNone.\n".into(),
+        "review-design.md" | "review-tasks.md" => {
+            "# Review\n\n## Verdict: APPROVE\n\n**1. [MINOR] Naming**\n".into()
+        }
+        "tasks.md" => TASKS_MD.into(),
+        f if f.starts_with("review-") => "# Review\n\n## Verdict: PASS\n".into(),
+        f => format!("# {f}\n\nWritten by the scripted agent.\n"),
+    }
+}
+
+/// What the loop saw: one entry per action returned.
+#[derive(Debug, Default)]
+struct Trace {
+    steps: Vec<String>,
+    prompts: Vec<String>,
+    last: Value,
+}
+
+impl Trace {
+    fn spawned_phases(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .filter_map(|s| s.strip_prefix("spawn_agent "))
+            .map(|s| s.split(' ').next().unwrap_or("").to_string())
+            .collect()
+    }
+}
+
+/// Performs one action the way an orchestrator would; returns the arguments
+/// of the next `pipeline_next_action` call.
+fn perform(
+    repo: &Path,
+    ws: &str,
+    action: &Value,
+    script: &mut Script,
+    answers: &mut VecDeque<String>,
+) -> Value {
+    let dir = repo.join(ws);
+    match action["type"].as_str().unwrap_or("") {
+        "spawn_agent" => {
+            let mut outputs = Vec::new();
+            if let Some(tasks) = action["parallel_tasks"].as_array() {
+                for t in tasks {
+                    outputs.push(t["output_file"].as_str().unwrap().to_string());
+                }
+            } else {
+                outputs.push(action["output_file"].as_str().unwrap().to_string());
+            }
+            for out in outputs {
+                let text = script.content(&out);
+                if text != "<skip>" {
+                    std::fs::write(dir.join(&out), text).unwrap();
+                }
+            }
+            json!({"workspace": ws, "previous_action_complete": true, "previous_tokens": 1200, "previous_duration_ms": 3000})
+        }
+        "exec" => {
+            let argv: Vec<String> = action["commands"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect();
+            let code = std::process::Command::new(&argv[0])
+                .args(&argv[1..])
+                .current_dir(repo)
+                .output()
+                .map(|o| o.status.code().unwrap_or(1))
+                .unwrap_or(127);
+            json!({"workspace": ws, "previous_action_complete": true, "previous_exit_code": code})
+        }
+        "write_file" => {
+            let path = repo.join(action["path"].as_str().unwrap());
+            std::fs::write(path, action["content"].as_str().unwrap()).unwrap();
+            json!({"workspace": ws, "previous_action_complete": true})
+        }
+        "checkpoint" | "human_gate" => {
+            let answer = answers.pop_front().unwrap_or_else(|| {
+                let options = action["options"].as_array().unwrap();
+                options[0].as_str().unwrap().to_string()
+            });
+            json!({"workspace": ws, "user_response": answer})
+        }
+        other => panic!("unexpected action {other}: {action}"),
+    }
+}
+
+fn describe(action: &Value) -> String {
+    match action["type"].as_str().unwrap_or("") {
+        "spawn_agent" => format!(
+            "spawn_agent {} {}",
+            action["phase"].as_str().unwrap_or(""),
+            action["agent"].as_str().unwrap_or("")
+        ),
+        "checkpoint" | "human_gate" => format!(
+            "{} {}",
+            action["type"].as_str().unwrap_or(""),
+            action["name"].as_str().unwrap_or("")
+        ),
+        "exec" => format!("exec {}", action["phase"].as_str().unwrap_or("")),
+        "write_file" => format!("write_file {}", action["phase"].as_str().unwrap_or("")),
+        other => other.to_string(),
+    }
+}
+
+/// A temporary repository that is a real git repository (the tail phases commit).
+fn git_repo() -> Repo {
+    let repo = Repo::new();
+    std::fs::remove_dir(repo.path().join(".git")).unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["config", "user.name", "baton test"],
+        &["config", "user.email", "test@example.invalid"],
+        &["config", "commit.gpgsign", "false"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+    repo
+}
+
+/// Creates a pipeline workspace through the two init tools.
+async fn create(c: &Client, text: &str, effort: &str, flags: &str) -> String {
+    let init = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": format!("{text} {flags}")}),
+        )
+        .await;
+    let done = c
+        .ok(
+            "pipeline_init_with_context",
+            json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"], "user_confirmation": {"effort": effort, "use_current_branch": true}}),
+        )
+        .await;
+    done["workspace"].as_str().unwrap().to_string()
+}
+
+/// Runs the loop until `done` (or `limit` actions).
+async fn drive(
+    c: &Client,
+    repo: &Repo,
+    ws: &str,
+    script: &mut Script,
+    answers: &[&str],
+    limit: usize,
+) -> Trace {
+    let mut answers: VecDeque<String> = answers.iter().map(|a| a.to_string()).collect();
+    let mut trace = Trace::default();
+    let mut args = json!({"workspace": ws});
+    for _ in 0..limit {
+        let action = c.ok("pipeline_next_action", args.clone()).await;
+        trace.steps.push(describe(&action));
+        if let Some(p) = action["prompt"].as_str() {
+            trace.prompts.push(p.to_string());
+        }
+        if action["type"] == "done" {
+            trace.last = action;
+            return trace;
+        }
+        args = perform(repo.path(), ws, &action, script, &mut answers);
+        trace.last = action;
+    }
+    trace
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effort_s_runs_the_light_template_to_done() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "fix typo in the login page", "S", "--nopr").await;
+    let trace = drive(&c, &repo, &ws, &mut Script::default(), &[], 60).await;
+    assert_eq!(
+        trace.steps,
+        [
+            "spawn_agent phase-1 situation-analyst-investigator",
+            "spawn_agent phase-3 architect",
+            "spawn_agent phase-3b design-reviewer",
+            "checkpoint checkpoint-a",
+            "write_file phase-5",
+            "spawn_agent phase-5 implementer",
+            "spawn_agent phase-7 comprehensive-reviewer",
+            "spawn_agent final-verification verifier",
+            "spawn_agent final-summary verifier",
+            "exec final-commit",
+            "exec final-commit",
+            "done",
+        ],
+        "{:#?}",
+        trace.steps
+    );
+    assert_eq!(
+        trace.last["summary_path"],
+        format!("{ws}/summary.md"),
+        "{}",
+        trace.last
+    );
+    let state = repo.state(&ws);
+    assert_eq!(state["currentPhaseStatus"], "completed");
+    // The final commit really ran (the repository has a commit with the summary).
+    let log = std::process::Command::new("git")
+        .args(["log", "--oneline"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&log.stdout).contains("fix"),
+        "{}",
+        String::from_utf8_lossy(&log.stdout)
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effort_m_and_l_walk_their_templates_with_parallel_tasks() {
+    for (effort, expect_task_review) in [("M", false), ("L", true)] {
+        let repo = git_repo();
+        let c = spawn(repo.path(), &[], &[]).await;
+        let ws = create(&c, "add login rate limiting", effort, "--nopr").await;
+        let trace = drive(&c, &repo, &ws, &mut Script::default(), &[], 80).await;
+        assert_eq!(trace.last["type"], "done", "{effort}: {:#?}", trace.steps);
+        let phases = trace.spawned_phases();
+        assert!(phases.contains(&"phase-2".to_string()), "{effort}");
+        assert_eq!(
+            phases.contains(&"phase-4b".to_string()),
+            expect_task_review,
+            "{effort}"
+        );
+        let steps = trace.steps.join("\n");
+        assert_eq!(
+            steps.contains("checkpoint checkpoint-b"),
+            expect_task_review,
+            "{steps}"
+        );
+        // Task 1 alone, then 2 and 3 fanned out; reviews fanned out too.
+        let impl_steps: Vec<&String> = trace
+            .steps
+            .iter()
+            .filter(|s| s.contains("phase-5 implementer"))
+            .collect();
+        assert_eq!(impl_steps.len(), 2, "{steps}");
+        let state = repo.state(&ws);
+        for k in ["1", "2", "3"] {
+            assert_eq!(state["tasks"][k]["implStatus"], "completed");
+            assert_eq!(state["tasks"][k]["reviewStatus"], "completed_pass");
+        }
+        c.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fan_outs_name_each_task_and_follow_the_dependency_graph() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let mut script = Script::default();
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let mut fan_outs = Vec::new();
+    for _ in 0..60 {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if a["type"] == "done" {
+            break;
+        }
+        if a["parallel_task_ids"].is_array() {
+            fan_outs.push(a.clone());
+        } else if a["type"] == "spawn_agent" {
+            assert_eq!(a["parallel_task_ids"], Value::Null, "{a}");
+        }
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    }
+    assert_eq!(fan_outs.len(), 2, "implementation and review fan-outs");
+    let implement = &fan_outs[0];
+    assert_eq!(implement["phase"], "phase-5");
+    assert_eq!(implement["parallel_task_ids"], json!(["2", "3"]));
+    assert_eq!(implement["output_file"], "");
+    assert_eq!(
+        implement["parallel_tasks"][0],
+        json!({"id": "2", "input_files": [], "output_file": "impl-2.md"})
+    );
+    assert!(
+        implement["display_message"]
+            .as_str()
+            .unwrap()
+            .contains("(parallel · 2 tasks)")
+    );
+    let review = &fan_outs[1];
+    assert_eq!(review["phase"], "phase-6");
+    assert_eq!(review["parallel_task_ids"], json!(["1", "2", "3"]));
+    assert_eq!(
+        review["parallel_tasks"][2],
+        json!({"id": "3", "input_files": ["impl-3.md"], "output_file": "review-3.md"})
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn design_revise_then_approve_and_a_stale_review_is_refused() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let revise = "# Review\n\n## Verdict: REVISE\n\n**1. [CRITICAL] No limit per IP**\n";
+    let approve = "# Review\n\n## Verdict: APPROVE\n";
+    let mut script = Script::default().with("review-design.md", &[revise, approve]);
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let mut seen = Vec::new();
+    let mut revision_reply = Value::Null;
+    loop {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if a["report_result"]["next_action_hint"] == "revision_required" {
+            revision_reply = a.clone();
+        }
+        seen.push(describe(&a));
+        if a["type"] == "checkpoint" {
+            break;
+        }
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    }
+    assert_eq!(
+        seen[2..],
+        [
+            "spawn_agent phase-3 architect",
+            "spawn_agent phase-3b design-reviewer",
+            "spawn_agent phase-3 architect",
+            "spawn_agent phase-3b design-reviewer",
+            "checkpoint checkpoint-a",
+        ]
+    );
+    // The REVISE came back embedded, with findings, and the next action is the revision.
+    assert_eq!(revision_reply["report_result"]["verdict_parsed"], "REVISE");
+    assert_eq!(
+        revision_reply["report_result"]["findings"],
+        json!([{"severity": "CRITICAL", "description": "No limit per IP"}])
+    );
+    assert_eq!(revision_reply["type"], "spawn_agent");
+    assert_eq!(revision_reply["phase"], "phase-3");
+    assert!(
+        revision_reply["input_files"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("review-design.md"))
+    );
+    let state = repo.state(&ws);
+    assert_eq!(state["revisions"]["designRevisions"], 1);
+    let kinds: Vec<String> = repo
+        .events()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(kinds.contains(&"revision-required".to_string()));
+
+    // Stale review: send the design back at the checkpoint, let the reviewer
+    // "forget" to write; the old review cannot pass for the new design.
+    let a = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "user_response": "revise: use a sliding window"}),
+        )
+        .await;
+    assert_eq!(a["phase"], "phase-3");
+    assert!(
+        a["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("## Human Feedback\n\nA person reviewed the work at checkpoint-a")
+    );
+    assert!(
+        a["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("use a sliding window")
+    );
+    // Time passes: the old review is clearly older than the next review phase.
+    std::thread::sleep(std::time::Duration::from_millis(120));
+    std::fs::write(
+        repo.ws_dir(&ws).join("design.md"),
+        default_output("design.md"),
+    )
+    .unwrap();
+    let a = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "previous_action_complete": true}),
+        )
+        .await;
+    assert_eq!(a["phase"], "phase-3b");
+    let before = repo.snapshot();
+    let e = c
+        .err(
+            "pipeline_next_action",
+            json!({"workspace": ws, "previous_action_complete": true}),
+            "blocked",
+        )
+        .await;
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("review-design.md was written before this run of phase-3b"),
+        "{e}"
+    );
+    assert_eq!(repo.snapshot(), before, "a refused report changes nothing");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoint_abandon_ends_the_run_and_bad_answers_are_refused() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let mut script = Script::default();
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let checkpoint = loop {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if a["type"] == "checkpoint" {
+            break a;
+        }
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    };
+    assert_eq!(checkpoint["name"], "checkpoint-a");
+    assert_eq!(
+        checkpoint["options"],
+        json!(["proceed", "revise", "abandon"])
+    );
+    let before = repo.snapshot();
+    let e = c
+        .err(
+            "pipeline_next_action",
+            json!({"workspace": ws, "user_response": "maybe"}),
+            "invalid_parameter",
+        )
+        .await;
+    assert_eq!(
+        e["details"]["options"],
+        json!(["proceed", "revise", "abandon"])
+    );
+    assert_eq!(repo.snapshot(), before);
+    let done = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "user_response": "abandon"}),
+        )
+        .await;
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["summary"], "pipeline abandoned at checkpoint-a");
+    assert_eq!(repo.state(&ws)["currentPhaseStatus"], "abandoned");
+    // Asking again keeps answering done.
+    let again = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(again["type"], "done");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fail_review_retries_the_task_with_its_review() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let fail = "# Review\n\n## Verdict: FAIL\n\n**1. [CRITICAL] Off by one**\n";
+    let pass = "# Review\n\n## Verdict: PASS\n";
+    let mut script = Script::default().with("review-2.md", &[fail, pass]);
+    let trace = drive(&c, &repo, &ws, &mut script, &[], 80).await;
+    assert_eq!(trace.last["type"], "done", "{:#?}", trace.steps);
+    let retry_prompt = trace
+        .prompts
+        .iter()
+        .find(|p| p.contains("review-2.md") && p.contains("impl-2.md") && p.contains("Task 2"))
+        .expect("a retry prompt for task 2 naming its review");
+    assert!(retry_prompt.contains("## Output File"));
+    let state = repo.state(&ws);
+    assert_eq!(state["tasks"]["2"]["implRetries"], 1);
+    assert_eq!(state["tasks"]["2"]["reviewStatus"], "completed_pass");
+    let phase5_starts = state["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["phase"] == "phase-5" && h["action"] == "start")
+        .count();
+    assert_eq!(phase5_starts, 2);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_human_gate_closes_only_on_an_explicit_answer() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let gated = "# Tasks\n\n## Task 1: Core\n\nmode: sequential\n\n## Task 2: Merge the proto PR in repo-b\n\nmode: human_gate\ndepends_on: [1]\n";
+    let mut script = Script::default().with("tasks.md", &[gated]);
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let gate = loop {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if a["type"] == "human_gate" {
+            break a;
+        }
+        assert_ne!(a["type"], "done");
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    };
+    assert_eq!(gate["name"], "task-2");
+    assert_eq!(gate["phase"], "phase-5");
+    assert_eq!(gate["options"], json!(["done", "skip", "abandon"]));
+    assert!(
+        gate["present_to_user"]
+            .as_str()
+            .unwrap()
+            .contains("Merge the proto PR")
+    );
+    // Calls without an answer (a resume, a reconnect) present it again.
+    for _ in 0..2 {
+        let again = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+        assert_eq!(again["type"], "human_gate");
+        assert_eq!(again["current_phase_status"], "awaiting_human");
+    }
+    let next = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "user_response": "done"}),
+        )
+        .await;
+    assert_eq!(next["phase"], "phase-6", "{next}");
+    let state = repo.state(&ws);
+    assert_eq!(state["tasks"]["2"]["reviewStatus"], "done_by_human");
+    let phase5: Vec<&str> = state["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["phase"] == "phase-5")
+        .map(|h| h["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(phase5, ["start", "checkpoint", "resume", "complete"]);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_without_a_verdict_asks_a_person_who_can_approve() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let unclear = "# Review\n\nLooks fine I guess.\n";
+    let mut script = Script::default().with("review-design.md", &[unclear]);
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let q = loop {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if a["type"] == "checkpoint" {
+            break a;
+        }
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    };
+    assert_eq!(q["name"], "phase-3b-unknown-verdict");
+    assert_eq!(q["options"], json!(["approve", "revise", "abandon"]));
+    assert!(q["warning"].as_str().unwrap().contains("no clear verdict"));
+    let next = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "user_response": "approve"}),
+        )
+        .await;
+    assert_eq!(next["name"], "checkpoint-a", "{next}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_approves_checkpoints_but_never_a_human_gate() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "L", "--nopr --auto").await;
+    let trace = drive(&c, &repo, &ws, &mut Script::default(), &[], 80).await;
+    assert_eq!(trace.last["type"], "done");
+    assert!(
+        !trace.steps.iter().any(|s| s.starts_with("checkpoint")),
+        "{:#?}",
+        trace.steps
+    );
+    let history = repo.state(&ws)["history"].clone();
+    let cp: Vec<&str> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["phase"] == "checkpoint-a")
+        .map(|h| h["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(cp, ["checkpoint", "complete"]);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_command_asks_retry_skip_or_abandon() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    // With a PR: `git push` fails (no remote) → a person decides.
+    let ws = create(&c, "fix typo in the login page", "S", "").await;
+    let mut script = Script::default();
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let q = loop {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if a["name"] == "pr-creation-failed" {
+            break a;
+        }
+        assert_ne!(a["type"], "done", "{a}");
+        if a["type"] == "checkpoint" {
+            args = json!({"workspace": ws, "user_response": "proceed"});
+            continue;
+        }
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    };
+    assert_eq!(q["options"], json!(["retry", "skip", "abandon"]));
+    assert!(
+        q["present_to_user"]
+            .as_str()
+            .unwrap()
+            .contains("git push -u origin HEAD"),
+        "{q}"
+    );
+    assert_eq!(q["current_phase_status"], "failed");
+    let retry = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "user_response": "retry"}),
+        )
+        .await;
+    assert_eq!(retry["type"], "exec");
+    assert_eq!(
+        retry["commands"],
+        json!(["git", "push", "-u", "origin", "HEAD"])
+    );
+    let failed = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "previous_action_complete": true, "previous_exit_code": 128}),
+        )
+        .await;
+    assert_eq!(failed["name"], "pr-creation-failed");
+    let next = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "user_response": "skip"}),
+        )
+        .await;
+    assert_eq!(next["phase"], "final-summary", "{next}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_phase_emits_the_seed_003_event_sequence() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let trace = drive(&c, &repo, &ws, &mut Script::default(), &[], 80).await;
+    assert_eq!(trace.last["type"], "done");
+    let events = repo.events();
+    let of = |phase: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["phase"] == phase)
+            .map(|e| e["event"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for phase in [
+        "phase-1",
+        "phase-2",
+        "phase-3",
+        "phase-7",
+        "final-verification",
+    ] {
+        assert_eq!(
+            of(phase),
+            [
+                "phase-start",
+                "agent-dispatch",
+                "action-complete",
+                "phase-complete"
+            ],
+            "{phase}"
+        );
+    }
+    // Three batches in phase-5 (task 1, then 2+3): one start, one complete.
+    assert_eq!(
+        of("phase-5"),
+        [
+            "phase-start",
+            "agent-dispatch",
+            "action-complete",
+            "agent-dispatch",
+            "action-complete",
+            "phase-complete"
+        ]
+    );
+    assert_eq!(
+        of("final-commit"),
+        [
+            "phase-start",
+            "action-complete",
+            "action-complete",
+            "phase-complete",
+            "pipeline-complete"
+        ]
+    );
+    // Skipped phases have no events; every started phase completes exactly
+    // once per start; checkpoints wait and complete without a start.
+    assert!(of("phase-4b").is_empty());
+    let mut phases: Vec<String> = events
+        .iter()
+        .filter_map(|e| e["phase"].as_str().map(str::to_string))
+        .collect();
+    phases.sort();
+    phases.dedup();
+    for phase in phases {
+        let seq = of(&phase);
+        let count = |k: &str| seq.iter().filter(|e| *e == k).count();
+        if phase.starts_with("checkpoint") {
+            assert_eq!(count("phase-start"), 0, "{phase}: {seq:?}");
+            assert_eq!(seq, ["checkpoint", "phase-complete"], "{phase}");
+        } else {
+            assert_eq!(
+                count("phase-start"),
+                count("phase-complete"),
+                "{phase}: {seq:?}"
+            );
+        }
+    }
+    assert_eq!(
+        events.last().unwrap()["event"],
+        "pipeline-complete",
+        "{:?}",
+        events.last()
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restart_at_every_step_resumes_the_run() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    c.close().await;
+    let mut script = Script::default();
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let mut steps = Vec::new();
+    for _ in 0..80 {
+        // A new server process for every call.
+        let c = spawn(repo.path(), &[], &[]).await;
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        // And the same question asked again after a restart gets the same action.
+        c.close().await;
+        let c = spawn(repo.path(), &[], &[]).await;
+        let again = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+        c.close().await;
+        assert_eq!(
+            describe(&again),
+            describe(&a),
+            "resume after {}",
+            describe(&a)
+        );
+        steps.push(describe(&a));
+        if a["type"] == "done" {
+            break;
+        }
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    }
+    assert_eq!(steps.last().map(String::as_str), Some("done"), "{steps:#?}");
+    let state = repo.state(&ws);
+    assert_eq!(state["currentPhaseStatus"], "completed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_to_the_loop_is_refused_and_writes_nothing() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(
+        &c,
+        "add login rate limiting; rm -rf / $(reboot)",
+        "S",
+        "--nopr",
+    )
+    .await;
+    let before = repo.snapshot();
+    let cases = [
+        (json!({}), "invalid_parameter"),
+        (json!({"workspace": 7}), "invalid_parameter"),
+        (json!({"workspace": "../../etc"}), "out_of_scope"),
+        (json!({"workspace": "/etc"}), "out_of_scope"),
+        (json!({"workspace": ".specs/../../x"}), "out_of_scope"),
+        (json!({"workspace": "x".repeat(5000)}), "invalid_parameter"),
+        (
+            json!({"workspace": ws, "previous_tokens": -1}),
+            "invalid_parameter",
+        ),
+        (
+            json!({"workspace": ws, "previous_tokens": "many"}),
+            "invalid_parameter",
+        ),
+        (
+            json!({"workspace": ws, "previous_action_complete": "yes"}),
+            "invalid_parameter",
+        ),
+        (
+            json!({"workspace": ws, "previous_exit_code": 1.5}),
+            "invalid_parameter",
+        ),
+        (
+            json!({"workspace": ws, "user_response": 3}),
+            "invalid_parameter",
+        ),
+        (
+            json!({"workspace": ws, "user_response": "y".repeat(20000)}),
+            "invalid_parameter",
+        ),
+        (
+            json!({"workspace": ws, "previous_model": "m".repeat(500)}),
+            "invalid_parameter",
+        ),
+        (
+            json!({"workspace": ws, "surprise": true}),
+            "invalid_parameter",
+        ),
+    ];
+    for (args, code) in cases {
+        c.err("pipeline_next_action", args, code).await;
+    }
+    assert_eq!(repo.snapshot(), before);
+    // Reporting before anything was dispatched is ignored with a warning.
+    let a = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "previous_action_complete": true}),
+        )
+        .await;
+    assert!(
+        a["warning"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was in progress")
+    );
+    assert_eq!(a["type"], "spawn_agent");
+    // Reporting an agent that wrote nothing is refused and leaves the phase running.
+    let before = repo.snapshot();
+    c.err(
+        "pipeline_next_action",
+        json!({"workspace": ws, "previous_action_complete": true}),
+        "blocked",
+    )
+    .await;
+    assert_eq!(repo.snapshot(), before);
+    // Shell metacharacters in the task text stay data: the request keeps them verbatim.
+    let request = std::fs::read_to_string(repo.ws_dir(&ws).join("request.md")).unwrap();
+    assert!(request.contains("rm -rf / $(reboot)"));
+    c.close().await;
+}
