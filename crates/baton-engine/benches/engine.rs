@@ -77,3 +77,39 @@ fn build_instruction(bencher: divan::Bencher) {
     let profile = RepoProfile::default();
     bencher.bench_local(|| instruction(&issue, "quality_check", 2, &profile).unwrap());
 }
+
+/// Planning the next pipeline action: a phase-5 fan-out of the forge
+/// pipeline (task DAG, inputs filtered by the files that exist).
+#[divan::bench]
+fn plan_pipeline_fan_out(bencher: divan::Bencher) {
+    use baton_engine::pipeline::next::{PlanInput, plan};
+    use baton_engine::pipeline::tasks::parse_tasks;
+    let registry = Registry::builtin();
+    let forge = registry.get("forge").unwrap();
+    let mut state = WorkspaceState::fresh(
+        "forge",
+        "phase-5",
+        "b",
+        ".specs/b",
+        "bench",
+        "2026-01-01T00:00:00Z".parse().unwrap(),
+    );
+    state.tasks = parse_tasks(
+        "## Task 1: A\nmode: sequential\n## Task 2: B\nmode: parallel\ndepends_on: [1]\n## Task 3: C\nmode: parallel\ndepends_on: [1]\n",
+    )
+    .unwrap()
+    .0;
+    if let Some(t) = state.tasks.get_mut("1") {
+        t.impl_status = "completed".into();
+    }
+    let files: BTreeMap<String, String> = ["tasks.md", "design.md", "impl-1.md"]
+        .iter()
+        .map(|f| (f.to_string(), "x".to_string()))
+        .collect();
+    let input = PlanInput {
+        definition: &forge,
+        files: &files,
+        workspace: ".specs/b",
+    };
+    bencher.bench_local(|| plan(&input, &state).unwrap());
+}

@@ -244,6 +244,7 @@ fn main() {
     std::thread::sleep(Duration::from_millis(200));
     let nosync = server_durations(nosync_repo.path(), &["phase_start", "phase_fail"]);
     report("server-side: phase_start/phase_fail (no fsync)", nosync);
+    pipeline_bench();
     manual_find_bench();
     println!(
         "idle RSS after initialize: {:.1} MiB",
@@ -253,6 +254,82 @@ fn main() {
         "peak RSS over the session: {:.1} MiB",
         peak_rss as f64 / 1024.0
     );
+}
+
+/// Whole effort-L pipelines (17 phases, 3 tasks with a parallel pair, all
+/// reviews and checkpoints) driven through MCP by a scripted orchestrator
+/// that writes each agent's artifact and reports exec steps as succeeded.
+/// Measures every `pipeline_next_action` decision: client round trip and
+/// server-side time (the transcript's `duration_ms`, fsync on).
+fn pipeline_bench() {
+    const TASKS: &str = "# Tasks\n\n## Task 1: Core\nmode: sequential\n\n## Task 2: API\nmode: parallel\ndepends_on: [1]\n\n## Task 3: CLI\nmode: parallel\ndepends_on: [1]\n";
+    let repo = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    let mut s = Server::spawn(repo.path(), true);
+    s.initialize();
+    let mut rtt = Vec::new();
+    let mut decisions_per_run = 0;
+    for run in 0..10 {
+        let init = s.call(
+            "pipeline_init",
+            json!({"arguments": format!("rewrite the session store {run} --nopr")}),
+        )["result"]["structuredContent"]
+            .clone();
+        let created = s.call(
+            "pipeline_init_with_context",
+            json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"],
+                   "user_confirmation": {"effort": "L", "use_current_branch": true}}),
+        )["result"]["structuredContent"]
+            .clone();
+        let ws = created["workspace"].as_str().unwrap().to_string();
+        let dir = repo.path().join(&ws);
+        let mut args = json!({"workspace": ws});
+        let mut decisions = 0;
+        loop {
+            let t = Instant::now();
+            let r = s.call("pipeline_next_action", args.clone());
+            rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+            decisions += 1;
+            assert!(r["result"]["isError"] == false, "{r}");
+            let a = r["result"]["structuredContent"].clone();
+            args = match a["type"].as_str().unwrap() {
+                "done" => break,
+                "spawn_agent" => {
+                    let outputs: Vec<String> = match a["parallel_tasks"].as_array() {
+                        Some(tasks) => tasks
+                            .iter()
+                            .map(|t| t["output_file"].as_str().unwrap().to_string())
+                            .collect(),
+                        None => vec![a["output_file"].as_str().unwrap().to_string()],
+                    };
+                    for out in outputs {
+                        let text = match out.as_str() {
+                            "tasks.md" => TASKS.to_string(),
+                            "review-design.md" | "review-tasks.md" => {
+                                "## Verdict: APPROVE\n".into()
+                            }
+                            o if o.starts_with("review-") => "## Verdict: PASS\n".into(),
+                            _ => "# Artifact\n\n## Section\n\ntext\n".into(),
+                        };
+                        std::fs::write(dir.join(out), text).unwrap();
+                    }
+                    json!({"workspace": ws, "previous_action_complete": true, "previous_tokens": 1000, "previous_duration_ms": 1})
+                }
+                "exec" => {
+                    json!({"workspace": ws, "previous_action_complete": true, "previous_exit_code": 0})
+                }
+                "checkpoint" | "human_gate" => json!({"workspace": ws, "user_response": "proceed"}),
+                other => panic!("unexpected action {other}"),
+            };
+        }
+        decisions_per_run = decisions;
+    }
+    s.stop();
+    std::thread::sleep(Duration::from_millis(200));
+    let server = server_durations(repo.path(), &["pipeline_next_action"]);
+    println!("effort-L pipeline: {decisions_per_run} pipeline_next_action calls per run, 10 runs");
+    report("round trip: pipeline_next_action (L pipeline)", rtt);
+    report("server-side: pipeline_next_action (fsync)", server);
 }
 
 /// `manual_find` through MCP on a ~1.5 MB Japanese manual: 43 editions of the

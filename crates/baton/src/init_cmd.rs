@@ -2,6 +2,10 @@
 //! merges a `baton` server into `.mcp.json` (Claude Code) and/or
 //! `.cursor/mcp.json` (Cursor), and prints the Codex snippet. Other servers
 //! in those files are kept; a file that is not valid JSON is never rewritten.
+//! It also installs the orchestrator skill (the loop contract) as a slash
+//! command: `.claude/commands/baton-pipeline.md` and/or
+//! `.cursor/commands/baton-pipeline.md`; an existing file that differs is
+//! kept (the person may have edited it).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,19 +36,50 @@ pub fn run(config: &Config, client: Client) -> anyhow::Result<ExitCode> {
         let path = config.repo_root.join(".mcp.json");
         merge(&path, &command, true)?;
         println!("registered baton in {}", path.display());
+        install_skill(&config.repo_root.join(".claude/commands"))?;
     }
     if matches!(client, Client::Cursor | Client::All) {
         let path = config.repo_root.join(".cursor/mcp.json");
         merge(&path, &command, false)?;
         println!("registered baton in {}", path.display());
+        install_skill(&config.repo_root.join(".cursor/commands"))?;
     }
     if matches!(client, Client::Codex | Client::All) {
         println!(
             "add to ~/.codex/config.toml (or .codex/config.toml in a trusted project):\n\n[mcp_servers.baton]\ncommand = {}\nargs = [\"serve\"]\n",
             toml_string(&command)
         );
+        println!(
+            "for the pipeline command, save the skill as ~/.codex/prompts/baton-pipeline.md:\n  baton init --client claude writes it to .claude/commands/baton-pipeline.md; copy that file"
+        );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the pipeline skill into `dir` unless a different file is there.
+fn install_skill(dir: &Path) -> anyhow::Result<()> {
+    let path = dir.join("baton-pipeline.md");
+    let skill = baton_workflow::agents::PIPELINE_SKILL;
+    match std::fs::read_to_string(&path) {
+        Ok(existing) if existing == skill => {
+            println!("{} is up to date", path.display());
+        }
+        Ok(_) => {
+            println!(
+                "kept {} (it differs from this version's skill; delete it and run baton init again to reinstall)",
+                path.display()
+            );
+        }
+        Err(_) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::write(&path, skill).with_context(|| format!("writing {}", path.display()))?;
+            println!(
+                "installed the /baton-pipeline command in {}",
+                path.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn toml_string(s: &str) -> String {

@@ -229,6 +229,22 @@ fn init_registers_baton_and_keeps_other_servers() {
     )
     .unwrap();
     assert!(cursor["mcpServers"]["baton"]["command"].is_string());
+    // The orchestrator skill is installed as a command for both clients.
+    for dir in [".claude/commands", ".cursor/commands"] {
+        let skill = std::fs::read_to_string(repo.path().join(dir).join("baton-pipeline.md"))
+            .unwrap_or_else(|e| panic!("{dir}: {e}"));
+        assert!(skill.contains("pipeline_next_action"), "{dir}");
+    }
+    // An edited skill is kept.
+    let claude_skill = repo.path().join(".claude/commands/baton-pipeline.md");
+    std::fs::write(&claude_skill, "my own loop\n").unwrap();
+    let (code, out, _) = run(&repo, &["init", "--client", "claude"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("kept"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&claude_skill).unwrap(),
+        "my own loop\n"
+    );
     // A broken file is reported and left alone.
     std::fs::write(repo.path().join(".mcp.json"), "{ broken").unwrap();
     let (code, _, err) = run(&repo, &["init"]);
