@@ -71,6 +71,32 @@ enum Command {
         #[command(subcommand)]
         command: ManualsCommand,
     },
+    /// Drive a whole pipeline headless: agents run as COMMAND (prompt on stdin), exec argv, checkpoints on the terminal.
+    Run {
+        /// The task text or issue URL.
+        text: String,
+        /// S, M or L (default: detected from the text).
+        #[arg(long)]
+        effort: Option<String>,
+        /// Answer checkpoints automatically (proceed; post-to-source: skip; a failed command: retry once, then abandon).
+        #[arg(long)]
+        auto: bool,
+        /// Do not push or open a pull request.
+        #[arg(long)]
+        nopr: bool,
+        /// The agent command, run with `sh -c` in the repository root, or `builtin:scripted`.
+        #[arg(long)]
+        agent: String,
+    },
+    /// Run a complete pipeline in a temporary git repository with the built-in scripted agent (no LLM).
+    Demo {
+        /// S, M or L.
+        #[arg(long, default_value = "L")]
+        effort: String,
+        /// Keep the temporary repository and print its path.
+        #[arg(long)]
+        keep: bool,
+    },
     /// Run analytics: per-phase durations, loop trips, per workflow.
     Stats {
         /// Only runs of this workflow id.
@@ -194,6 +220,27 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ManualsCommand::Index => crate::manuals_cmd::index(&config),
             }
         }
+        Command::Run {
+            text,
+            effort,
+            auto,
+            nopr,
+            agent,
+        } => {
+            let config = Config::load(&overrides)?;
+            let repo = config.repo_root.clone();
+            let ctx = baton_mcp::build_context(config)?;
+            let opts = crate::driver::RunOptions {
+                text,
+                effort,
+                auto,
+                nopr,
+                agent: crate::driver::Agent::parse(&agent),
+            };
+            crate::driver::run(&ctx, &repo, &opts)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo { effort, keep } => crate::demo_cmd::run(&effort, keep),
         Command::Stats { workflow, json } => {
             let config = Config::load(&overrides)?;
             crate::workflow_cmd::stats(&config, workflow.as_deref(), json)

@@ -4,8 +4,11 @@
 //! streamable HTTP); the other commands read the same state files for people.
 
 mod cli;
+mod demo_cmd;
+mod driver;
 mod init_cmd;
 mod manuals_cmd;
+mod scripted;
 mod workflow_cmd;
 
 use std::process::ExitCode;
