@@ -41,6 +41,7 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
             "phase_start",
             "pipeline_init",
             "pipeline_init_with_context",
+            "pipeline_next_action",
             "pipeline_report_result",
             "skip_phase",
             "startIssueWorkflow",
@@ -179,14 +180,15 @@ async fn forge_effort_s_walks_to_completion_with_seed_003_events() {
             "pr-creation",
             "final-summary",
             "post-to-source",
-            "final-commit"
+            "final-commit",
+            "final-push"
         ]
     );
 
     let state = repo.state(&ws);
     assert_eq!(state["currentPhase"], "completed");
     assert_eq!(state["currentPhaseStatus"], "completed");
-    assert_eq!(state["completedPhases"].as_array().unwrap().len(), 11); // setup + 10 run
+    assert_eq!(state["completedPhases"].as_array().unwrap().len(), 12); // setup + 11 run
     assert!(
         state["skippedPhases"]
             .as_array()
@@ -404,7 +406,7 @@ async fn state_tools_read_whole_documents_fields_and_lists() {
     let rows = list["workspaces"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["workspace"], ".specs/20260101-one");
-    assert_eq!(rows[0]["progress"], "2/16"); // standard skips phase-4b and checkpoint-b
+    assert_eq!(rows[0]["progress"], "2/17"); // standard skips phase-4b and checkpoint-b
     c.ok("abandon", json!({"workspace": "20260101-two"})).await;
     let abandoned = c.ok("workspace_list", json!({"status": "abandoned"})).await;
     assert_eq!(abandoned["workspaces"].as_array().unwrap().len(), 1);

@@ -901,3 +901,37 @@ async fn bad_input_to_the_loop_is_refused_and_writes_nothing() {
     assert!(request.contains("rm -rf / $(reboot)"));
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_revisions_then_a_person_decides_at_the_retry_limit() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let revise = "# Review\n\n## Verdict: REVISE\n\n**1. [CRITICAL] Still wrong**\n";
+    let mut script = Script::default().with("review-design.md", &[revise]);
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let mut designs = 0;
+    let q = loop {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if a["type"] == "checkpoint" {
+            break a;
+        }
+        if a["phase"] == "phase-3" {
+            designs += 1;
+        }
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    };
+    assert_eq!(designs, 6, "the first design and five revisions");
+    assert_eq!(q["name"], "phase-3b-retry-limit");
+    assert_eq!(q["options"], json!(["approve", "abandon"]));
+    let next = c
+        .ok(
+            "pipeline_next_action",
+            json!({"workspace": ws, "user_response": "approve"}),
+        )
+        .await;
+    assert_eq!(next["name"], "checkpoint-a", "{next}");
+    assert_eq!(repo.state(&ws)["revisions"]["designRevisions"], 5);
+    c.close().await;
+}

@@ -148,9 +148,16 @@ pub enum Plan {
 }
 
 /// Why no plan could be made.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanError(pub String);
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PlanError {}
 
 /// What `request.md` says about where the run came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -630,7 +630,11 @@ fn pipeline_init_with_context(ctx: &AppContext, arguments: Value) -> Result<Valu
         workspace: Some(ws.display.clone()),
         effort: Some(confirmation.effort.clone()),
         flow_template: Some(template.as_str().to_string()),
-        skipped_phases: (!state.skipped_phases.is_empty()).then(|| state.skipped_phases.clone()),
+        skipped_phases: {
+            // The effort's flow template (seed 001); run flags add more skips in state.json.
+            let by_template = definition.skipped_for(template.as_str());
+            (!by_template.is_empty()).then_some(by_template)
+        },
         request_md_content: Some(request),
         branch: Some(branch),
         create_branch: create_branch.then_some(true),
