@@ -41,6 +41,25 @@ pub fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
     })
 }
 
+/// Checks an optional one-line value (a URL, an id, a branch name): at most
+/// `max` bytes and no control characters (a newline would let it inject
+/// lines into the files it is written to).
+pub fn check_line(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
+    if value.len() > max {
+        return Err(ToolError::invalid(
+            field,
+            format!("{field} is {} bytes; the limit is {max}", value.len()),
+        ));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(ToolError::invalid(
+            field,
+            format!("{field} must be one line without control characters"),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a string argument's length (in bytes) and that it is not blank.
 pub fn check_text(field: &str, value: &str, max: usize) -> Result<(), ToolError> {
     if value.trim().is_empty() {

@@ -28,7 +28,12 @@ pub enum SourceType {
 }
 
 /// Flags parsed from the raw arguments.
+///
+/// As an argument (echoed back to `pipeline_init_with_context`) a missing
+/// flag is false and an unknown one is refused, so a misspelt flag is never
+/// silently ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct Flags {
     /// `--auto`.
     pub auto: bool,

@@ -17,7 +17,7 @@ use baton_events::EventKind;
 use baton_state::{Effort, FlowTemplate, Lifecycle, WorkspaceState};
 
 use super::{ToolSpec, input_schema, output_schema};
-use crate::args::{check_text, parse};
+use crate::args::{check_line, check_text, parse};
 use crate::context::AppContext;
 use crate::error::{ErrorCode, ToolError};
 
@@ -252,13 +252,8 @@ fn specs_prefix(ctx: &AppContext) -> String {
 
 fn pipeline_init(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
     let args: InitArgs = parse(arguments)?;
-    if let Some(b) = &args.current_branch
-        && b.len() > 256
-    {
-        return Err(ToolError::invalid(
-            "current_branch",
-            "current_branch is longer than 256 bytes",
-        ));
+    if let Some(b) = &args.current_branch {
+        check_line("current_branch", b, 256)?;
     }
     let parsed = match parse_arguments(&args.arguments) {
         Ok(p) => p,
@@ -398,6 +393,73 @@ fn external(context: &Map<String, Value>, source_url: Option<&str>) -> External 
     e
 }
 
+/// Refuses identity values that end up in file names, front matter or
+/// state.json unless they are what they claim to be: the issue URL one of
+/// the recognised kinds, the issue id a short token, the effort S/M/L, the
+/// branch one line. Free text (task text, bodies) stays data and is not
+/// restricted beyond its size.
+fn check_identity_fields(args: &InitWithContextArgs) -> Result<(), ToolError> {
+    if let Some(url) = args.source_url.as_deref().filter(|u| !u.is_empty()) {
+        check_line("source_url", url, 2048)?;
+        match classify(url) {
+            Ok((_, _, Some(clean))) if clean == url => {}
+            _ => {
+                return Err(ToolError::invalid(
+                    "source_url",
+                    "source_url must be a GitHub, Jira or Linear issue URL as returned by pipeline_init",
+                ));
+            }
+        }
+    }
+    let context_id = args
+        .external_context
+        .as_ref()
+        .and_then(|c| c.get("source_id"));
+    if let Some(v) = context_id
+        && !v.is_string()
+    {
+        return Err(ToolError::invalid(
+            "external_context.source_id",
+            "external_context.source_id must be a string",
+        ));
+    }
+    for (field, id) in [
+        ("source_id", args.source_id.as_deref()),
+        (
+            "external_context.source_id",
+            context_id.and_then(Value::as_str),
+        ),
+    ] {
+        if let Some(id) = id.filter(|i| !i.is_empty())
+            && (id.len() > 64
+                || !id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'#' | b'.')))
+        {
+            return Err(ToolError::invalid(
+                field,
+                format!(
+                    "{field} must be an issue id of at most 64 ASCII letters, digits, '-', '_', '#' or '.'"
+                ),
+            ));
+        }
+    }
+    if let Some(flags) = &args.flags {
+        if let Some(e) = flags.effort_override.as_deref()
+            && !matches!(e, "S" | "M" | "L")
+        {
+            return Err(ToolError::invalid(
+                "flags.effort_override",
+                format!("invalid effort {e:?}: must be one of S, M, L"),
+            ));
+        }
+        if let Some(b) = flags.current_branch.as_deref() {
+            check_line("flags.current_branch", b, 256)?;
+        }
+    }
+    Ok(())
+}
+
 fn pipeline_init_with_context(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
     let args: InitWithContextArgs = parse(arguments)?;
     check_text("workspace", &args.workspace, 1024)?;
@@ -414,6 +476,7 @@ fn pipeline_init_with_context(ctx: &AppContext, arguments: Value) -> Result<Valu
             ));
         }
     }
+    check_identity_fields(&args)?;
     let answers = args
         .discussion_answers
         .as_deref()
