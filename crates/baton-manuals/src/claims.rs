@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::analyze::fnv1a;
 use crate::query;
+use crate::synonyms::Thesaurus;
 use crate::trace::CandidateRow;
 use crate::types::{
     Claim, ClaimGraph, ClaimStatus, CoverageStatus, Edge, Evidence, EvidenceRef, Facet, FacetRow,
@@ -174,6 +175,7 @@ pub(crate) fn integrate(
     raw_query: &str,
     normalized_query: &str,
     evidences: &[EvidenceInput<'_>],
+    thesaurus: &Thesaurus,
 ) -> Integration {
     let facets = detect_facets(normalized_query);
     let mut specs: Vec<ClaimSpec> = facets
@@ -186,7 +188,7 @@ pub(crate) fn integrate(
         .collect();
     if facets.contains(&Facet::Compare) {
         for side in compare_sides(raw_query) {
-            let plan = query::analyze(&side);
+            let plan = query::analyze(&side, thesaurus);
             let groups: Vec<Vec<String>> = plan
                 .groups
                 .iter()
@@ -520,7 +522,12 @@ mod tests {
 
     #[test]
     fn no_evidence_makes_every_claim_a_gap() {
-        let i = integrate("免責事由の条件", "免責事由の条件", &[]);
+        let i = integrate(
+            "免責事由の条件",
+            "免責事由の条件",
+            &[],
+            &Thesaurus::builtin(),
+        );
         assert_eq!(i.gaps.len(), i.graph.claims.len());
         assert!(
             i.graph

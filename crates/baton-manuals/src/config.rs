@@ -52,6 +52,11 @@ pub mod env {
     /// Maximum age in milliseconds of the last full `stat` check of every manual file
     /// (default 30000 while watching, 0 = every call, when not watching).
     pub const MANUALS_STAT_INTERVAL_MS: &str = "MANUALS_STAT_INTERVAL_MS";
+    /// A thesaurus file of your manuals' vocabulary, `KEY = ALT1, ALT2` per line
+    /// (default `<MANUALS_ROOT>/thesaurus.txt` when it exists; `off` disables it).
+    pub const MANUALS_THESAURUS: &str = "MANUALS_THESAURUS";
+    /// `false` turns the built-in thesaurus off (only your file expands queries). Default true.
+    pub const MANUALS_THESAURUS_BUILTIN: &str = "MANUALS_THESAURUS_BUILTIN";
 }
 
 /// Ranking knobs of `manual_find`.
@@ -136,6 +141,13 @@ pub struct ManualConfig {
     pub scoring: ScoringConfig,
     /// Corrective promotion thresholds.
     pub corrective: CorrectiveConfig,
+    /// The user's thesaurus file (`MANUALS_THESAURUS`), if any.
+    pub thesaurus_file: Option<PathBuf>,
+    /// Whether a missing [`ManualConfig::thesaurus_file`] is a problem to
+    /// report (it was named explicitly) or silently ignored (the default path).
+    pub thesaurus_required: bool,
+    /// Whether the built-in thesaurus is used (`MANUALS_THESAURUS_BUILTIN`).
+    pub builtin_thesaurus: bool,
     /// Values that could not be parsed and were replaced by their default.
     pub warnings: Vec<String>,
 }
@@ -160,6 +172,9 @@ impl ManualConfig {
             stat_interval: Duration::ZERO,
             scoring: ScoringConfig::default(),
             corrective: CorrectiveConfig::default(),
+            thesaurus_file: None,
+            thesaurus_required: false,
+            builtin_thesaurus: true,
             warnings: Vec::new(),
         }
     }
@@ -228,6 +243,15 @@ impl ManualConfig {
             margin_min: reader.number(env::CORRECTIVE_MARGIN_MIN, corrective.margin_min, 0.0),
             min_candidates: reader.count(env::CORRECTIVE_MIN_CANDIDATES, corrective.min_candidates),
         };
+        match reader.text(env::MANUALS_THESAURUS) {
+            Some(value) if value.eq_ignore_ascii_case("off") => {}
+            Some(value) => {
+                config.thesaurus_file = Some(resolve(base_dir, &value));
+                config.thesaurus_required = true;
+            }
+            None => config.thesaurus_file = Some(config.root.join("thesaurus.txt")),
+        }
+        config.builtin_thesaurus = reader.boolean(env::MANUALS_THESAURUS_BUILTIN, true);
         config.warnings = reader.warnings;
         config
     }

@@ -27,6 +27,9 @@ pub const RECALL_KS: [usize; 4] = [1, 3, 5, 10];
 
 /// File-name suffix (before `.jsonl`) of a held-out gold set.
 pub const HELDOUT_SUFFIX: &str = ".heldout";
+/// File-name suffix (before `.jsonl`) of the second blind set, written by
+/// someone who saw neither the engine nor the other sets.
+pub const BLIND2_SUFFIX: &str = ".blind2";
 
 /// The role of a gold set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -35,6 +38,9 @@ pub enum GoldSplit {
     Tuning,
     /// Written blind and never used for tuning (out-of-sample numbers).
     HeldOut,
+    /// A second blind set by another author who saw neither the engine, its
+    /// thesaurus nor the other sets (out-of-sample numbers).
+    Blind2,
 }
 
 impl GoldSplit {
@@ -43,6 +49,7 @@ impl GoldSplit {
         match self {
             GoldSplit::Tuning => "tuning",
             GoldSplit::HeldOut => "held-out",
+            GoldSplit::Blind2 => "blind-2",
         }
     }
 }
@@ -62,9 +69,12 @@ pub struct GoldSet {
 /// (`x.jsonl` → (`x`, tuning), `x.heldout.jsonl` → (`x`, held-out)).
 pub fn parse_gold_file_name(name: &str) -> Option<(String, GoldSplit)> {
     let stem = name.strip_suffix(".jsonl")?;
-    let (id, split) = match stem.strip_suffix(HELDOUT_SUFFIX) {
-        Some(id) => (id, GoldSplit::HeldOut),
-        None => (stem, GoldSplit::Tuning),
+    let (id, split) = if let Some(id) = stem.strip_suffix(HELDOUT_SUFFIX) {
+        (id, GoldSplit::HeldOut)
+    } else if let Some(id) = stem.strip_suffix(BLIND2_SUFFIX) {
+        (id, GoldSplit::Blind2)
+    } else {
+        (stem, GoldSplit::Tuning)
     };
     (!id.is_empty()).then(|| (id.to_string(), split))
 }
@@ -74,6 +84,7 @@ pub fn gold_file(gold_dir: &Path, manual_id: &str, split: GoldSplit) -> PathBuf 
     match split {
         GoldSplit::Tuning => gold_dir.join(format!("{manual_id}.jsonl")),
         GoldSplit::HeldOut => gold_dir.join(format!("{manual_id}{HELDOUT_SUFFIX}.jsonl")),
+        GoldSplit::Blind2 => gold_dir.join(format!("{manual_id}{BLIND2_SUFFIX}.jsonl")),
     }
 }
 
@@ -107,6 +118,11 @@ pub struct GoldQuery {
     pub path: String,
     /// Expected section heading (the file name for JSON files).
     pub heading: String,
+    /// How the query is phrased, when the set says: `named` (uses the
+    /// manual's own terms, like the Python reference's gold set) or
+    /// `colloquial` (everyday words of someone who has not read the manual).
+    #[serde(default)]
+    pub style: Option<String>,
 }
 
 /// Outcome of one query.
@@ -157,6 +173,35 @@ impl EvalReport {
             .map(|r| 1.0 / r as f64)
             .sum();
         sum / self.results.len() as f64
+    }
+
+    /// The same results split by [`GoldQuery::style`] (sets without styles
+    /// give nothing), styles in name order.
+    pub fn by_style(&self) -> Vec<(String, EvalReport)> {
+        let mut styles: Vec<String> = self
+            .results
+            .iter()
+            .filter_map(|r| r.gold.style.clone())
+            .collect();
+        styles.sort();
+        styles.dedup();
+        styles
+            .into_iter()
+            .map(|style| {
+                let results = self
+                    .results
+                    .iter()
+                    .filter(|r| r.gold.style.as_deref() == Some(style.as_str()))
+                    .cloned()
+                    .collect();
+                let report = EvalReport {
+                    manual_id: self.manual_id.clone(),
+                    split: self.split,
+                    results,
+                };
+                (style, report)
+            })
+            .collect()
     }
 
     /// One line: `manual  split  n=..  R@1 ..  R@3 ..  R@5 ..  R@10 ..  MRR ..`.

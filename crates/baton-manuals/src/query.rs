@@ -11,7 +11,7 @@
 //!   scoring time from document frequency).
 //! * Each non-stop word of other scripts is a group of its stemmed form.
 
-use crate::synonyms;
+use crate::synonyms::Thesaurus;
 use crate::text;
 use crate::tokenize::{self, CharClass, TokenKind};
 
@@ -252,8 +252,8 @@ impl QueryPlan {
     }
 }
 
-/// Analyses a raw query.
-pub(crate) fn analyze(raw: &str) -> QueryPlan {
+/// Analyses a raw query, expanding everyday words with `thesaurus`.
+pub(crate) fn analyze(raw: &str, thesaurus: &Thesaurus) -> QueryPlan {
     let (phrases, rest) = split_quoted(raw);
     let mut plan = QueryPlan {
         normalized: text::normalize(raw),
@@ -276,7 +276,7 @@ pub(crate) fn analyze(raw: &str) -> QueryPlan {
         norm = norm.replace(filler, " ");
     }
     add_text(&mut plan, &norm, None);
-    for (key, alternatives) in synonyms::expansions(&norm) {
+    for (key, alternatives) in thesaurus.expansions(&norm) {
         let mut concept = plan
             .groups
             .iter()
@@ -561,7 +561,7 @@ mod tests {
 
     #[test]
     fn thesaurus_alternatives_join_the_typed_concept() {
-        let plan = analyze("病気で入院");
+        let plan = analyze("病気で入院", &Thesaurus::builtin());
         let concepts = plan.concepts();
         assert_eq!(concepts.len(), 2);
         let sick = &concepts[0].0;
@@ -572,7 +572,10 @@ mod tests {
 
     #[test]
     fn japanese_query_groups_content_chunks() {
-        let plan = analyze("病気で入院したときの給付金について教えてください");
+        let plan = analyze(
+            "病気で入院したときの給付金について教えてください",
+            &Thesaurus::builtin(),
+        );
         assert_eq!(group_texts(&plan), ["病気", "入院", "給付金"]);
         let role = |t: &str| plan.terms.iter().find(|x| x.text == t).map(|x| x.role);
         assert_eq!(role("入院"), Some(TermRole::Content));
@@ -584,7 +587,7 @@ mod tests {
 
     #[test]
     fn quoted_phrases_are_required_and_stop_words_are_not_groups() {
-        let plan = analyze("how do I \"rotate keys\" in the API");
+        let plan = analyze("how do I \"rotate keys\" in the API", &Thesaurus::builtin());
         assert_eq!(plan.required, ["rotate keys"]);
         assert_eq!(group_texts(&plan), ["rotate", "keys", "api"]);
         assert!(plan.groups[0].required && plan.groups[1].required && !plan.groups[2].required);
@@ -592,24 +595,27 @@ mod tests {
 
     #[test]
     fn grammar_bigrams_are_stop_terms_and_kanji_back_off_to_unigrams() {
-        let plan = analyze("やめたら戻ってくるお金");
+        let plan = analyze("やめたら戻ってくるお金", &Thesaurus::builtin());
         let role = |t: &str| plan.terms.iter().find(|x| x.text == t).map(|x| x.role);
         assert_eq!(role("たら"), Some(TermRole::Stop));
         assert_eq!(role("やめ"), Some(TermRole::Kana));
-        let plan = analyze("両目の視力");
+        let plan = analyze("両目の視力", &Thesaurus::builtin());
         let role = |t: &str| plan.terms.iter().find(|x| x.text == t).map(|x| x.role);
         assert_eq!(role("両目"), Some(TermRole::Content));
         assert_eq!(role("両"), Some(TermRole::Backoff));
         assert_eq!(group_texts(&plan), ["両目", "視力"]);
-        let plan = analyze("what if they restore it after the upgrade");
+        let plan = analyze(
+            "what if they restore it after the upgrade",
+            &Thesaurus::builtin(),
+        );
         assert_eq!(group_texts(&plan), ["restore", "upgrade"]);
     }
 
     #[test]
     fn single_kanji_and_kana_only_queries_are_searchable() {
-        let plan = analyze("額");
+        let plan = analyze("額", &Thesaurus::builtin());
         assert_eq!(plan.terms.len(), 1);
-        let plan = analyze("がん");
+        let plan = analyze("がん", &Thesaurus::builtin());
         assert_eq!(group_texts(&plan), ["がん"]);
         assert!(!plan.is_empty());
     }

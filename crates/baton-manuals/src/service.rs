@@ -9,6 +9,7 @@ use crate::config::ManualConfig;
 use crate::corpus::{Corpus, IndexProgress, IndexStats};
 use crate::error::ManualError;
 use crate::paths::ManualsRoot;
+use crate::synonyms::Thesaurus;
 use crate::tools::read::ReadProgress;
 use crate::trace::TraceStore;
 use crate::watch::ChangeWatcher;
@@ -26,6 +27,10 @@ pub struct ManualService {
     pub(crate) cache: Mutex<ResultCache>,
     pub(crate) read_progress: Mutex<ReadProgress>,
     pub(crate) late_reranker: Option<Arc<dyn LateReranker>>,
+    /// Query expansion: the built-in entries plus the user's file.
+    pub(crate) thesaurus: Thesaurus,
+    /// Problems met while loading the user's thesaurus (bad lines skipped).
+    thesaurus_problems: Vec<String>,
 }
 
 impl std::fmt::Debug for ManualService {
@@ -56,7 +61,10 @@ impl ManualService {
             None
         };
         let corpus = Corpus::new(root.clone(), config.index_dir.clone());
+        let (thesaurus, thesaurus_problems) = load_thesaurus(&config);
         Ok(ManualService {
+            thesaurus,
+            thesaurus_problems,
             traces: Mutex::new(TraceStore::new(config.trace_max_keep, config.trace_ttl)),
             cache: Mutex::new(ResultCache::new(
                 config.sem_cache_max_keep,
@@ -76,6 +84,17 @@ impl ManualService {
     pub fn with_late_reranker(mut self, reranker: Arc<dyn LateReranker>) -> Self {
         self.late_reranker = Some(reranker);
         self
+    }
+
+    /// Problems met while loading the user's thesaurus (`MANUALS_THESAURUS`):
+    /// an unreadable file or malformed lines, which were skipped.
+    pub fn thesaurus_problems(&self) -> &[String] {
+        &self.thesaurus_problems
+    }
+
+    /// Number of thesaurus entries in use (built-in plus the user's).
+    pub fn thesaurus_len(&self) -> usize {
+        self.thesaurus.len()
     }
 
     /// The configuration in use.
@@ -197,4 +216,18 @@ mod tests {
         }
         assert!(seen, "the watcher never reported the edit");
     }
+}
+
+/// The built-in thesaurus (unless turned off) plus the user's file.
+fn load_thesaurus(config: &ManualConfig) -> (Thesaurus, Vec<String>) {
+    let mut thesaurus = if config.builtin_thesaurus {
+        Thesaurus::builtin()
+    } else {
+        Thesaurus::default()
+    };
+    let problems = match &config.thesaurus_file {
+        Some(path) if config.thesaurus_required || path.exists() => thesaurus.add_file(path),
+        _ => Vec::new(),
+    };
+    (thesaurus, problems)
 }

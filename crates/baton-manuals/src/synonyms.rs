@@ -1,112 +1,147 @@
-//! Query expansion with a small built-in thesaurus.
+//! Query expansion with a thesaurus that is data.
 //!
 //! Manuals are written in formal, written-style vocabulary (疾病, 解約,
 //! 貸付, uninstall) while people ask in everyday words (病気, やめる, 借りる,
 //! remove). Each entry maps an everyday form found in the (normalised)
 //! query to formal forms; the formal forms become alternative spellings of
 //! the same query concept, so a section using either form covers it.
-//! The list is general-purpose vocabulary of contracts, terms and
-//! procedures — not tied to one manual.
+//!
+//! The entries are text files in one format (`KEY = ALT1, ALT2`, `#`
+//! comments): the built-in `thesaurus/core.txt` (embedded), and a user's
+//! own file for their manuals' vocabulary (`MANUALS_THESAURUS`, see
+//! docs/manuals.md §4–5). Entries are merged by key in file order.
 
-/// `(everyday form, formal alternatives)`, all in normal form.
-pub(crate) const THESAURUS: &[(&str, &[&str])] = &[
-    // Japanese: health and accidents
-    ("病気", &["疾病"]),
-    ("けが", &["傷害", "負傷"]),
-    ("怪我", &["傷害", "負傷"]),
-    ("持病", &["既往", "健康状態"]),
-    ("亡くな", &["死亡"]),
-    ("死んだ", &["死亡"]),
-    // Japanese: money
-    ("いくら", &["金額", "額"]),
-    ("お金", &["金額", "返戻金"]),
-    ("もらえ", &["支払", "給付", "受け取"]),
-    ("受け取れ", &["支払", "受取"]),
-    ("返ってく", &["返戻", "返還", "払い戻"]),
-    ("戻ってく", &["返戻", "返還", "払い戻"]),
-    ("振り込ま", &["支払"]),
-    ("振込", &["支払"]),
-    ("引き落とし", &["口座振替", "払込"]),
-    ("払えます", &["払込"]),
-    ("前払い", &["前納"]),
-    ("先に払", &["前納"]),
-    ("借り", &["貸付"]),
-    ("払わなく", &["払込免除", "免除"]),
-    // Japanese: time and counts
-    ("何日", &["日数", "日以内"]),
-    ("いつ", &["時期", "期間"]),
-    ("1日あたり", &["日額"]),
-    ("日あたり", &["日額"]),
-    ("なくな", &["失効", "消滅"]),
-    ("ケース", &["場合"]),
-    ("されない", &["できない"]),
-    ("かかってい", &["発病", "罹患"]),
-    ("見つか", &["診断"]),
-    ("何回", &["回数"]),
-    ("いつから", &["開始"]),
-    ("いつまで", &["期限", "満了"]),
-    ("始ま", &["開始"]),
-    ("期限", &["時効", "期間"]),
-    ("遅れ", &["猶予", "延滞"]),
-    ("長引", &["限度", "継続"]),
-    // Japanese: actions on a contract
-    ("加入", &["契約", "申込"]),
-    ("入る", &["契約", "加入"]),
-    ("やめ", &["解約"]),
-    ("変えたい", &["変更"]),
-    ("変え", &["変更"]),
-    ("下げ", &["減額"]),
-    ("減らし", &["減額"]),
-    ("元に戻", &["復活"]),
-    ("なくし", &["紛失"]),
-    ("失くし", &["紛失"]),
-    ("引っ越", &["住所", "転居"]),
-    ("隠し", &["告げ", "告知"]),
-    ("隠す", &["告げ", "告知"]),
-    ("嘘", &["詐欺", "虚偽"]),
-    ("だま", &["詐欺"]),
-    ("間違", &["誤り"]),
-    ("代わり", &["代理"]),
-    ("家族", &["親族", "配偶者"]),
-    ("裁判", &["訴訟", "裁判所"]),
-    ("再発", &["2回目", "再度"]),
-    ("日帰り", &["外来"]),
-    ("出ない", &["支払わない", "支払いません"]),
-    ("対象外", &["支払わない", "免責"]),
-    ("書類", &["請求書", "診断書"]),
-    ("手続き", &["手続", "請求"]),
-    // English
-    ("undo", &["rollback", "revert"]),
-    ("go back", &["rollback"]),
-    ("remove", &["uninstall", "delete"]),
-    ("delete", &["uninstall", "remove"]),
-    ("preview", &["dry-run", "plan"]),
-    ("down", &["fail", "unavailable"]),
-    ("password", &["secret", "credential"]),
-    ("sign in", &["login"]),
-    ("log in", &["login"]),
-    ("signature", &["hmac"]),
-    ("how long", &["retention", "timeout"]),
-    ("cost", &["billed", "price"]),
-];
+use std::collections::HashMap;
+use std::path::Path;
 
-/// Expansions for a normalised query: `(matched everyday form, formal forms)`.
-/// A key inside a longer matched key (`いつ` in `いつから`) is skipped.
-pub(crate) fn expansions(normalized: &str) -> Vec<(&'static str, &'static [&'static str])> {
-    let matched: Vec<(&'static str, &'static [&'static str])> = THESAURUS
-        .iter()
-        .filter(|(key, _)| normalized.contains(key))
-        .map(|(k, v)| (*k, *v))
-        .collect();
-    matched
-        .iter()
-        .filter(|(key, _)| {
-            !matched.iter().any(|(other, _)| {
-                other.len() > key.len() && other.contains(key) && covers_all(normalized, key, other)
+use crate::text;
+
+/// The built-in entries, embedded at compile time.
+const CORE: &str = include_str!("../thesaurus/core.txt");
+
+/// Largest thesaurus file read (a user file beyond it is refused).
+pub const MAX_THESAURUS_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Everyday forms and the formal forms they expand to, all in normal form.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Thesaurus {
+    entries: Vec<(String, Vec<String>)>,
+}
+
+impl Thesaurus {
+    /// The built-in entries.
+    pub fn builtin() -> Thesaurus {
+        let mut t = Thesaurus::default();
+        // The embedded file is checked by a unit test; a bad line is skipped.
+        let _ = t.add_text(CORE, "thesaurus/core.txt");
+        t
+    }
+
+    /// Number of entries (distinct keys).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Adds the entries of a thesaurus text (`origin` names it in problems).
+    /// Malformed lines are skipped and returned as `origin:line: problem`.
+    pub fn add_text(&mut self, text: &str, origin: &str) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut index: HashMap<String, usize> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (k.clone(), i))
+            .collect();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            match parse_line(line) {
+                Ok((key, alternatives)) => match index.get(&key) {
+                    Some(&i) => {
+                        let existing = &mut self.entries[i].1;
+                        for alt in alternatives {
+                            if !existing.contains(&alt) {
+                                existing.push(alt);
+                            }
+                        }
+                    }
+                    None => {
+                        index.insert(key.clone(), self.entries.len());
+                        self.entries.push((key, alternatives));
+                    }
+                },
+                Err(problem) => problems.push(format!("{origin}:{}: {problem}", n + 1)),
+            }
+        }
+        problems
+    }
+
+    /// Adds a thesaurus file; problems (unreadable, too large, bad lines)
+    /// come back as messages and never stop the rest from loading.
+    pub fn add_file(&mut self, path: &Path) -> Vec<String> {
+        let origin = path.display().to_string();
+        match std::fs::metadata(path) {
+            Ok(m) if m.len() > MAX_THESAURUS_BYTES => {
+                return vec![format!(
+                    "{origin}: {} bytes; the limit is {MAX_THESAURUS_BYTES}",
+                    m.len()
+                )];
+            }
+            Ok(_) => {}
+            Err(e) => return vec![format!("{origin}: {e}")],
+        }
+        match std::fs::read_to_string(path) {
+            Ok(text) => self.add_text(&text, &origin),
+            Err(e) => vec![format!("{origin}: {e}")],
+        }
+    }
+
+    /// Expansions for a normalised query: `(matched everyday form, formal
+    /// forms)`. A key inside a longer matched key (`いつ` in `いつから`) is
+    /// skipped.
+    pub(crate) fn expansions<'a>(&'a self, normalized: &str) -> Vec<(&'a str, &'a [String])> {
+        let matched: Vec<(&str, &[String])> = self
+            .entries
+            .iter()
+            .filter(|(key, _)| normalized.contains(key.as_str()))
+            .map(|(k, v)| (k.as_str(), v.as_slice()))
+            .collect();
+        matched
+            .iter()
+            .filter(|(key, _)| {
+                !matched.iter().any(|(other, _)| {
+                    other.len() > key.len()
+                        && other.contains(key)
+                        && covers_all(normalized, key, other)
+                })
             })
-        })
-        .copied()
-        .collect()
+            .copied()
+            .collect()
+    }
+}
+
+/// Parses `KEY = ALT1, ALT2` into normal form.
+fn parse_line(line: &str) -> Result<(String, Vec<String>), String> {
+    let Some((key, rest)) = line.split_once('=') else {
+        return Err("expected `KEY = ALT1, ALT2`".into());
+    };
+    let key = text::normalize(key);
+    if key.is_empty() {
+        return Err("empty key".into());
+    }
+    let mut alternatives: Vec<String> = Vec::new();
+    for alt in rest.split(',') {
+        let alt = text::normalize(alt);
+        if !alt.is_empty() && alt != key && !alternatives.contains(&alt) {
+            alternatives.push(alt);
+        }
+    }
+    if alternatives.is_empty() {
+        return Err(format!("no alternative for {key:?}"));
+    }
+    Ok((key, alternatives))
 }
 
 /// Whether every occurrence of `key` in `text` lies inside an occurrence of `longer`.
@@ -123,18 +158,55 @@ fn covers_all(text: &str, key: &str, longer: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn keys(t: &Thesaurus, q: &str) -> Vec<String> {
+        t.expansions(q).iter().map(|(k, _)| k.to_string()).collect()
+    }
+
+    #[test]
+    fn the_embedded_files_parse_without_problems() {
+        let mut t = Thesaurus::default();
+        assert_eq!(t.add_text(CORE, "core"), Vec::<String>::new());
+        assert!(t.len() > 50);
+        assert_eq!(Thesaurus::builtin(), t);
+    }
+
     #[test]
     fn longest_key_wins() {
-        let keys: Vec<&str> = expansions("保障はいつから始まりますか")
-            .iter()
-            .map(|(k, _)| *k)
-            .collect();
-        assert!(keys.contains(&"いつから"));
-        assert!(!keys.contains(&"いつ"));
-        let keys: Vec<&str> = expansions("いつ払う、いつから")
-            .iter()
-            .map(|(k, _)| *k)
-            .collect();
-        assert!(keys.contains(&"いつ"));
+        let t = Thesaurus::builtin();
+        let k = keys(&t, "保障はいつから始まりますか");
+        assert!(k.contains(&"いつから".to_string()));
+        assert!(!k.contains(&"いつ".to_string()));
+        let k = keys(&t, "いつ払う、いつから");
+        assert!(k.contains(&"いつ".to_string()));
+    }
+
+    #[test]
+    fn lines_are_normalised_merged_and_bad_lines_reported() {
+        let mut t = Thesaurus::default();
+        let problems = t.add_text(
+            "# comment\n\nＰＣ = Computer, 端末\nno equals sign\n = x\nkey = key, ,\npc = terminal, 端末\n",
+            "user.txt",
+        );
+        assert_eq!(
+            problems,
+            vec![
+                "user.txt:4: expected `KEY = ALT1, ALT2`".to_string(),
+                "user.txt:5: empty key".to_string(),
+                "user.txt:6: no alternative for \"key\"".to_string(),
+            ]
+        );
+        assert_eq!(t.len(), 1);
+        let (key, alts) = t.expansions("my pc is slow")[0];
+        assert_eq!(key, "pc");
+        assert_eq!(alts, ["computer", "端末", "terminal"]);
+    }
+
+    #[test]
+    fn files_that_cannot_be_read_are_reported() {
+        let mut t = Thesaurus::default();
+        let problems = t.add_file(Path::new("/nonexistent/thesaurus.txt"));
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].starts_with("/nonexistent/thesaurus.txt: "));
+        assert_eq!(t.len(), 0);
     }
 }

@@ -21,6 +21,7 @@ use crate::paths;
 use crate::query::{self, QueryPlan};
 use crate::search::{self, EXCEPTION_MARKERS, Hit, SearchOptions};
 use crate::service::{ManualService, lock};
+use crate::synonyms::Thesaurus;
 use crate::trace::{CandidateRef, CandidateRow, TraceData, TraceStore, UnscannedRow};
 use crate::types::{
     ClaimStatus, Facet, FindOutput, IntegrationStatus, NextAction, NextActionType, Summary,
@@ -90,7 +91,7 @@ impl ManualService {
             None => None,
             Some(id) => Some(self.continuation(id)?),
         };
-        let plan = query::analyze(&req.query);
+        let plan = query::analyze(&req.query, &self.thesaurus);
         let cache_key = (req.use_cache && continuation.is_none()).then(|| cache_key(&req, &plan));
         let mut cache_mode = if cache_key.is_some() {
             "miss"
@@ -117,7 +118,15 @@ impl ManualService {
         let trace_id = TraceStore::new_id();
         let deadline = started + Duration::from_millis(req.time_ms);
         let outcome = self.run_search(&corpus, &req, &plan, continuation.as_ref(), deadline);
-        let data = build_trace(&corpus, &req, &plan, &trace_id, outcome, cache_mode);
+        let data = build_trace(
+            &corpus,
+            &req,
+            &plan,
+            &trace_id,
+            outcome,
+            cache_mode,
+            &self.thesaurus,
+        );
         drop(corpus);
         let data = Arc::new(data);
         if let Some(key) = cache_key
@@ -369,7 +378,7 @@ impl ManualService {
         if !c.enabled {
             return false;
         }
-        let integration = integrate(corpus, req, plan, rows);
+        let integration = integrate(corpus, req, plan, rows, &self.thesaurus);
         let claims = &integration.graph.claims;
         let supported = claims
             .iter()
@@ -545,7 +554,13 @@ fn candidate_rows(corpus: &Corpus, plan: &QueryPlan, rows: &[Scored]) -> Vec<Can
     out
 }
 
-fn integrate(corpus: &Corpus, req: &FindRequest, plan: &QueryPlan, rows: &[Scored]) -> Integration {
+fn integrate(
+    corpus: &Corpus,
+    req: &FindRequest,
+    plan: &QueryPlan,
+    rows: &[Scored],
+    thesaurus: &Thesaurus,
+) -> Integration {
     let top: Vec<&Scored> = rows.iter().take(EVIDENCE_LIMIT).collect();
     let candidate_rows = candidate_rows(corpus, &query::loosen(plan), &rows[..top.len()]);
     let texts: Vec<(&str, bool)> = top
@@ -570,7 +585,7 @@ fn integrate(corpus: &Corpus, req: &FindRequest, plan: &QueryPlan, rows: &[Score
             exclusion_heading: *exclusion_heading,
         })
         .collect();
-    claims::integrate(&req.query, &plan.normalized, &inputs)
+    claims::integrate(&req.query, &plan.normalized, &inputs, thesaurus)
 }
 
 fn build_trace(
@@ -580,8 +595,9 @@ fn build_trace(
     trace_id: &str,
     outcome: Outcome,
     cache_mode: &str,
+    thesaurus: &Thesaurus,
 ) -> TraceData {
-    let integration = integrate(corpus, req, plan, &outcome.rows);
+    let integration = integrate(corpus, req, plan, &outcome.rows, thesaurus);
     let candidates = candidate_rows(corpus, &query::loosen(plan), &outcome.rows);
     let n = candidates.len() as u32;
     let mut per_file: BTreeMap<(&str, &str), u32> = BTreeMap::new();
