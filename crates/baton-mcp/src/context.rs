@@ -55,9 +55,14 @@ impl AppContext {
         self.manuals
             .get_or_init(|| {
                 let config = baton_manuals::ManualConfig::from_env(&self.config.repo_root);
-                baton_manuals::ManualService::open(config)
-                    .map(Arc::new)
-                    .map_err(ToolError::from)
+                let service = baton_manuals::ManualService::open(config)?;
+                for warning in &service.config().warnings {
+                    tracing::warn!("manuals: {warning}");
+                }
+                for problem in service.thesaurus_problems() {
+                    tracing::warn!("manual thesaurus line skipped: {problem}");
+                }
+                Ok(Arc::new(service))
             })
             .clone()
     }

@@ -10,8 +10,15 @@ use serde_json::{Value, json};
 
 fn service(config: &Config) -> anyhow::Result<ManualService> {
     let manual_config = ManualConfig::from_env(&config.repo_root);
-    ManualService::open(manual_config)
-        .map_err(|e| anyhow::anyhow!("{}: {}", e.code.as_str(), e.message))
+    let service = ManualService::open(manual_config)
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.code.as_str(), e.message))?;
+    for warning in &service.config().warnings {
+        eprintln!("baton: warning: {warning}");
+    }
+    for problem in service.thesaurus_problems() {
+        eprintln!("baton: thesaurus: {problem} (skipped)");
+    }
+    Ok(service)
 }
 
 /// `baton manuals index`: builds or refreshes the on-disk index with progress on stderr.
@@ -46,6 +53,14 @@ pub fn index(config: &Config) -> anyhow::Result<ExitCode> {
         started.elapsed().as_secs_f64() * 1000.0,
         service.config().root.display()
     );
+    let user_file = service
+        .config()
+        .thesaurus_file
+        .as_ref()
+        .filter(|p| p.exists())
+        .map(|p| format!(" including {}", p.display()))
+        .unwrap_or_default();
+    println!("thesaurus: {} entries{user_file}", service.thesaurus_len());
     Ok(ExitCode::SUCCESS)
 }
 
