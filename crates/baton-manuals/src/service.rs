@@ -182,6 +182,20 @@ impl ManualService {
     }
 }
 
+/// The built-in thesaurus (unless turned off) plus the user's file.
+fn load_thesaurus(config: &ManualConfig) -> (Thesaurus, Vec<String>) {
+    let mut thesaurus = if config.builtin_thesaurus {
+        Thesaurus::builtin()
+    } else {
+        Thesaurus::default()
+    };
+    let problems = match &config.thesaurus_file {
+        Some(path) if config.thesaurus_required || path.exists() => thesaurus.add_file(path),
+        _ => Vec::new(),
+    };
+    (thesaurus, problems)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,18 +230,4 @@ mod tests {
         }
         assert!(seen, "the watcher never reported the edit");
     }
-}
-
-/// The built-in thesaurus (unless turned off) plus the user's file.
-fn load_thesaurus(config: &ManualConfig) -> (Thesaurus, Vec<String>) {
-    let mut thesaurus = if config.builtin_thesaurus {
-        Thesaurus::builtin()
-    } else {
-        Thesaurus::default()
-    };
-    let problems = match &config.thesaurus_file {
-        Some(path) if config.thesaurus_required || path.exists() => thesaurus.add_file(path),
-        _ => Vec::new(),
-    };
-    (thesaurus, problems)
 }

@@ -16,8 +16,11 @@ use std::path::Path;
 
 use crate::text;
 
-/// The built-in entries, embedded at compile time.
+/// The built-in entries, embedded at compile time: the core list (written
+/// against the tuning sets) and the general list (written blind, from
+/// general knowledge of the genres; docs/manuals.md §6).
 const CORE: &str = include_str!("../thesaurus/core.txt");
+const GENERAL: &str = include_str!("../thesaurus/general.txt");
 
 /// Largest thesaurus file read (a user file beyond it is refused).
 pub const MAX_THESAURUS_BYTES: u64 = 4 * 1024 * 1024;
@@ -34,6 +37,7 @@ impl Thesaurus {
         let mut t = Thesaurus::default();
         // The embedded file is checked by a unit test; a bad line is skipped.
         let _ = t.add_text(CORE, "thesaurus/core.txt");
+        let _ = t.add_text(GENERAL, "thesaurus/general.txt");
         t
     }
 
@@ -166,7 +170,8 @@ mod tests {
     fn the_embedded_files_parse_without_problems() {
         let mut t = Thesaurus::default();
         assert_eq!(t.add_text(CORE, "core"), Vec::<String>::new());
-        assert!(t.len() > 50);
+        assert_eq!(t.add_text(GENERAL, "general"), Vec::<String>::new());
+        assert!(t.len() > 500);
         assert_eq!(Thesaurus::builtin(), t);
     }
 

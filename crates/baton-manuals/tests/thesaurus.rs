@@ -15,7 +15,7 @@ fn manuals(dir: &Path) -> std::path::PathBuf {
     let root = dir.join("manuals");
     write(
         &root.join("help/device.md"),
-        "# 端末\n\n## 再起動の手順\n\n電源ボタンを長押しして再起動する。\n\n## 保証期間\n\n購入日から1年間。\n",
+        "# 端末\n\n## 再起動の手順\n\n電源ボタンを長押しして再起動する。\n\n## フラックス炉\n\nフラックス炉は毎週点検する。\n",
     );
     write(
         &root.join("help/health.md"),
@@ -55,7 +55,8 @@ fn config(dir: &Path, vars: &[(&str, &str)]) -> ManualConfig {
     config
 }
 
-const QUERY: &str = "パソコン 立ち上げ直し";
+/// House jargon no built-in entry can know.
+const QUERY: &str = "かまど";
 
 #[test]
 fn a_user_thesaurus_in_the_manuals_root_bridges_the_vocabulary() {
@@ -66,12 +67,12 @@ fn a_user_thesaurus_in_the_manuals_root_bridges_the_vocabulary() {
 
     write(
         &root.join("thesaurus.txt"),
-        "# our words\nパソコン = 端末\n立ち上げ直 = 再起動\n",
+        "# our words\nかまど = フラックス炉\nとびら = 前面カバー\n",
     );
     let with = ManualService::open(config(dir.path(), &[])).unwrap();
     assert!(with.thesaurus_problems().is_empty());
     assert_eq!(with.thesaurus_len(), without.thesaurus_len() + 2);
-    assert_eq!(top(&with, QUERY).as_deref(), Some("device.md#再起動の手順"));
+    assert_eq!(top(&with, QUERY).as_deref(), Some("device.md#フラックス炉"));
     // The thesaurus file is not a manual file: nothing of it is indexed.
     assert_eq!(top(&with, "our words"), None);
 
@@ -85,7 +86,7 @@ fn an_explicit_thesaurus_file_is_read_and_its_problems_reported() {
     manuals(dir.path());
     write(
         &dir.path().join("vocab/words.txt"),
-        "パソコン = 端末\nbroken line\n立ち上げ直 = 再起動\n",
+        "かまど = フラックス炉\nbroken line\nとびら = 前面カバー\n",
     );
     let s = ManualService::open(config(
         dir.path(),
@@ -98,7 +99,7 @@ fn an_explicit_thesaurus_file_is_read_and_its_problems_reported() {
         problems[0].ends_with("words.txt:2: expected `KEY = ALT1, ALT2`"),
         "{problems:?}"
     );
-    assert_eq!(top(&s, QUERY).as_deref(), Some("device.md#再起動の手順"));
+    assert_eq!(top(&s, QUERY).as_deref(), Some("device.md#フラックス炉"));
 
     let missing = ManualService::open(config(
         dir.path(),
