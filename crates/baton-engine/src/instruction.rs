@@ -79,9 +79,9 @@ pub fn instruction(
         Some(CommandSource::Fixed(list)) => {
             let commands: Vec<DetectedCommand> = list
                 .iter()
-                .map(|argv| DetectedCommand {
-                    name: argv.first().cloned().unwrap_or_default(),
-                    argv: argv.clone(),
+                .map(|step| DetectedCommand {
+                    name: step.run().first().cloned().unwrap_or_default(),
+                    argv: step.run().to_vec(),
                     source: "workflow definition".into(),
                 })
                 .collect();

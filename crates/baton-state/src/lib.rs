@@ -16,7 +16,7 @@ pub mod store;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
-    DecisionReason, Effort, FlowTemplate, HistoryAction, HistoryEntry, HumanFeedback,
+    CommandGuard, DecisionReason, Effort, FlowTemplate, HistoryAction, HistoryEntry, HumanFeedback,
     PendingDecision, PhaseLogEntry, PhaseReport, PhaseStatus, SCHEMA_VERSION, Task, WorkspaceState,
 };
 /// A UTC timestamp, as stored in state.json.

@@ -116,6 +116,10 @@ pub struct WorkspaceState {
     /// How many commands of the current command phase have run (resume point).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub command_step: u32,
+    /// Where the current command step stands with its `skip_if` check
+    /// (guarded steps only; see [`CommandGuard`]).
+    #[serde(default, skip_serializing_if = "CommandGuard::is_check")]
+    pub command_guard: CommandGuard,
     /// A question for a person outside a checkpoint phase (a review without a
     /// clear verdict, a used-up loop limit, a failed command).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -409,6 +413,29 @@ pub struct PhaseError {
     pub timestamp: DateTime<Utc>,
 }
 
+/// The stage of a guarded command step (`run` + `skip_if` in the definition):
+/// its check runs first, and a resumed run checks again, so a step whose
+/// work was done before an interruption is never done twice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandGuard {
+    /// The check is next; a report is the check's.
+    #[default]
+    Check,
+    /// The check said "not done": the command is next.
+    Run,
+    /// The command was handed out; a report is the command's, and a call
+    /// without one (a resume) checks again.
+    Running,
+}
+
+impl CommandGuard {
+    /// Whether this is the default stage (not written to state.json).
+    pub fn is_check(&self) -> bool {
+        *self == CommandGuard::Check
+    }
+}
+
 /// The last dispatched action.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -476,6 +503,7 @@ impl WorkspaceState {
             error: None,
             last_dispatch: None,
             command_step: 0,
+            command_guard: CommandGuard::Check,
             pending_decision: None,
             human_feedback: None,
             extra: BTreeMap::new(),

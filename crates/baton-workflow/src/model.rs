@@ -157,10 +157,51 @@ pub enum ResultKind {
 pub enum CommandSource {
     /// Detect the repository's quality commands (lint, type check, unit, e2e).
     Quality,
-    /// These argv arrays, run in order (never through a shell). Placeholders
+    /// These commands, run in order (argv, never through a shell). Placeholders
     /// `{workspace}`, `{branch}`, `{spec-name}`, `{title}`, `{pr-body}`,
     /// `{commit-message}` are replaced inside single arguments only.
-    Fixed(Vec<Vec<String>>),
+    Fixed(Vec<CommandStep>),
+}
+
+/// One command of a command phase: an argv, or an argv guarded by a check
+/// that makes the step idempotent when a run resumes after an interruption.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CommandStep {
+    /// Run this argv.
+    Run(Vec<String>),
+    /// Run `run` unless `skip_if` exits 0 (the step's effect is already
+    /// there, e.g. the pull request exists).
+    Guarded(GuardedCommand),
+}
+
+/// A command with its "already done" check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuardedCommand {
+    /// The command (argv).
+    pub run: Vec<String>,
+    /// A check run first (argv): exit code 0 means the step is already
+    /// done and is skipped; any other exit code means run `run`.
+    pub skip_if: Vec<String>,
+}
+
+impl CommandStep {
+    /// The command that does the step's work.
+    pub fn run(&self) -> &[String] {
+        match self {
+            CommandStep::Run(argv) => argv,
+            CommandStep::Guarded(g) => &g.run,
+        }
+    }
+
+    /// The "already done" check, if the step has one.
+    pub fn skip_if(&self) -> Option<&[String]> {
+        match self {
+            CommandStep::Run(_) => None,
+            CommandStep::Guarded(g) => Some(&g.skip_if),
+        }
+    }
 }
 
 /// The kinds of phase the engine knows how to drive.

@@ -221,6 +221,23 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
                 "a write_file phase needs `content` and an artifact to write it to".into(),
             );
         }
+        if let Some(crate::CommandSource::Fixed(steps)) = &phase.commands {
+            for (j, step) in steps.iter().enumerate() {
+                let argvs = [
+                    Some(("", step.run())),
+                    step.skip_if().map(|c| (".skip_if", c)),
+                ];
+                for (suffix, argv) in argvs.into_iter().flatten() {
+                    if argv.first().is_none_or(|program| program.trim().is_empty()) {
+                        push!(
+                            id_pos,
+                            format!("phases[{i}].commands.fixed[{j}]{suffix}"),
+                            "a command needs a program (an argv array, program first)".into(),
+                        );
+                    }
+                }
+            }
+        }
         if phase.max_visits == Some(0) {
             push!(
                 id_pos,

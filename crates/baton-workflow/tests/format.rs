@@ -141,3 +141,38 @@ fn the_user_example_in_docs_loads() {
     let def = parse_definition(path, &text).unwrap();
     assert_eq!(def.id, "release");
 }
+
+#[test]
+fn guarded_command_steps_load_and_empty_commands_are_reported() {
+    let ok = parse_definition(
+        "wf.yaml",
+        "id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: command\n    commands:\n      fixed:\n        - [git, add, --all]\n        - run: [git, commit, -m, x]\n          skip_if: [git, diff, --cached, --quiet]\n",
+    )
+    .unwrap();
+    let Some(baton_workflow::CommandSource::Fixed(steps)) = &ok.phases[0].commands else {
+        panic!("fixed commands")
+    };
+    assert_eq!(steps[0].skip_if(), None);
+    assert_eq!(steps[1].run(), ["git", "commit", "-m", "x"]);
+    assert_eq!(
+        steps[1].skip_if(),
+        Some(
+            &[
+                "git".to_string(),
+                "diff".into(),
+                "--cached".into(),
+                "--quiet".into()
+            ][..]
+        )
+    );
+    let e = errors(
+        "id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: command\n    commands:\n      fixed:\n        - []\n        - run: [git, commit]\n          skip_if: []\n",
+    );
+    assert_eq!(
+        e,
+        [
+            "wf.yaml:4:9: phases[0].commands.fixed[0]: a command needs a program (an argv array, program first)",
+            "wf.yaml:4:9: phases[0].commands.fixed[1].skip_if: a command needs a program (an argv array, program first)",
+        ]
+    );
+}

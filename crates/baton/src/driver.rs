@@ -425,10 +425,18 @@ fn exec(repo: &Path, action: &Value) -> anyhow::Result<i64> {
         bail!("exec action without a command");
     };
     let out = Command::new(program).args(rest).current_dir(repo).output();
+    let check_only = action["check_only"] == true;
     let code = match out {
         Ok(out) => {
             let code = out.status.code().unwrap_or(1) as i64;
-            if code != 0 {
+            if check_only {
+                // A guarded step's check: both answers are normal.
+                say(if code == 0 {
+                    "  ✓ already done"
+                } else {
+                    "  · not done yet"
+                });
+            } else if code != 0 {
                 say(&format!(
                     "  ✗ exit {code}: {}",
                     String::from_utf8_lossy(&out.stderr).trim()

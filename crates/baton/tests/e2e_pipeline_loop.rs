@@ -142,6 +142,9 @@ fn describe(action: &Value) -> String {
             action["type"].as_str().unwrap_or(""),
             action["name"].as_str().unwrap_or("")
         ),
+        "exec" if action["check_only"] == true => {
+            format!("check {}", action["phase"].as_str().unwrap_or(""))
+        }
         "exec" => format!("exec {}", action["phase"].as_str().unwrap_or("")),
         "write_file" => format!("write_file {}", action["phase"].as_str().unwrap_or("")),
         other => other.to_string(),
@@ -233,6 +236,7 @@ async fn effort_s_runs_the_light_template_to_done() {
             "spawn_agent final-verification verifier",
             "spawn_agent final-summary verifier",
             "exec final-commit",
+            "check final-commit",
             "exec final-commit",
             "done",
         ],
@@ -739,10 +743,12 @@ async fn each_phase_emits_the_seed_003_event_sequence() {
             "phase-complete"
         ]
     );
+    // git add, the "anything staged?" check, git commit.
     assert_eq!(
         of("final-commit"),
         [
             "phase-start",
+            "action-complete",
             "action-complete",
             "action-complete",
             "phase-complete",
@@ -795,17 +801,22 @@ async fn a_server_restart_at_every_step_resumes_the_run() {
         // A new server process for every call.
         let c = spawn(repo.path(), &[], &[]).await;
         let a = c.ok("pipeline_next_action", args.clone()).await;
-        // And the same question asked again after a restart gets the same action.
+        // And the same question asked again after a restart gets the same
+        // action — except a guarded command (its check came just before),
+        // which may have run before the interruption: it is checked again.
         c.close().await;
         let c = spawn(repo.path(), &[], &[]).await;
         let again = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
         c.close().await;
-        assert_eq!(
-            describe(&again),
-            describe(&a),
-            "resume after {}",
+        let phase = a["phase"].as_str().unwrap_or("");
+        let guarded = steps.last() == Some(&format!("check {phase}"))
+            && describe(&a) == format!("exec {phase}");
+        let expected = if guarded {
+            format!("check {phase}")
+        } else {
             describe(&a)
-        );
+        };
+        assert_eq!(describe(&again), expected, "resume after {}", describe(&a));
         steps.push(describe(&a));
         if a["type"] == "done" {
             break;
@@ -933,5 +944,107 @@ async fn five_revisions_then_a_person_decides_at_the_retry_limit() {
         .await;
     assert_eq!(next["name"], "checkpoint-a", "{next}");
     assert_eq!(repo.state(&ws)["revisions"]["designRevisions"], 5);
+    c.close().await;
+}
+
+/// Counts the commits of the repository.
+fn commit_count(repo: &Path) -> usize {
+    let out = std::process::Command::new("git")
+        .args(["rev-list", "--count", "HEAD"])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_final_commit_is_not_made_twice() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "fix typo in the login page", "S", "--nopr").await;
+    let mut script = Script::default();
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    // Drive to the commit itself (after `git add` and the check).
+    let commit = loop {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        assert_ne!(a["type"], "done", "{a}");
+        if a["type"] == "exec" && a["commands"][1] == "commit" {
+            break a;
+        }
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    };
+    assert_eq!(commit["check_only"], false);
+    c.close().await;
+    // The orchestrator commits, then dies before it reports.
+    let before = commit_count(repo.path());
+    perform(repo.path(), &ws, &commit, &mut script, &mut answers);
+    assert_eq!(commit_count(repo.path()), before + 1);
+
+    // A new session resumes: baton checks whether the commit is already there…
+    let c = spawn(repo.path(), &[], &[]).await;
+    let check = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(check["type"], "exec");
+    assert_eq!(check["check_only"], true);
+    assert_eq!(
+        check["commands"],
+        json!(["git", "diff", "--cached", "--quiet"])
+    );
+    // …it is (nothing staged), so the step is skipped and the run ends.
+    let next = perform(repo.path(), &ws, &check, &mut script, &mut answers);
+    assert_eq!(next["previous_exit_code"], 0);
+    let done = c.ok("pipeline_next_action", next).await;
+    assert_eq!(done["type"], "done", "{done}");
+    assert!(
+        done["report_result"]["warning"]
+            .as_str()
+            .unwrap()
+            .contains("already done and is skipped"),
+        "{done}"
+    );
+    assert_eq!(commit_count(repo.path()), before + 1, "one commit, not two");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_that_says_not_done_runs_the_command_even_after_a_restart() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "fix typo in the login page", "S", "--nopr").await;
+    let mut script = Script::default();
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let check = loop {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if a["check_only"] == true {
+            break a;
+        }
+        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
+    };
+    // Something is staged: the check exits 1, which is no failure.
+    let next = perform(repo.path(), &ws, &check, &mut script, &mut answers);
+    assert_eq!(next["previous_exit_code"], 1);
+    let commit = c.ok("pipeline_next_action", next).await;
+    assert_eq!(commit["check_only"], false);
+    assert_eq!(commit["commands"][1], "commit");
+    assert_eq!(
+        commit["report_result"]["next_action_hint"],
+        "setup_continue"
+    );
+    assert_eq!(repo.state(&ws)["currentPhaseStatus"], "in_progress");
+    // Before running it the session dies; the resumed session checks again,
+    // still finds the work undone, and then commits.
+    c.close().await;
+    let c = spawn(repo.path(), &[], &[]).await;
+    let before = commit_count(repo.path());
+    let trace = drive(&c, &repo, &ws, &mut script, &[], 10).await;
+    assert_eq!(
+        trace.steps,
+        ["check final-commit", "exec final-commit", "done"]
+    );
+    assert_eq!(commit_count(repo.path()), before + 1);
     c.close().await;
 }

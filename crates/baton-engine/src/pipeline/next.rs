@@ -7,9 +7,10 @@
 //! without a verdict, used-up loop limits, failed commands and human gates
 //! each list their options, and [`Plan::Ask`] carries what each answer does.
 
-use baton_state::{DecisionReason, PhaseStatus, WorkspaceState};
+use baton_state::{CommandGuard, DecisionReason, PhaseStatus, WorkspaceState};
 use baton_workflow::{
-    COMPLETED, CommandSource, PerTask, PhaseDefinition, PhaseKind, ResultKind, WorkflowDefinition,
+    COMPLETED, CommandSource, CommandStep, PerTask, PhaseDefinition, PhaseKind, ResultKind,
+    WorkflowDefinition,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -115,6 +116,10 @@ pub enum Plan {
         phase: String,
         /// The argv.
         argv: Vec<String>,
+        /// Whether this is a step's "already done" check (`skip_if`): exit
+        /// code 0 skips the step, any other code runs its command next; a
+        /// non-zero exit is no failure.
+        check: bool,
     },
     /// Write a file (relative to the workspace) — a setup step of the phase.
     WriteFile {
@@ -822,15 +827,21 @@ fn command(
     state: &WorkspaceState,
     phase: &PhaseDefinition,
 ) -> Result<Plan, PlanError> {
-    let commands: &[Vec<String>] = match &phase.commands {
+    let commands: &[CommandStep] = match &phase.commands {
         Some(CommandSource::Fixed(list)) => list,
         _ => &[],
     };
     let step = state.command_step as usize;
-    let Some(argv) = commands.get(step) else {
+    let Some(command) = commands.get(step) else {
         return Ok(Plan::CompletePhase {
             phase: phase.id.clone(),
         });
+    };
+    // A guarded step checks first, and checks again when the command was
+    // handed out but never reported (a resume): its work may be done.
+    let (argv, check) = match command.skip_if() {
+        Some(probe) if state.command_guard != CommandGuard::Run => (probe, true),
+        _ => (command.run(), false),
     };
     let vars = placeholders(input, state);
     let argv: Vec<String> = argv.iter().map(|a| vars.render(a)).collect();
@@ -844,6 +855,7 @@ fn command(
     Ok(Plan::Exec {
         phase: phase.id.clone(),
         argv,
+        check,
     })
 }
 
@@ -1117,16 +1129,42 @@ mod tests {
                     "-u".into(),
                     "origin".into(),
                     "HEAD".into()
-                ]
+                ],
+                check: false,
             }
         );
+        // The PR step is guarded: first the "already done" check…
         s.command_step = 1;
-        let Plan::Exec { argv, .. } = plan_for(&s, &f) else {
+        assert_eq!(
+            plan_for(&s, &f),
+            Plan::Exec {
+                phase: "pr-creation".into(),
+                argv: vec![
+                    "gh".into(),
+                    "pr".into(),
+                    "view".into(),
+                    "--json".into(),
+                    "url".into()
+                ],
+                check: true,
+            }
+        );
+        // …then, when it said "not done", the command itself.
+        s.command_guard = CommandGuard::Run;
+        let Plan::Exec { argv, check, .. } = plan_for(&s, &f) else {
             panic!()
         };
+        assert!(!check);
         assert_eq!(argv.len(), 7);
         assert_eq!(argv[4], "fix: Fix the auth timeout; rm -rf / $(reboot)");
         assert!(argv[6].ends_with("Closes #42"));
+        // Handed out but not reported (an interrupted run): check again.
+        s.command_guard = CommandGuard::Running;
+        let Plan::Exec { check, .. } = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert!(check);
+        s.command_guard = CommandGuard::Check;
         s.command_step = 2;
         assert_eq!(
             plan_for(&s, &f),

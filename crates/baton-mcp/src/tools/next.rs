@@ -18,8 +18,8 @@ use baton_engine::route::{Decision, decide};
 use baton_engine::summary::phase_label;
 use baton_events::{EventKind, EventRecord};
 use baton_state::{
-    HumanFeedback, Lifecycle, PhaseLogEntry, PhaseStatus, Transition, WorkspaceRef, WorkspaceState,
-    schema::LastDispatch,
+    CommandGuard, HumanFeedback, Lifecycle, PhaseLogEntry, PhaseStatus, Transition, WorkspaceRef,
+    WorkspaceState, schema::LastDispatch,
 };
 use baton_workflow::{PerTask, ResultKind, WorkflowDefinition};
 
@@ -293,8 +293,18 @@ fn step(
                 ));
                 return Ok(finish(report, plan, happened, ignored(answer, warnings)));
             }
-            Plan::Exec { ref phase, .. } => {
+            Plan::Exec {
+                ref phase, check, ..
+            } => {
                 dispatch(state, &lc, phase, "", false, &mut happened)?;
+                // A guarded step: a report now is the check's, or the command's.
+                state.command_guard = if check {
+                    CommandGuard::Check
+                } else if state.command_guard == CommandGuard::Run {
+                    CommandGuard::Running
+                } else {
+                    state.command_guard
+                };
                 return Ok(finish(report, plan, happened, ignored(answer, warnings)));
             }
             Plan::WriteFile { ref phase, .. } => {
@@ -533,6 +543,7 @@ fn resolve(
                 out.transitions.extend(lc.start(state, phase)?);
             } else {
                 state.command_step = 0;
+                state.command_guard = CommandGuard::Check;
                 out.transitions.extend(lc.skip(state, phase)?);
             }
         }
@@ -699,16 +710,25 @@ fn shape(
             };
             ("spawn_agent", display)
         }
-        Plan::Exec { phase, argv } => {
+        Plan::Exec { phase, argv, check } => {
             fields.insert("phase".into(), json!(phase));
             fields.insert("commands".into(), json!(argv));
             fields.insert("setup_only".into(), json!(false));
+            fields.insert("check_only".into(), json!(check));
+            let doing = if *check {
+                "checking whether the next step is already done:"
+            } else {
+                "running"
+            };
             (
                 "exec",
                 format!(
-                    "▶ {}  ·  running {}",
+                    "▶ {}  ·  {doing} {}",
                     display_label(&def, phase),
                     argv.join(" ")
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 ),
             )
         }

@@ -14,7 +14,8 @@ use baton_engine::route::{Decision, decide};
 use baton_engine::{WorkspaceFiles, guards::GuardViolation};
 use baton_events::EventKind;
 use baton_state::{
-    DecisionReason, Lifecycle, PendingDecision, PhaseLogEntry, Transition, WorkspaceState,
+    CommandGuard, DecisionReason, Lifecycle, PendingDecision, PhaseLogEntry, Transition,
+    WorkspaceState,
 };
 use baton_workflow::{CommandSource, PerTask, ResultKind, WorkflowDefinition};
 
@@ -193,11 +194,26 @@ pub(crate) fn report_core(
     if let Some(CommandSource::Fixed(commands)) = phase_def.and_then(|p| p.commands.as_ref()) {
         state.phase_log.push(log);
         let step = state.command_step as usize;
-        let shown = commands
-            .get(step)
-            .map(|argv| argv.join(" "))
-            .unwrap_or_default();
-        if let Some(code) = input.exit_code.filter(|c| *c != 0) {
+        let current = commands.get(step);
+        let shown = current.map(|c| c.run().join(" ")).unwrap_or_default();
+        let mut skipped_as_done = None;
+        if let Some(check) = current.and_then(|c| c.skip_if())
+            && state.command_guard == CommandGuard::Check
+        {
+            // This report is the "already done" check's. Without an exit
+            // code the work is assumed not done (never skip real work).
+            if input.exit_code != Some(0) {
+                state.command_guard = CommandGuard::Run;
+                return Ok(Outcome::empty("setup_continue"));
+            }
+            skipped_as_done = Some(format!(
+                "`{}` exited 0: `{shown}` was already done and is skipped",
+                check.join(" ")
+            ));
+        }
+        if skipped_as_done.is_none()
+            && let Some(code) = input.exit_code.filter(|c| *c != 0)
+        {
             let message = format!(
                 "command {} of {phase} (`{shown}`) exited with code {code}",
                 step + 1
@@ -208,11 +224,15 @@ pub(crate) fn report_core(
             return Ok(outcome);
         }
         state.command_step += 1;
+        state.command_guard = CommandGuard::Check;
         if (state.command_step as usize) < commands.len() {
-            return Ok(Outcome::empty("setup_continue"));
+            let mut outcome = Outcome::empty("setup_continue");
+            outcome.warnings.extend(skipped_as_done);
+            return Ok(outcome);
         }
         state.command_step = 0;
         let mut outcome = Outcome::empty("proceed");
+        outcome.warnings.extend(skipped_as_done);
         outcome.transitions = lc.complete_to(
             state,
             phase,
