@@ -327,21 +327,39 @@ impl ManualService {
         }
         if rows.len() > req.max_candidates {
             let cut = rows.split_off(req.max_candidates);
-            // Keyed by text, holding the shared manual id and path.
-            let mut per_file: HashMap<(&str, &str), SharedCount<'_>> = HashMap::new();
-            let mut indexes: HashMap<&str, Option<&crate::index::ManualIndex>> = HashMap::new();
+            // The tail can be most of the corpus (a query with common words):
+            // count it per file keyed by identity — the manual's index and
+            // the path its file's documents share — instead of hashing text.
+            let mut per_file: HashMap<(usize, usize), SharedCount<'_>> = HashMap::new();
+            let mut last_index: Option<(*const str, Option<&crate::index::ManualIndex>)> = None;
             for s in &cut {
-                let index = *indexes
-                    .entry(&s.manual_id)
-                    .or_insert_with(|| corpus.manual(&s.manual_id));
-                if let Some(doc) = index.and_then(|m| m.doc(s.hit.doc)) {
+                let id = Arc::as_ptr(&s.manual_id);
+                let index = match last_index {
+                    Some((last, index)) if std::ptr::eq(last, id) => index,
+                    _ => {
+                        let index = corpus.manual(&s.manual_id);
+                        last_index = Some((id, index));
+                        index
+                    }
+                };
+                let Some(index) = index else {
+                    continue;
+                };
+                if let Some(doc) = index.doc(s.hit.doc) {
+                    let key = (
+                        std::ptr::from_ref(index) as usize,
+                        Arc::as_ptr(&doc.path) as *const u8 as usize,
+                    );
                     per_file
-                        .entry((&s.manual_id, &*doc.path))
+                        .entry(key)
                         .or_insert((&s.manual_id, &doc.path, 0))
                         .2 += 1;
                 }
             }
-            let mut per_file: Vec<_> = per_file.into_iter().collect();
+            let mut per_file: Vec<_> = per_file
+                .into_values()
+                .map(|v| ((&**v.0, &**v.1), v))
+                .collect();
             per_file.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             outcome.unscanned.reserve_exact(per_file.len());
             outcome
