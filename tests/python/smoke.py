@@ -4,7 +4,8 @@ Usage: python3 tests/python/smoke.py PATH_TO_BATON
 
 Drives `baton serve` over stdio and over streamable HTTP: initialize, tools/list
 (the SDK validates every successful result against the tool's outputSchema),
-a few lifecycle calls, and an error result. Exits non-zero on any mismatch.
+a few lifecycle calls, the pipeline loop (seed 001) with an embedded report,
+the manual tools (seed 002), and error results. Exits non-zero on any mismatch.
 """
 
 import asyncio
@@ -52,7 +53,55 @@ async def exercise(session, label):
 
     r = await session.call_tool("state_resume_info", {"workspace": ws})
     check(r.structured_content["currentPhaseStatus"] == "in_progress", f"{label}: {r}")
+
+    await pipeline(session, label)
+    await manuals(session, label)
     return ws
+
+
+async def pipeline(session, label):
+    """Seed 001's loop: init, confirm, an agent action, its report embedded."""
+    r = await session.call_tool("pipeline_init", {"arguments": f"fix the {label} login typo --nopr"})
+    check(not r.is_error, f"{label}: pipeline_init {r}")
+    init = r.structured_content
+    check(init["source_type"] == "text" and init["flags"]["skip_pr"], f"{label}: {init}")
+    r = await session.call_tool("pipeline_init_with_context", {
+        "workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"],
+        "user_confirmation": {"effort": "S", "use_current_branch": True}})
+    check(not r.is_error and r.structured_content["ready"], f"{label}: confirm {r}")
+    ws = r.structured_content["workspace"]
+    r = await session.call_tool("pipeline_next_action", {"workspace": ws})
+    a = r.structured_content
+    check(a["type"] == "spawn_agent" and a["phase"] == "phase-1", f"{label}: {a}")
+    check("## Output File" in a["prompt"], f"{label}: prompt layers")
+    # The agent writes its artifact; the report travels with the next call.
+    with open(os.path.join(REPO, ws, a["output_file"]), "w") as f:
+        f.write("# Analysis\n\nWritten by the smoke test.\n")
+    r = await session.call_tool("pipeline_next_action", {
+        "workspace": ws, "previous_action_complete": True, "previous_tokens": 10})
+    a = r.structured_content
+    check(a["report_result"]["next_action_hint"] == "proceed", f"{label}: {a}")
+    check(a["type"] == "spawn_agent" and a["phase"] == "phase-3", f"{label}: {a}")
+    # A report without the artifact is refused and names the rule.
+    r = await session.call_tool("pipeline_report_result", {"workspace": ws, "phase": "phase-3"})
+    check(r.is_error and json.loads(r.content[0].text)["code"] == "blocked", f"{label}: {r}")
+
+
+async def manuals(session, label):
+    """Seed 002: list, find, page the hits, read the best section."""
+    r = await session.call_tool("manual_ls", {})
+    check(not r.is_error, f"{label}: manual_ls {r}")
+    r = await session.call_tool("manual_find", {"query": "解約したら返戻金はいつ支払われますか"})
+    check(not r.is_error and len(r.structured_content["trace_id"]) == 32, f"{label}: {r}")
+    r = await session.call_tool("manual_hits", {"trace_id": r.structured_content["trace_id"], "limit": 3})
+    items = r.structured_content["items"]
+    check(items and items[0]["ref"]["path"] == "terms.md", f"{label}: {items}")
+    # Compact rows may hoist manual_id out of the ref (seed 002); a read names it.
+    ref = {"manual_id": "demo", **items[0]["ref"]}
+    r = await session.call_tool("manual_read", {"ref": ref, "scope": "section"})
+    check(not r.is_error and "30日以内" in r.content[0].text, f"{label}: {r}")
+    r = await session.call_tool("manual_find", {"query": "x", "budget": {"max_candidates": True}})
+    check(r.is_error and json.loads(r.content[0].text)["code"] == "invalid_parameter", f"{label}: {r}")
 
 
 async def over_stdio(baton, repo):
@@ -85,10 +134,19 @@ async def over_http(baton, repo):
         proc.wait(timeout=10)
 
 
+REPO = None
+
+
 async def main():
+    global REPO
     baton = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory() as repo:
+        REPO = repo
         os.mkdir(os.path.join(repo, ".git"))
+        os.makedirs(os.path.join(repo, "manuals", "demo"))
+        with open(os.path.join(repo, "manuals", "demo", "terms.md"), "w") as f:
+            f.write("# 約款\n\n## 第10条 解約返戻金\n\n解約返戻金は請求から30日以内に支払います。\n\n"
+                    "## 第11条 入院給付金\n\n入院1日につき5000円を支払います。\n")
         ws1 = await over_stdio(baton, repo)
         ws2 = await over_http(baton, repo)
         check(ws1 != ws2, "two workspaces")
