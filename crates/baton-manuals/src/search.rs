@@ -103,6 +103,9 @@ struct Acc {
     groups: [f32; MAX_GROUPS],
     title_groups: u32,
     terms: u64,
+    /// Whether a content word or a hiragana word matched (not only glue
+    /// bigrams such as `ンを` or stop words).
+    anchored: bool,
 }
 
 /// Scores every section sharing a term with the query; returns hits sorted
@@ -147,6 +150,7 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
     for ti in order {
         let term = &plan.terms[ti];
         let backoff = term.role == TermRole::Backoff;
+        let anchors = matches!(term.role, TermRole::Content | TermRole::Kana);
         let Some(tid) = index.term_id(&term.text) else {
             continue;
         };
@@ -186,6 +190,7 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             }
             let acc = &mut accs[*slot_ref as usize].1;
             acc.score += weight * tf * (K1 + 1.0) / (tf + norm);
+            acc.anchored |= anchors;
             if ti < 64 {
                 acc.terms |= 1 << ti;
             }
@@ -200,6 +205,16 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
         }
     }
 
+    // A section that shares only glue bigrams (a particle after a katakana
+    // word, `ンを`) or stop words with the query is noise, not a candidate —
+    // unless the query has nothing else to match.
+    let anchorable = plan
+        .terms
+        .iter()
+        .any(|t| matches!(t.role, TermRole::Content | TermRole::Kana));
+    if anchorable {
+        accs.retain(|(_, acc)| acc.anchored);
+    }
     let w = opts.scoring.query_coverage_weight;
     let mut hits: Vec<Hit> = accs
         .into_iter()
