@@ -189,6 +189,28 @@ async fn create(c: &Client, text: &str, effort: &str, flags: &str) -> String {
     done["workspace"].as_str().unwrap().to_string()
 }
 
+/// Performs actions until one satisfies `stop` and returns it, unperformed;
+/// the run must not end first.
+async fn drive_until(
+    c: &Client,
+    repo: &Repo,
+    ws: &str,
+    script: &mut Script,
+    stop: impl Fn(&Value) -> bool,
+) -> Value {
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    for _ in 0..100 {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if stop(&a) {
+            return a;
+        }
+        assert_ne!(a["type"], "done", "the run ended first: {a}");
+        args = perform(repo.path(), ws, &a, script, &mut answers);
+    }
+    panic!("no such action within 100 steps")
+}
+
 /// Runs the loop until `done` (or `limit` actions).
 async fn drive(
     c: &Client,
@@ -464,15 +486,7 @@ async fn checkpoint_abandon_ends_the_run_and_bad_answers_are_refused() {
     let c = spawn(repo.path(), &[], &[]).await;
     let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
     let mut script = Script::default();
-    let mut answers = VecDeque::new();
-    let mut args = json!({"workspace": ws});
-    let checkpoint = loop {
-        let a = c.ok("pipeline_next_action", args.clone()).await;
-        if a["type"] == "checkpoint" {
-            break a;
-        }
-        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
-    };
+    let checkpoint = drive_until(&c, &repo, &ws, &mut script, |a| a["type"] == "checkpoint").await;
     assert_eq!(checkpoint["name"], "checkpoint-a");
     assert_eq!(
         checkpoint["options"],
@@ -542,16 +556,7 @@ async fn a_human_gate_closes_only_on_an_explicit_answer() {
     let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
     let gated = "# Tasks\n\n## Task 1: Core\n\nmode: sequential\n\n## Task 2: Merge the proto PR in repo-b\n\nmode: human_gate\ndepends_on: [1]\n";
     let mut script = Script::default().with("tasks.md", &[gated]);
-    let mut answers = VecDeque::new();
-    let mut args = json!({"workspace": ws});
-    let gate = loop {
-        let a = c.ok("pipeline_next_action", args.clone()).await;
-        if a["type"] == "human_gate" {
-            break a;
-        }
-        assert_ne!(a["type"], "done");
-        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
-    };
+    let gate = drive_until(&c, &repo, &ws, &mut script, |a| a["type"] == "human_gate").await;
     assert_eq!(gate["name"], "task-2");
     assert_eq!(gate["phase"], "phase-5");
     assert_eq!(gate["options"], json!(["done", "skip", "abandon"]));
@@ -594,15 +599,7 @@ async fn a_review_without_a_verdict_asks_a_person_who_can_approve() {
     let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
     let unclear = "# Review\n\nLooks fine I guess.\n";
     let mut script = Script::default().with("review-design.md", &[unclear]);
-    let mut answers = VecDeque::new();
-    let mut args = json!({"workspace": ws});
-    let q = loop {
-        let a = c.ok("pipeline_next_action", args.clone()).await;
-        if a["type"] == "checkpoint" {
-            break a;
-        }
-        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
-    };
+    let q = drive_until(&c, &repo, &ws, &mut script, |a| a["type"] == "checkpoint").await;
     assert_eq!(q["name"], "phase-3b-unknown-verdict");
     assert_eq!(q["options"], json!(["approve", "revise", "abandon"]));
     assert!(q["warning"].as_str().unwrap().contains("no clear verdict"));
@@ -967,16 +964,11 @@ async fn an_interrupted_final_commit_is_not_made_twice() {
     let ws = create(&c, "fix typo in the login page", "S", "--nopr").await;
     let mut script = Script::default();
     let mut answers = VecDeque::new();
-    let mut args = json!({"workspace": ws});
     // Drive to the commit itself (after `git add` and the check).
-    let commit = loop {
-        let a = c.ok("pipeline_next_action", args.clone()).await;
-        assert_ne!(a["type"], "done", "{a}");
-        if a["type"] == "exec" && a["commands"][1] == "commit" {
-            break a;
-        }
-        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
-    };
+    let commit = drive_until(&c, &repo, &ws, &mut script, |a| {
+        a["type"] == "exec" && a["commands"][1] == "commit"
+    })
+    .await;
     assert_eq!(commit["check_only"], false);
     c.close().await;
     // The orchestrator commits, then dies before it reports.
@@ -1016,14 +1008,7 @@ async fn a_check_that_says_not_done_runs_the_command_even_after_a_restart() {
     let ws = create(&c, "fix typo in the login page", "S", "--nopr").await;
     let mut script = Script::default();
     let mut answers = VecDeque::new();
-    let mut args = json!({"workspace": ws});
-    let check = loop {
-        let a = c.ok("pipeline_next_action", args.clone()).await;
-        if a["check_only"] == true {
-            break a;
-        }
-        args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
-    };
+    let check = drive_until(&c, &repo, &ws, &mut script, |a| a["check_only"] == true).await;
     // Something is staged: the check exits 1, which is no failure.
     let next = perform(repo.path(), &ws, &check, &mut script, &mut answers);
     assert_eq!(next["previous_exit_code"], 1);
