@@ -382,6 +382,19 @@ impl<'a> Lifecycle<'a> {
     }
 
     /// Common checks: not ended, phase known, phase current.
+    /// Checks, without changing anything, that `phase` is the current phase
+    /// and in progress — what a report of its work requires. Errors name
+    /// `action` (e.g. `report`).
+    pub fn ensure_running(
+        &self,
+        state: &WorkspaceState,
+        action: &'static str,
+        phase: &str,
+    ) -> Result<(), LifecycleError> {
+        self.check(state, action, phase)?;
+        expect_status(state, action, &[PhaseStatus::InProgress], "in_progress")
+    }
+
     fn check(
         &self,
         state: &WorkspaceState,

@@ -448,6 +448,10 @@ pub struct LastDispatch {
     /// Setup-only exec.
     #[serde(default)]
     pub setup_only: bool,
+    /// What was handed out (agent, output, tasks), so a repeated call that
+    /// hands out the same action again is recognised and not announced twice.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub action: String,
 }
 
 impl WorkspaceState {

@@ -289,6 +289,11 @@ async fn pipeline_init_with_context_refuses_bad_fields_and_never_writes() {
                 "invalid_parameter",
             ),
             (
+                "a request with no text at all",
+                json!({"workspace": ws, "task_text": "  ", "user_confirmation": {"effort": "M"}}),
+                "invalid_parameter",
+            ),
+            (
                 "unknown confirmation field",
                 json!({"workspace": ws, "user_confirmation": {"effort": "M", "force": true}}),
                 "invalid_parameter",
@@ -296,7 +301,7 @@ async fn pipeline_init_with_context_refuses_bad_fields_and_never_writes() {
             // An existing workspace is never overwritten.
             (
                 "confirming an existing workspace",
-                json!({"workspace": existing, "user_confirmation": {"effort": "L"}}),
+                json!({"workspace": existing, "task_text": "add login rate limiting", "user_confirmation": {"effort": "L"}}),
                 "conflict",
             ),
         ],
@@ -473,5 +478,16 @@ async fn pipeline_next_action_and_report_result_refuse_bad_fields() {
     )
     .await;
     assert_eq!(repo.state(&ws)["currentPhaseStatus"], "in_progress");
+    let e = c
+        .err(
+            "pipeline_report_result",
+            json!({"workspace": ws, "phase": "phase-3"}),
+            "invalid_state",
+        )
+        .await;
+    assert_eq!(
+        e["message"],
+        "report \"phase-3\" refused: the current phase is \"phase-1\""
+    );
     c.close().await;
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Repo, spawn};
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pipeline_init_detects_sources_and_writes_nothing() {
@@ -157,7 +157,7 @@ async fn the_three_call_flow_confirms_effort_and_creates_the_workspace() {
     assert_eq!(n["effort_options"]["S"]["recommended"], false);
     assert_eq!(
         n["effort_options"]["M"]["skipped_phases"],
-        json!([{"phase_id": "phase-4b", "label": "Tasks AI Review"}, {"phase_id": "checkpoint-b", "label": "Tasks Checkpoint"}])
+        json!([{"phase_id": "phase-4b", "label": "Tasks Review"}, {"phase_id": "checkpoint-b", "label": "Human Reviews Tasks"}])
     );
     assert_eq!(n["effort_options"]["L"]["skipped_phases"], json!([]));
     assert_eq!(n["current_branch"], "main");
@@ -220,7 +220,7 @@ async fn the_three_call_flow_confirms_effort_and_creates_the_workspace() {
     assert_eq!(repo.events()[0]["event"], "pipeline-init");
     assert_eq!(repo.events()[0]["detail"], "effort=M");
     // Twice is a conflict.
-    c.err("pipeline_init_with_context", json!({"workspace": ws, "user_confirmation": {"effort": "M", "workspace_slug": "login feature"}}), "conflict").await;
+    c.err("pipeline_init_with_context", json!({"workspace": ws, "task_text": "implement login feature", "user_confirmation": {"effort": "M", "workspace_slug": "login feature"}}), "conflict").await;
     c.close().await;
 }
 
@@ -363,6 +363,65 @@ async fn report_result_checks_artifacts_and_routes_reviews() {
     assert_eq!(
         log, 6,
         "one metrics entry per accepted report (refused ones log nothing)"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payloads_keep_the_seeds_fields_and_specs_mentions_resume() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    // New pipeline from text: source_url/source_id and current_branch are null.
+    let r = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": "implement login feature"}),
+        )
+        .await;
+    assert_eq!(r["source_url"], Value::Null);
+    assert_eq!(r["source_id"], Value::Null);
+    assert!(r.as_object().unwrap().contains_key("source_url"));
+    assert!(
+        r["flags"]
+            .as_object()
+            .unwrap()
+            .contains_key("current_branch")
+    );
+    assert_eq!(r["flags"]["current_branch"], Value::Null);
+    // Effort L with the current branch: [] skipped, create_branch false.
+    let done = c
+        .ok(
+            "pipeline_init_with_context",
+            json!({"workspace": r["workspace"], "task_text": r["core_text"], "flags": r["flags"],
+                   "user_confirmation": {"effort": "L", "use_current_branch": true}}),
+        )
+        .await;
+    assert_eq!(done["skipped_phases"], json!([]));
+    assert_eq!(done["create_branch"], false);
+    let ws = done["workspace"].as_str().unwrap().to_string();
+    // Text that mentions the workspace resumes it.
+    let r = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": format!("please continue {ws}/ where we stopped")}),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!({"resume_mode": "auto", "workspace": ws, "instruction": "call state_resume_info"})
+    );
+    let r = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": "continue .specs/20990101-gone please"}),
+        )
+        .await;
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("state.json not found"),
+        "{r}"
     );
     c.close().await;
 }

@@ -1033,3 +1033,101 @@ async fn a_check_that_says_not_done_runs_the_command_even_after_a_restart() {
     assert_eq!(commit_count(repo.path()), before + 1);
     c.close().await;
 }
+
+/// The events of one phase as `event[:detail][/outcome]` strings.
+fn phase_events(repo: &Repo, phase: &str) -> Vec<String> {
+    repo.events()
+        .iter()
+        .filter(|e| e["phase"] == phase)
+        .map(|e| {
+            let mut s = e["event"].as_str().unwrap().to_string();
+            if let Some(d) = e["detail"].as_str() {
+                s = format!("{s}:{d}");
+            }
+            if e["outcome"] == "failed" && e["event"] == "action-complete" {
+                s.push_str("/failed");
+            }
+            s
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seed_003_sequence_holds_on_every_path() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let dir = repo.ws_dir(&ws);
+    // A repeated call (a reconnect) hands phase-1 out again, announced once.
+    let a = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    let again = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(describe(&a), describe(&again));
+    std::fs::write(dir.join("analysis.md"), "# Analysis\n\ntext\n").unwrap();
+    // Reported through the standalone tool, with the model that really ran.
+    c.ok(
+        "pipeline_report_result",
+        json!({"workspace": ws, "phase": "phase-1", "model": "opus", "tokens_used": 5}),
+    )
+    .await;
+    assert_eq!(
+        phase_events(&repo, "phase-1"),
+        [
+            "phase-start",
+            "agent-dispatch:situation-analyst",
+            "action-complete:opus",
+            "phase-complete"
+        ]
+    );
+    // The embedded path gives the same sequence.
+    let a = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(a["phase"], "phase-2");
+    std::fs::write(dir.join("investigation.md"), "# Investigation\n\ntext\n").unwrap();
+    c.ok(
+        "pipeline_next_action",
+        json!({"workspace": ws, "previous_action_complete": true, "previous_model": "haiku"}),
+    )
+    .await;
+    assert_eq!(
+        phase_events(&repo, "phase-2"),
+        [
+            "phase-start",
+            "agent-dispatch:investigator",
+            "action-complete:haiku",
+            "phase-complete"
+        ]
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_and_failed_commands_name_their_phase_in_events() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "").await;
+    let gated = "# Tasks\n\n## Task 1: Core\n\nmode: human_gate\n";
+    let mut script = Script::default().with("tasks.md", &[gated]);
+    let gate = drive_until(&c, &repo, &ws, &mut script, |a| a["type"] == "human_gate").await;
+    assert_eq!(gate["name"], "task-1");
+    let checkpoints: Vec<String> = phase_events(&repo, "phase-5")
+        .into_iter()
+        .filter(|e| e.starts_with("checkpoint"))
+        .collect();
+    assert_eq!(checkpoints, ["checkpoint:task-1"]);
+    assert!(phase_events(&repo, "task-1").is_empty());
+    // With a PR and no remote, `git push` fails: the command's
+    // action-complete is `failed`, then phase-fail.
+    c.ok(
+        "pipeline_next_action",
+        json!({"workspace": ws, "user_response": "done"}),
+    )
+    .await;
+    let failed = drive_until(&c, &repo, &ws, &mut script, |a| {
+        a["name"] == "pr-creation-failed"
+    })
+    .await;
+    assert_eq!(failed["options"], json!(["retry", "skip", "abandon"]));
+    let pr = phase_events(&repo, "pr-creation");
+    assert_eq!(pr[..2], ["phase-start", "action-complete/failed"], "{pr:?}");
+    assert!(pr[2].starts_with("phase-fail"), "{pr:?}");
+    c.close().await;
+}

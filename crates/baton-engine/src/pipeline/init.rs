@@ -45,8 +45,7 @@ pub struct Flags {
     pub discuss: bool,
     /// `--effort=S|M|L`.
     pub effort_override: Option<String>,
-    /// The caller's current git branch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The caller's current git branch (null when not given).
     pub current_branch: Option<String>,
 }
 

@@ -16,7 +16,7 @@ use baton_engine::pipeline::prompt::{PromptParts, assemble};
 use baton_engine::pipeline::tasks::parse_tasks;
 use baton_engine::route::{Decision, decide};
 use baton_engine::summary::phase_label;
-use baton_events::{EventKind, EventRecord};
+use baton_events::{EventKind, EventRecord, Outcome as EventOutcome};
 use baton_state::{
     CommandGuard, HumanFeedback, Lifecycle, PhaseLogEntry, PhaseStatus, Transition, WorkspaceRef,
     WorkspaceState, schema::LastDispatch,
@@ -105,7 +105,8 @@ pub fn tools() -> Vec<ToolSpec> {
 /// Something to publish after the write, in order.
 enum Happened {
     Transition(Transition),
-    Event(EventKind, String, Option<String>),
+    /// An event: kind, phase, detail, and an outcome other than the kind's.
+    Event(EventKind, String, Option<String>, Option<EventOutcome>),
 }
 
 /// What one call did and what it returns.
@@ -203,18 +204,27 @@ fn step(
                 ToolError::new(e.code, format!("report_result: {}", e.message))
                     .with_details(e.details.clone().unwrap_or(Value::Null))
             })?;
-            let model = state
-                .last_dispatch
-                .as_ref()
-                .map(|d| d.model.clone())
+            // The model that ran (reported), else the one dispatched.
+            let model = input
+                .model
+                .clone()
+                .or_else(|| state.last_dispatch.as_ref().map(|d| d.model.clone()))
                 .unwrap_or_default();
+            let failed = input.exit_code.is_some_and(|c| c != 0)
+                && state.current_phase_status == PhaseStatus::Failed;
             happened.push(Happened::Event(
                 EventKind::ActionComplete,
                 phase.clone(),
                 (!model.is_empty()).then_some(model),
+                failed.then_some(EventOutcome::Failed),
             ));
             if outcome.hint == "revision_required" {
-                happened.push(Happened::Event(EventKind::RevisionRequired, phase, None));
+                happened.push(Happened::Event(
+                    EventKind::RevisionRequired,
+                    phase,
+                    None,
+                    None,
+                ));
             }
             happened.extend(
                 outcome
@@ -285,12 +295,27 @@ fn step(
                 return Ok(finish(report, Plan::Ask(question), happened, warnings));
             }
             Plan::Spawn(ref spawn) => {
+                let action = dispatch_key(spawn);
+                // A repeated call (no report, same action, phase running)
+                // hands the action out again without announcing it again.
+                let repeat = report.is_none()
+                    && state.current_phase_status == PhaseStatus::InProgress
+                    && state
+                        .last_dispatch
+                        .as_ref()
+                        .is_some_and(|d| d.phase == spawn.phase && d.action == action);
                 dispatch(state, &lc, &spawn.phase, &spawn.model, false, &mut happened)?;
-                happened.push(Happened::Event(
-                    EventKind::AgentDispatch,
-                    spawn.phase.clone(),
-                    Some(spawn.agent.clone()),
-                ));
+                if let Some(d) = state.last_dispatch.as_mut() {
+                    d.action = action;
+                }
+                if !repeat {
+                    happened.push(Happened::Event(
+                        EventKind::AgentDispatch,
+                        spawn.phase.clone(),
+                        Some(spawn.agent.clone()),
+                        None,
+                    ));
+                }
                 return Ok(finish(report, plan, happened, ignored(answer, warnings)));
             }
             Plan::Exec {
@@ -390,8 +415,21 @@ fn dispatch(
         phase: phase.to_string(),
         model: model.to_string(),
         setup_only,
+        action: String::new(),
     });
     Ok(())
+}
+
+/// What identifies a handed-out agent action: agent, output and tasks.
+fn dispatch_key(spawn: &Spawn) -> String {
+    let tasks: Vec<&str> = spawn.parallel.iter().map(|t| t.id.as_str()).collect();
+    format!(
+        "{}|{}|{}|{}",
+        spawn.agent,
+        spawn.output.as_deref().unwrap_or(""),
+        spawn.task.as_deref().unwrap_or(""),
+        tasks.join(",")
+    )
 }
 
 /// Puts the run in `awaiting_human` for `question` (once; a repeated call
@@ -419,8 +457,9 @@ fn wait_for_person(
         lc.checkpoint(state, &question.phase)?;
         happened.push(Happened::Event(
             EventKind::Checkpoint,
-            question.name.clone(),
-            Some(question.phase.clone()),
+            question.phase.clone(),
+            Some(question.name.clone()),
+            None,
         ));
     }
     Ok(())
@@ -590,10 +629,13 @@ fn publish(ctx: &AppContext, ws: &WorkspaceRef, state: &WorkspaceState, stepped:
             Happened::Transition(t) => {
                 events.extend(events_for(ctx, ws, state, std::slice::from_ref(t)))
             }
-            Happened::Event(kind, phase, detail) => {
+            Happened::Event(kind, phase, detail, outcome) => {
                 let mut e = ctx.event(*kind, phase, ws, state);
                 if let Some(d) = detail {
                     e = e.with_detail(d);
+                }
+                if let Some(o) = outcome {
+                    e.outcome = *o;
                 }
                 events.push(e);
             }

@@ -66,12 +66,12 @@ pub struct InitReply {
     /// github_issue, jira_issue, linear_issue, text or workspace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_type: Option<SourceType>,
-    /// The issue URL.
+    /// The issue URL (null for a text source; absent on resume and errors).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source_url: Option<String>,
-    /// The issue id.
+    pub source_url: Option<Option<String>>,
+    /// The issue id (null for a text source; absent on resume and errors).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source_id: Option<String>,
+    pub source_id: Option<Option<String>>,
     /// The task text without flags.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub core_text: Option<String>,
@@ -198,7 +198,7 @@ pub struct InitWithContextReply {
     /// light, standard or full.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_template: Option<String>,
-    /// Phases skipped (omitted when none).
+    /// Phases the effort's flow template skips (`[]` for L).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_phases: Option<Vec<String>>,
     /// What request.md holds.
@@ -207,7 +207,7 @@ pub struct InitWithContextReply {
     /// The branch to work on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Run `git checkout -b <branch>` (omitted when false).
+    /// Run `git checkout -b <branch>` (false: work on the current branch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub create_branch: Option<bool>,
 }
@@ -264,11 +264,18 @@ fn pipeline_init(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError>
             });
         }
     };
-    // Resume: the input names an existing workspace.
+    // Resume: the input names an existing workspace — a `.specs/<name>`
+    // anywhere in it (seed 001: "input contains .specs/"), or a bare name.
     let prefix = format!("{}/", specs_prefix(ctx));
-    let names_workspace = parsed.core_text.starts_with(&prefix);
+    let specs_token = parsed
+        .core_text
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',' | ';' | '(' | ')')))
+        .find(|w| w.starts_with(&prefix));
+    let names_workspace = specs_token.is_some();
     if names_workspace || !parsed.core_text.contains(char::is_whitespace) {
-        match ctx.store.resolve(&parsed.core_text) {
+        let named = specs_token.unwrap_or(parsed.core_text.as_str());
+        match ctx.store.resolve(named.trim_end_matches('/')) {
             Ok(ws) if ws.state_file().is_file() => {
                 return to_value(&InitReply {
                     resume_mode: Some("auto".into()),
@@ -326,8 +333,8 @@ fn pipeline_init(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError>
         workspace: Some(workspace),
         spec_name: Some(slug),
         source_type: Some(parsed.source_type),
-        source_url: parsed.source_url,
-        source_id: parsed.source_id,
+        source_url: Some(parsed.source_url),
+        source_id: Some(parsed.source_id),
         core_text: Some(parsed.core_text),
         flags: Some(flags),
         fetch_needed,
@@ -659,6 +666,12 @@ fn pipeline_init_with_context(ctx: &AppContext, arguments: Value) -> Result<Valu
             .filter(|b| !b.trim().is_empty())
             .unwrap_or(task_text.clone())
     };
+    if body.trim().is_empty() {
+        return Err(ToolError::invalid(
+            "task_text",
+            "the request is empty: pass task_text (text sources), the fetched issue fields in external_context, or user_confirmation.enriched_request_body",
+        ));
+    }
     let mut request = format!(
         "---\nsource_type: {}\n",
         serde_json::to_value(source_type)
@@ -693,14 +706,11 @@ fn pipeline_init_with_context(ctx: &AppContext, arguments: Value) -> Result<Valu
         workspace: Some(ws.display.clone()),
         effort: Some(confirmation.effort.clone()),
         flow_template: Some(template.as_str().to_string()),
-        skipped_phases: {
-            // The effort's flow template (seed 001); run flags add more skips in state.json.
-            let by_template = definition.skipped_for(template.as_str());
-            (!by_template.is_empty()).then_some(by_template)
-        },
+        // The effort's flow template (seed 001); run flags add more skips in state.json.
+        skipped_phases: Some(definition.skipped_for(template.as_str())),
         request_md_content: Some(request),
         branch: Some(branch),
-        create_branch: create_branch.then_some(true),
+        create_branch: Some(create_branch),
         ..InitWithContextReply::default()
     })
 }

@@ -174,7 +174,7 @@ pub(crate) fn report_core(
     let phase = input.phase.as_str();
     let lc = Lifecycle::new(def, now);
     // The phase must be the current one and in progress.
-    lc.fail(&mut state.clone(), phase, "probe")?;
+    lc.ensure_running(state, "report", phase)?;
     let phase_def = def.phase(phase);
     let log = PhaseLogEntry {
         phase: phase.to_string(),
@@ -444,13 +444,33 @@ fn report_result(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError>
             report_core(&def, state, &files, now, &input)
         })?;
     let outcome = updated.value;
-    let mut events = events_for(ctx, &ws, &updated.state, &outcome.transitions);
-    if outcome.hint == "revision_required" {
-        events.insert(
-            0,
-            ctx.event(EventKind::RevisionRequired, &phase, &ws, &updated.state),
-        );
+    // The same per-phase sequence as the embedded report (seed 003):
+    // action-complete, then revision-required, then the transitions.
+    let model = args
+        .model
+        .clone()
+        .or_else(|| {
+            updated
+                .state
+                .last_dispatch
+                .as_ref()
+                .map(|d| d.model.clone())
+        })
+        .unwrap_or_default();
+    let mut done = ctx.event(EventKind::ActionComplete, &phase, &ws, &updated.state);
+    if !model.is_empty() {
+        done = done.with_detail(model);
     }
+    if args.exit_code.is_some_and(|c| c != 0)
+        && updated.state.current_phase_status == baton_state::PhaseStatus::Failed
+    {
+        done.outcome = baton_events::Outcome::Failed;
+    }
+    let mut events = vec![done];
+    if outcome.hint == "revision_required" {
+        events.push(ctx.event(EventKind::RevisionRequired, &phase, &ws, &updated.state));
+    }
+    events.extend(events_for(ctx, &ws, &updated.state, &outcome.transitions));
     ctx.publish(events);
     let display = if outcome.hint == "proceed" {
         let secs = args.duration_ms.unwrap_or(0) / 1000;
