@@ -236,9 +236,16 @@ impl ManualsRoot {
             }
             current = next;
         }
-        let canonical = current
-            .canonicalize()
-            .map_err(|e| ManualError::io("cannot resolve path", &e))?;
+        let canonical = current.canonicalize().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                // A dangling symlink: the name exists, what it points to does not.
+                ManualError::not_found(format!(
+                    "{rel:?} in manual {manual_id:?} is a link to nothing; list files with manual_ls(id='{manual_id}')"
+                ))
+            } else {
+                ManualError::io("cannot resolve path", &e)
+            }
+        })?;
         if !canonical.starts_with(&dir) {
             return Err(ManualError::out_of_scope(format!(
                 "{rel:?} resolves outside manual {manual_id:?} (symlink); only files inside the manual can be read"

@@ -166,6 +166,12 @@ pub struct ReadRef {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub start_line: Option<u64>,
+    /// Accepted and ignored, so a full candidate ref can be passed back as is.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Accepted and ignored (a candidate's title).
+    #[serde(default)]
+    pub title: Option<String>,
 }
 
 /// How much `manual_read` returns.
@@ -230,6 +236,7 @@ pub struct ReadInput {
 pub struct ScanCursor {
     /// Line to start at (integer, 1..=line count).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub start_line: Option<u64>,
     /// Character offset to start at (integer >= 0; as returned in `next_cursor`).
     #[serde(default)]

@@ -117,6 +117,23 @@ fn symlinked_directory_pointing_outside_is_out_of_scope() {
 
 #[cfg(unix)]
 #[test]
+fn a_dangling_symlink_is_not_found_not_an_internal_error() {
+    let f = Fixture::new();
+    std::os::unix::fs::symlink(f.dir.path().join("nothing"), f.root.join("m1/dangling"))
+        .expect("symlink");
+    std::os::unix::fs::symlink("missing.md", f.root.join("m1/gone.md")).expect("symlink");
+    let s = f.service();
+    assert_eq!(code(s.ls(json!({"id": "m1/dangling"}))), Code::NotFound);
+    assert_eq!(
+        code(s.scan(json!({"manual_id": "m1", "path": "gone.md"}))),
+        Code::NotFound
+    );
+    // The rest of the manual still works.
+    assert!(s.ls(json!({"id": "m1"})).is_ok());
+}
+
+#[cfg(unix)]
+#[test]
 fn symlink_inside_the_manual_is_readable() {
     let f = Fixture::new();
     std::os::unix::fs::symlink(f.root.join("m1/rules.md"), f.root.join("m1/alias.md"))

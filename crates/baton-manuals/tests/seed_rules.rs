@@ -476,6 +476,39 @@ fn find_only_unscanned_from_trace_id_continues_after_the_cap() {
     );
 }
 
+#[test]
+fn a_continuation_follows_the_cut_into_the_manual_the_search_widened_to() {
+    let f = Fixture::new();
+    f.write("en/guide.md", "# Guide\nNothing about it here.\n");
+    for i in 0..6 {
+        f.write(
+            &format!("m5/f{i}.md"),
+            &format!("# 規定{i}\n共通規定の本文{i}。\n"),
+        );
+    }
+    let s = f.service();
+    // `en` has no match: the search widens to m5, where the cap cuts 4.
+    let first = s
+        .find(json!({"query": "共通規定", "manual_id": "en", "budget": {"max_candidates": 2}}))
+        .expect("find");
+    let unscanned = s
+        .hits(json!({"trace_id": first.trace_id, "kind": "unscanned"}))
+        .expect("hits");
+    assert!(unscanned.items.iter().all(|u| u["manual_id"] == "m5"));
+    // The suggested continuation, passed back as given, returns the rest.
+    let value = serde_json::to_value(&first).unwrap();
+    let action = value["next_actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["params"]["only_unscanned_from_trace_id"] == first.trace_id.as_str())
+        .expect("a continuation is suggested")
+        .clone();
+    let next = s.find(action["params"].clone()).expect("find");
+    let next_hits = s.hits(json!({"trace_id": next.trace_id})).expect("hits");
+    assert_eq!(next_hits.total, 4, "{:?}", next_hits.items);
+}
+
 // ------------------------------------------------------------ manual_hits
 
 #[test]

@@ -248,13 +248,18 @@ impl ManualService {
         deadline: Instant,
     ) -> Outcome {
         let all: Vec<String> = corpus.manual_ids().map(str::to_string).collect();
-        let mut scope: Vec<String> = match &req.manual_id {
-            Some(m) => vec![m.clone()],
-            None => all.clone(),
+        // A continuation searches exactly the files its trace left unscanned,
+        // in whichever manuals they are — also when the first search had
+        // widened beyond `manual_id` (or the default manual).
+        let scope: Vec<String> = match (continuation, &req.manual_id) {
+            (Some(c), _) => all
+                .iter()
+                .filter(|m| c.files.iter().any(|(cm, _)| cm == *m))
+                .cloned()
+                .collect(),
+            (None, Some(m)) => vec![m.clone()],
+            (None, None) => all.clone(),
         };
-        if let Some(c) = continuation {
-            scope.retain(|m| c.files.iter().any(|(cm, _)| cm == m));
-        }
         let exceptions_intent =
             claims::detect_facets(&plan.normalized).contains(&Facet::Exceptions);
         let mut outcome = Outcome {
