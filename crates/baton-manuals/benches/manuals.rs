@@ -163,6 +163,26 @@ fn japanese_1_5_mb() -> &'static ManualService {
     .1
 }
 
+/// The same amount of Japanese text split over 30 manuals of 10 files.
+fn japanese_1_5_mb_in_30_manuals() -> &'static ManualService {
+    static S: OnceLock<(tempfile::TempDir, ManualService)> = OnceLock::new();
+    &S.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("manuals");
+        let bytes: usize = (0..30)
+            .map(|m| generate(&root, &format!("ja{m:02}"), 10, 5000, 42 + m))
+            .sum();
+        eprintln!("generated 30 Japanese manuals: {bytes} bytes in 300 files");
+        let mut config = ManualConfig::new(&root);
+        config.watch = true;
+        config.stat_interval = std::time::Duration::from_secs(3600);
+        let service = ManualService::open(config).expect("open");
+        service.build_index(&mut |_| {}).expect("build");
+        (dir, service)
+    })
+    .1
+}
+
 /// Full index build (parse + tokenise + postings) of 1,000 files, no disk cache.
 #[divan::bench(sample_count = 10)]
 fn index_build_1000_files(bencher: Bencher) {
@@ -225,6 +245,18 @@ fn find_japanese_1_5_mb(bencher: Bencher, query: &str) {
     bencher.bench(|| {
         service
             .find(json!({"query": query, "manual_id": "ja", "use_cache": false}))
+            .expect("find")
+    });
+}
+
+/// `manual_find` over every manual (no `manual_id`) when the same amount of
+/// text is spread over 30 manuals.
+#[divan::bench(args = QUERIES, sample_count = 100)]
+fn find_japanese_1_5_mb_in_30_manuals(bencher: Bencher, query: &str) {
+    let service = japanese_1_5_mb_in_30_manuals();
+    bencher.bench(|| {
+        service
+            .find(json!({"query": query, "use_cache": false}))
             .expect("find")
     });
 }

@@ -30,7 +30,7 @@ pub(crate) const CONTEXT_WEIGHT: f64 = 0.6;
 /// Concept groups beyond this are not tracked for coverage.
 const MAX_GROUPS: usize = 32;
 /// How many first-stage results get the phrase/exception refinement.
-const REFINE_TOP: usize = 100;
+pub(crate) const REFINE_TOP: usize = 100;
 /// Score bonus when every concept occurs verbatim.
 const PHRASE_BONUS: f64 = 0.25;
 /// Score boost of exception sections for queries about exceptions.
@@ -64,20 +64,10 @@ pub(crate) const EXCEPTION_MARKERS: &[&str] = &[
 pub(crate) struct SearchOptions<'a> {
     /// Ranking knobs.
     pub scoring: &'a ScoringConfig,
-    /// Whether the query asks about exceptions (boosts exception sections).
-    pub exceptions_intent: bool,
     /// Stage-4 loose search: marks results with [`Signal::Loose`].
     pub loose: bool,
     /// Only documents passing this filter are scored.
     pub filter: Option<&'a dyn Fn(&Doc) -> bool>,
-    /// Optional external late reranker.
-    pub late_reranker: Option<&'a dyn crate::LateReranker>,
-    /// The manual being searched (passed to the late reranker).
-    pub manual_id: &'a str,
-    /// The raw query (passed to the late reranker).
-    pub raw_query: &'a str,
-    /// How many of the best hits must come back exactly ordered.
-    pub ordered: usize,
 }
 
 /// One scored section.
@@ -114,31 +104,11 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
     let n = f64::from(index.doc_count().max(1));
     let avg_len = index.avg_len();
     let n_groups = plan.groups.len().min(MAX_GROUPS);
-    let max_idf = idf(n, 0.0);
-    // Per-group weight: mean idf of its terms (unknown terms count as rarest).
-    let mut group_idf_sum = vec![0.0f64; n_groups];
-    let mut term_idf = Vec::with_capacity(plan.terms.len());
-    for term in &plan.terms {
-        let df = index
-            .term_id(&term.text)
-            .map(|t| index.postings(t).len())
-            .unwrap_or(0) as f64;
-        let value = if df > 0.0 { idf(n, df) } else { max_idf };
-        term_idf.push((value, df));
-        for &g in &term.groups {
-            if g < n_groups {
-                group_idf_sum[g] += value;
-            }
-        }
-    }
-    let group_weight: Vec<f64> = plan
-        .groups
-        .iter()
-        .take(n_groups)
-        .enumerate()
-        .map(|(g, group)| group_idf_sum[g] / group.term_count.max(1) as f64)
-        .collect();
-    let concepts = concept_weights(plan, &group_weight, n_groups);
+    let Weights {
+        term_idf,
+        group_idf_sum,
+        concepts,
+    } = weights(index, plan);
     let total_group_weight: f64 = concepts.iter().map(|c| c.weight).sum();
 
     let mut slot_of: Vec<u32> = vec![u32::MAX; index.doc_slots()];
@@ -250,50 +220,6 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             }
         })
         .collect();
-    // Only the head needs an exact order; the tail is returned unordered.
-    let head = opts
-        .ordered
-        .max(REFINE_TOP)
-        .max(opts.scoring.late_rerank_top_n)
-        .min(hits.len());
-    order_head(index, &mut hits, head);
-
-    // Refinement of the top: phrases, required phrases, exceptions.
-    let refine = hits.len().min(REFINE_TOP);
-    // Concepts with a spelling of at least two characters, as phrase lists.
-    let phrase_groups: Vec<Vec<&str>> = concepts
-        .iter()
-        .map(|c| {
-            c.groups
-                .iter()
-                .map(|g| plan.groups[*g].text.as_str())
-                .filter(|t| t.chars().count() >= 2)
-                .collect::<Vec<_>>()
-        })
-        .filter(|spellings| !spellings.is_empty())
-        .collect();
-    for hit in hits.iter_mut().take(refine) {
-        let Some(doc) = index.doc(hit.doc) else {
-            continue;
-        };
-        let text = &*doc.norm_text;
-        if !phrase_groups.is_empty() {
-            let found = phrase_groups
-                .iter()
-                .filter(|spellings| spellings.iter().any(|p| text.contains(p)))
-                .count();
-            hit.score *= 1.0 + PHRASE_BONUS * found as f64 / phrase_groups.len() as f64;
-            if found == phrase_groups.len() {
-                hit.signals.insert(Signal::Normalized);
-            }
-        }
-        if doc.exceptions {
-            hit.signals.insert(Signal::Exceptions);
-            if opts.exceptions_intent {
-                hit.score *= 1.0 + EXCEPTION_BOOST;
-            }
-        }
-    }
     if !plan.required.is_empty() {
         for hit in hits.iter_mut() {
             hit.has_required = index.doc(hit.doc).is_some_and(|d| {
@@ -303,29 +229,122 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             });
         }
     }
-    // Refinement only raised scores inside the head, so the head still
-    // outranks the tail: re-sorting the head is enough.
-    if opts.scoring.late_rerank_enabled || opts.late_reranker.is_some() {
-        sort_hits(index, &mut hits[..head]);
-        late_rerank(index, plan, opts, &concepts, &mut hits[..head]);
-    }
-    sort_hits(index, &mut hits[..head]);
+    // The refinement ([`refine`]) and the late rerank ([`late_similarity`])
+    // run on the merged head of every manual searched.
     hits
 }
 
-/// Moves the `head` best hits to the front, exactly ordered.
-pub(crate) fn order_head(index: &ManualIndex, hits: &mut [Hit], head: usize) {
-    if head == 0 {
-        return;
+/// The query's concepts with a spelling of at least two characters, as
+/// phrase lists (the same in every manual).
+pub(crate) fn phrase_groups(plan: &QueryPlan) -> Vec<Vec<&str>> {
+    plan.concepts()
+        .into_iter()
+        .map(|(groups, _)| {
+            groups
+                .into_iter()
+                .filter(|g| *g < MAX_GROUPS)
+                .map(|g| plan.groups[g].text.as_str())
+                .filter(|t| t.chars().count() >= 2)
+                .collect::<Vec<_>>()
+        })
+        .filter(|spellings| !spellings.is_empty())
+        .collect()
+}
+
+/// Refines a first-stage hit of the head from its stored text: a bonus by
+/// the share of concepts found verbatim, and the exceptions boost when the
+/// query asks about exceptions.
+pub(crate) fn refine(
+    hit: &mut Hit,
+    doc: &Doc,
+    phrase_groups: &[Vec<&str>],
+    exceptions_intent: bool,
+) {
+    let text = &*doc.norm_text;
+    if !phrase_groups.is_empty() {
+        let found = phrase_groups
+            .iter()
+            .filter(|spellings| spellings.iter().any(|p| text.contains(p)))
+            .count();
+        hit.score *= 1.0 + PHRASE_BONUS * found as f64 / phrase_groups.len() as f64;
+        if found == phrase_groups.len() {
+            hit.signals.insert(Signal::Normalized);
+        }
     }
-    if head < hits.len() {
-        hits.select_nth_unstable_by(head - 1, |a, b| {
-            b.score
-                .partial_cmp(&a.score)
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+    if doc.exceptions {
+        hit.signals.insert(Signal::Exceptions);
+        if exceptions_intent {
+            hit.score *= 1.0 + EXCEPTION_BOOST;
+        }
     }
-    sort_hits(index, &mut hits[..head]);
+}
+
+/// A query's weights in one manual (idf from its postings).
+struct Weights {
+    /// Per term: (idf, document frequency).
+    term_idf: Vec<(f64, f64)>,
+    /// Per group: the sum of its terms' idf.
+    group_idf_sum: Vec<f64>,
+    /// The concepts with their weights.
+    concepts: Vec<Concept>,
+}
+
+fn weights(index: &ManualIndex, plan: &QueryPlan) -> Weights {
+    let n = f64::from(index.doc_count().max(1));
+    let n_groups = plan.groups.len().min(MAX_GROUPS);
+    let max_idf = idf(n, 0.0);
+    // Per-group weight: mean idf of its terms (unknown terms count as rarest).
+    let mut group_idf_sum = vec![0.0f64; n_groups];
+    let mut term_idf = Vec::with_capacity(plan.terms.len());
+    for term in &plan.terms {
+        let df = index
+            .term_id(&term.text)
+            .map(|t| index.postings(t).len())
+            .unwrap_or(0) as f64;
+        let value = if df > 0.0 { idf(n, df) } else { max_idf };
+        term_idf.push((value, df));
+        for &g in &term.groups {
+            if g < n_groups {
+                group_idf_sum[g] += value;
+            }
+        }
+    }
+    let group_weight: Vec<f64> = plan
+        .groups
+        .iter()
+        .take(n_groups)
+        .enumerate()
+        .map(|(g, group)| group_idf_sum[g] / group.term_count.max(1) as f64)
+        .collect();
+    let concepts = concept_weights(plan, &group_weight, n_groups);
+    Weights {
+        term_idf,
+        group_idf_sum,
+        concepts,
+    }
+}
+
+/// The query's concepts with their weights in one manual, for
+/// [`late_similarity`].
+pub(crate) fn concepts_for(index: &ManualIndex, plan: &QueryPlan) -> Vec<Concept> {
+    weights(index, plan).concepts
+}
+
+/// Late-interaction similarity of one section (0–1): the best single
+/// sentence's weighted share of the query's concepts, so concepts that
+/// co-occur in one sentence score higher than concepts scattered over the
+/// section. Applied to the merged head of all manuals searched, which
+/// multiplies scores by `1 + LATE_RERANK_WEIGHT × similarity`.
+pub(crate) fn late_similarity(text: &str, plan: &QueryPlan, concepts: &[Concept]) -> f64 {
+    sentence_max_sim(text, plan, concepts)
+}
+
+/// Applies a late-rerank value to a hit.
+pub(crate) fn apply_late(hit: &mut Hit, late: f64, weight: f64) {
+    if late > 0.0 {
+        hit.score *= 1.0 + weight * late;
+        hit.signals.insert(Signal::LateRerank);
+    }
 }
 
 /// Names of the content terms in a matched-term bit set.
@@ -406,77 +425,6 @@ pub(crate) fn has_exceptions(text: &str) -> bool {
         .map(|m| text.matches(m).count())
         .sum::<usize>()
         >= 2
-}
-
-/// Sorts by score desc, then path asc, then line asc (deterministic).
-pub(crate) fn sort_hits(index: &ManualIndex, hits: &mut [Hit]) {
-    hits.sort_by(|a, b| {
-        b.score
-            .partial_cmp(&a.score)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| {
-                let (da, db) = (index.doc(a.doc), index.doc(b.doc));
-                let ka = da.map(|d| (&*d.path, d.start_line));
-                let kb = db.map(|d| (&*d.path, d.start_line));
-                ka.cmp(&kb)
-            })
-    });
-}
-
-/// Late-interaction rerank: for the top N, the best single sentence's
-/// coverage of the query concepts (concepts that co-occur in one sentence
-/// score higher than concepts scattered over the section).
-fn late_rerank(
-    index: &ManualIndex,
-    plan: &QueryPlan,
-    opts: &SearchOptions<'_>,
-    concepts: &[Concept],
-    hits: &mut [Hit],
-) {
-    let top = hits.len().min(opts.scoring.late_rerank_top_n);
-    if top == 0 || plan.groups.is_empty() {
-        return;
-    }
-    let mut scores: Vec<f64> = Vec::with_capacity(top);
-    if opts.scoring.late_rerank_enabled {
-        for hit in hits.iter().take(top) {
-            let text = index.doc(hit.doc).map(|d| &*d.norm_text).unwrap_or("");
-            scores.push(sentence_max_sim(text, plan, concepts));
-        }
-    } else {
-        scores.resize(top, 0.0);
-    }
-    if let Some(reranker) = opts.late_reranker {
-        let inputs: Vec<crate::LateRerankCandidate<'_>> = hits
-            .iter()
-            .take(top)
-            .filter_map(|h| {
-                let doc = index.doc(h.doc)?;
-                Some(crate::LateRerankCandidate {
-                    manual_id: opts.manual_id,
-                    path: &doc.path,
-                    start_line: doc.start_line,
-                    text: &doc.norm_text,
-                    score: h.score,
-                })
-            })
-            .collect();
-        let external = reranker.rerank(opts.raw_query, &inputs);
-        if external.len() == scores.len() {
-            for (s, e) in scores.iter_mut().zip(external) {
-                if e.is_finite() {
-                    *s = s.max(e.clamp(0.0, 1.0));
-                }
-            }
-        }
-    }
-    let weight = opts.scoring.late_rerank_weight;
-    for (hit, late) in hits.iter_mut().zip(scores) {
-        if late > 0.0 {
-            hit.score *= 1.0 + weight * late;
-            hit.signals.insert(Signal::LateRerank);
-        }
-    }
 }
 
 /// The best per-sentence, weight-averaged share of each concept's terms.

@@ -281,7 +281,6 @@ impl ManualService {
             exceptions_intent,
             continuation,
             deadline,
-            req.max_candidates,
             &mut outcome,
         );
         if !plan.required.is_empty() {
@@ -313,7 +312,6 @@ impl ManualService {
                 exceptions_intent,
                 continuation,
                 deadline,
-                req.max_candidates,
                 &mut outcome,
             );
             rows.extend(
@@ -436,7 +434,6 @@ impl ManualService {
         exceptions_intent: bool,
         continuation: Option<&Continuation>,
         deadline: Instant,
-        ordered: usize,
         outcome: &mut Outcome,
     ) -> Vec<Scored> {
         let mut rows = Vec::new();
@@ -469,13 +466,8 @@ impl ManualService {
             };
             let opts = SearchOptions {
                 scoring: &self.config.scoring,
-                exceptions_intent,
                 loose,
                 filter: continuation.map(|_| &filter_fn as &dyn Fn(&crate::index::Doc) -> bool),
-                late_reranker: self.late_reranker.as_deref(),
-                manual_id,
-                raw_query: &plan.normalized,
-                ordered: ordered.max(1),
             };
             if outcome.searched.insert(manual_id.clone()) {
                 outcome.scanned_files += index.file_count() as u32;
@@ -491,7 +483,88 @@ impl ManualService {
                     }),
             );
         }
+        // Refinement and late rerank work on the merged head: the best rows
+        // of every manual searched together.
+        let head = rows.len().min(search::REFINE_TOP);
+        if head > 0 {
+            order_scored(corpus, &mut rows, head);
+            let phrases = search::phrase_groups(plan);
+            for row in &mut rows[..head] {
+                if let Some(doc) = corpus
+                    .manual(&row.manual_id)
+                    .and_then(|m| m.doc(row.hit.doc))
+                {
+                    search::refine(&mut row.hit, doc, &phrases, exceptions_intent);
+                }
+            }
+        }
+        self.late_rerank(corpus, plan, &mut rows);
         rows
+    }
+
+    /// The late rerank of the merged head: the `LATE_RERANK_TOP_N` best
+    /// rows of every manual searched together (not each manual's own top,
+    /// which with many manuals would rerank many times the sections that
+    /// can reach the answer, and boost rows that never compete).
+    fn late_rerank(&self, corpus: &Corpus, plan: &QueryPlan, rows: &mut [Scored]) {
+        let scoring = &self.config.scoring;
+        if !(scoring.late_rerank_enabled || self.late_reranker.is_some()) || plan.groups.is_empty()
+        {
+            return;
+        }
+        let top = rows.len().min(scoring.late_rerank_top_n);
+        if top == 0 {
+            return;
+        }
+        order_scored(corpus, rows, top);
+        let head = &mut rows[..top];
+        let mut concepts: HashMap<&str, Vec<search::Concept>> = HashMap::new();
+        let mut scores = vec![0.0f64; top];
+        if scoring.late_rerank_enabled {
+            for (row, score) in head.iter().zip(scores.iter_mut()) {
+                let Some(index) = corpus.manual(&row.manual_id) else {
+                    continue;
+                };
+                let Some(doc) = index.doc(row.hit.doc) else {
+                    continue;
+                };
+                let c = concepts
+                    .entry(&row.manual_id)
+                    .or_insert_with(|| search::concepts_for(index, plan));
+                *score = search::late_similarity(&doc.norm_text, plan, c);
+            }
+        }
+        if let Some(reranker) = self.late_reranker.as_deref() {
+            let docs: Vec<Option<&crate::index::Doc>> = head
+                .iter()
+                .map(|r| corpus.manual(&r.manual_id).and_then(|m| m.doc(r.hit.doc)))
+                .collect();
+            let inputs: Vec<crate::LateRerankCandidate<'_>> = head
+                .iter()
+                .zip(&docs)
+                .filter_map(|(r, doc)| {
+                    let doc = (*doc)?;
+                    Some(crate::LateRerankCandidate {
+                        manual_id: &r.manual_id,
+                        path: &doc.path,
+                        start_line: doc.start_line,
+                        text: &doc.norm_text,
+                        score: r.hit.score,
+                    })
+                })
+                .collect();
+            let external = reranker.rerank(&plan.normalized, &inputs);
+            if external.len() == inputs.len() && inputs.len() == top {
+                for (s, e) in scores.iter_mut().zip(external) {
+                    if e.is_finite() {
+                        *s = s.max(e.clamp(0.0, 1.0));
+                    }
+                }
+            }
+        }
+        for (row, late) in head.iter_mut().zip(scores) {
+            search::apply_late(&mut row.hit, late, scoring.late_rerank_weight);
+        }
     }
 }
 
@@ -508,20 +581,23 @@ fn order_scored(corpus: &Corpus, rows: &mut [Scored], head: usize) {
     if head == 0 {
         return;
     }
-    if head < rows.len() {
-        rows.select_nth_unstable_by(head - 1, by_score);
-    }
     let key = |s: &Scored| {
         corpus
             .manual(&s.manual_id)
             .and_then(|m| m.doc(s.hit.doc))
             .map(|d| (&*d.path, d.start_line))
     };
-    rows[..head].sort_by(|a, b| {
+    // Ties are broken the same way inside and at the edge of the head, so
+    // which rows make the head never depends on the input order.
+    let order = |a: &Scored, b: &Scored| {
         by_score(a, b)
             .then_with(|| a.manual_id.cmp(&b.manual_id))
             .then_with(|| key(a).cmp(&key(b)))
-    });
+    };
+    if head < rows.len() {
+        rows.select_nth_unstable_by(head - 1, order);
+    }
+    rows[..head].sort_by(order);
 }
 
 fn cache_key(req: &FindRequest, plan: &QueryPlan) -> String {
