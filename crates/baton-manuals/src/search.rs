@@ -1,11 +1,14 @@
-//! Scoring one manual's index against a query plan.
+//! Scoring one manual's index against a query plan, and the pieces that
+//! refine the merged head of all manuals searched.
 //!
 //! score = BM25F(body, heading ×`TITLE_WEIGHT`, context ×`CONTEXT_WEIGHT`)
-//!         × coverage correction (`SPARSE_QUERY_COVERAGE_WEIGHT`)
-//!         × phrase bonus × exceptions boost × late rerank
-//! All factors are computed from the posting lists in one pass, then the
-//! top of the list is refined from the stored normalised text. No section
-//! text is scanned for documents that share no term with the query.
+//!         × coverage correction (`SPARSE_QUERY_COVERAGE_WEIGHT`)   — [`search`]
+//!         × phrase bonus × exceptions boost                        — [`refine`]
+//!         × late rerank                                            — [`late_similarity`]
+//! The first stage is computed from the posting lists in one pass; the
+//! caller (`tools::find`) then refines the best rows of every manual
+//! together from the stored normalised text. No section text is scanned for
+//! documents that share no term with the query.
 
 use std::collections::HashMap;
 
