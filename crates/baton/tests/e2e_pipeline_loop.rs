@@ -512,7 +512,7 @@ async fn checkpoint_abandon_ends_the_run_and_bad_answers_are_refused() {
         )
         .await;
     assert_eq!(done["type"], "done");
-    assert_eq!(done["summary"], "pipeline abandoned at checkpoint-a");
+    assert_eq!(done["summary"], "Pipeline abandoned at checkpoint-a");
     assert_eq!(repo.state(&ws)["currentPhaseStatus"], "abandoned");
     // Asking again keeps answering done.
     let again = c.ok("pipeline_next_action", json!({"workspace": ws})).await;

@@ -39,7 +39,7 @@ fn the_demo_completes_a_pipeline_at_every_effort() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{effort}: {stderr}");
         assert!(
-            stdout.contains("pipeline completed: ")
+            stdout.contains("Pipeline completed: ")
                 && stdout.contains(&format!("{skipped} skipped")),
             "{effort}: {stdout}"
         );

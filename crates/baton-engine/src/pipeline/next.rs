@@ -307,7 +307,7 @@ pub fn plan(input: &PlanInput<'_>, state: &WorkspaceState) -> Result<Plan, PlanE
     match state.current_phase_status {
         PhaseStatus::Abandoned => {
             return Ok(Plan::Done {
-                summary: format!("pipeline abandoned at {}", state.current_phase),
+                summary: format!("Pipeline abandoned at {}", state.current_phase),
                 abandoned: true,
             });
         }
@@ -396,7 +396,7 @@ fn done(def: &WorkflowDefinition, state: &WorkspaceState) -> Plan {
         .count();
     let skipped = state.skipped_phases.len();
     Plan::Done {
-        summary: format!("pipeline completed: {ran} phases, {skipped} skipped"),
+        summary: format!("Pipeline completed: {ran} phases, {skipped} skipped"),
         abandoned: false,
     }
 }
@@ -1204,7 +1204,7 @@ mod tests {
         assert_eq!(
             plan_for(&s, &files(&[])),
             Plan::Done {
-                summary: "pipeline abandoned at phase-1".into(),
+                summary: "Pipeline abandoned at phase-1".into(),
                 abandoned: true
             }
         );
