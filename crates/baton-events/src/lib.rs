@@ -100,7 +100,8 @@ pub enum Outcome {
 pub struct EventRecord {
     /// What happened.
     pub event: EventKind,
-    /// The phase it happened to (the checkpoint name for checkpoints).
+    /// The phase it happened to (for a question to a person: the phase it
+    /// stops; the question's name is the detail).
     pub phase: String,
     /// The workspace's spec name (folder name without the date prefix).
     #[serde(rename = "specName")]
