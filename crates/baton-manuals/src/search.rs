@@ -101,8 +101,9 @@ struct Acc {
     anchored: bool,
 }
 
-/// Scores every section sharing a term with the query; returns hits sorted
-/// by score (descending), then path and line (ascending).
+/// First stage for one manual: scores every section that shares a content
+/// term with the query; hits come back unordered (the caller orders the
+/// merged rows of all manuals, then refines their head).
 pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions<'_>) -> Vec<Hit> {
     let n = f64::from(index.doc_count().max(1));
     let avg_len = index.avg_len();

@@ -484,12 +484,15 @@ impl ManualService {
             );
         }
         // Refinement and late rerank work on the merged head: the best rows
-        // of every manual searched together.
-        let head = rows.len().min(search::REFINE_TOP);
+        // of every manual searched together. Both only raise scores inside
+        // the head, so the tail never needs looking at again.
+        let head = rows
+            .len()
+            .min(search::REFINE_TOP.max(self.config.scoring.late_rerank_top_n));
         if head > 0 {
             order_scored(corpus, &mut rows, head);
             let phrases = search::phrase_groups(plan);
-            for row in &mut rows[..head] {
+            for row in rows.iter_mut().take(search::REFINE_TOP) {
                 if let Some(doc) = corpus
                     .manual(&row.manual_id)
                     .and_then(|m| m.doc(row.hit.doc))
@@ -497,13 +500,14 @@ impl ManualService {
                     search::refine(&mut row.hit, doc, &phrases, exceptions_intent);
                 }
             }
+            self.late_rerank(corpus, plan, &mut rows[..head]);
         }
-        self.late_rerank(corpus, plan, &mut rows);
         rows
     }
 
-    /// The late rerank of the merged head: the `LATE_RERANK_TOP_N` best
-    /// rows of every manual searched together (not each manual's own top,
+    /// The late rerank of the merged head (`rows` is that head, best first
+    /// up to refinement): the `LATE_RERANK_TOP_N` best rows of every manual
+    /// searched together (not each manual's own top,
     /// which with many manuals would rerank many times the sections that
     /// can reach the answer, and boost rows that never compete).
     fn late_rerank(&self, corpus: &Corpus, plan: &QueryPlan, rows: &mut [Scored]) {

@@ -24,7 +24,7 @@ use baton_state::{
 use baton_workflow::{PerTask, ResultKind, WorkflowDefinition};
 
 use super::lifecycle::{DiskFiles, events_for};
-use super::report::{Outcome, ReportInput, advance, report_core};
+use super::report::{Outcome, ReportInput, advance, report_core, report_events};
 use super::{ToolSpec, input_schema, output_schema};
 use crate::args::{check_text, parse};
 use crate::context::AppContext;
@@ -204,28 +204,11 @@ fn step(
                 ToolError::new(e.code, format!("report_result: {}", e.message))
                     .with_details(e.details.clone().unwrap_or(Value::Null))
             })?;
-            // The model that ran (reported), else the one dispatched.
-            let model = input
-                .model
-                .clone()
-                .or_else(|| state.last_dispatch.as_ref().map(|d| d.model.clone()))
-                .unwrap_or_default();
-            let failed = input.exit_code.is_some_and(|c| c != 0)
-                && state.current_phase_status == PhaseStatus::Failed;
-            happened.push(Happened::Event(
-                EventKind::ActionComplete,
-                phase.clone(),
-                (!model.is_empty()).then_some(model),
-                failed.then_some(EventOutcome::Failed),
-            ));
-            if outcome.hint == "revision_required" {
-                happened.push(Happened::Event(
-                    EventKind::RevisionRequired,
-                    phase,
-                    None,
-                    None,
-                ));
-            }
+            happened.extend(
+                report_events(&input, state, &outcome)
+                    .into_iter()
+                    .map(|e| Happened::Event(e.kind, phase.clone(), e.detail, e.outcome)),
+            );
             happened.extend(
                 outcome
                     .transitions

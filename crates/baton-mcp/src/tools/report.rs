@@ -142,6 +142,48 @@ pub(crate) struct ReportInput {
     pub exit_code: Option<i64>,
 }
 
+/// An event a report emits before its transitions.
+pub(crate) struct ReportEvent {
+    /// `action-complete` or `revision-required`.
+    pub kind: EventKind,
+    /// For `action-complete`: the model that ran.
+    pub detail: Option<String>,
+    /// An outcome other than the kind's (a failed command).
+    pub outcome: Option<baton_events::Outcome>,
+}
+
+/// The events of an accepted report, in seed 003's order, whichever tool
+/// made it: `action-complete` (detail: the model reported, else the one
+/// dispatched; `failed` for a command that failed its phase), then
+/// `revision-required` for a REVISE/FAIL sent back. `state` is the state
+/// after the report.
+pub(crate) fn report_events(
+    input: &ReportInput,
+    state: &WorkspaceState,
+    outcome: &Outcome,
+) -> Vec<ReportEvent> {
+    let model = input
+        .model
+        .clone()
+        .or_else(|| state.last_dispatch.as_ref().map(|d| d.model.clone()))
+        .filter(|m| !m.is_empty());
+    let failed = input.exit_code.is_some_and(|c| c != 0)
+        && state.current_phase_status == baton_state::PhaseStatus::Failed;
+    let mut events = vec![ReportEvent {
+        kind: EventKind::ActionComplete,
+        detail: model,
+        outcome: failed.then_some(baton_events::Outcome::Failed),
+    }];
+    if outcome.hint == "revision_required" {
+        events.push(ReportEvent {
+            kind: EventKind::RevisionRequired,
+            detail: None,
+            outcome: None,
+        });
+    }
+    events
+}
+
 fn stop_for_person(
     lc: &Lifecycle<'_>,
     state: &mut WorkspaceState,
@@ -444,32 +486,20 @@ fn report_result(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError>
             report_core(&def, state, &files, now, &input)
         })?;
     let outcome = updated.value;
-    // The same per-phase sequence as the embedded report (seed 003):
-    // action-complete, then revision-required, then the transitions.
-    let model = args
-        .model
-        .clone()
-        .or_else(|| {
-            updated
-                .state
-                .last_dispatch
-                .as_ref()
-                .map(|d| d.model.clone())
+    // The same per-phase sequence as the embedded report (seed 003).
+    let mut events: Vec<_> = report_events(&input, &updated.state, &outcome)
+        .into_iter()
+        .map(|e| {
+            let mut record = ctx.event(e.kind, &phase, &ws, &updated.state);
+            if let Some(d) = e.detail {
+                record = record.with_detail(d);
+            }
+            if let Some(o) = e.outcome {
+                record.outcome = o;
+            }
+            record
         })
-        .unwrap_or_default();
-    let mut done = ctx.event(EventKind::ActionComplete, &phase, &ws, &updated.state);
-    if !model.is_empty() {
-        done = done.with_detail(model);
-    }
-    if args.exit_code.is_some_and(|c| c != 0)
-        && updated.state.current_phase_status == baton_state::PhaseStatus::Failed
-    {
-        done.outcome = baton_events::Outcome::Failed;
-    }
-    let mut events = vec![done];
-    if outcome.hint == "revision_required" {
-        events.push(ctx.event(EventKind::RevisionRequired, &phase, &ws, &updated.state));
-    }
+        .collect();
     events.extend(events_for(ctx, &ws, &updated.state, &outcome.transitions));
     ctx.publish(events);
     let display = if outcome.hint == "proceed" {
