@@ -447,15 +447,20 @@ fn find_next_actions_point_to_read_and_hits() {
     assert!(s.read(actions[0]["params"].clone()).is_ok());
 }
 
-#[test]
-fn find_only_unscanned_from_trace_id_continues_after_the_cap() {
-    let f = Fixture::new();
+/// Six one-section files in manual `m5` that all match 共通規定.
+fn write_six_rule_files(f: &Fixture) {
     for i in 0..6 {
         f.write(
             &format!("m5/f{i}.md"),
             &format!("# 規定{i}\n共通規定の本文{i}。\n"),
         );
     }
+}
+
+#[test]
+fn find_only_unscanned_from_trace_id_continues_after_the_cap() {
+    let f = Fixture::new();
+    write_six_rule_files(&f);
     let s = f.service();
     let first = s
         .find(json!({"query": "共通規定", "manual_id": "m5", "budget": {"max_candidates": 2}}))
@@ -480,12 +485,7 @@ fn find_only_unscanned_from_trace_id_continues_after_the_cap() {
 fn a_continuation_follows_the_cut_into_the_manual_the_search_widened_to() {
     let f = Fixture::new();
     f.write("en/guide.md", "# Guide\nNothing about it here.\n");
-    for i in 0..6 {
-        f.write(
-            &format!("m5/f{i}.md"),
-            &format!("# 規定{i}\n共通規定の本文{i}。\n"),
-        );
-    }
+    write_six_rule_files(&f);
     let s = f.service();
     // `en` has no match: the search widens to m5, where the cap cuts 4.
     let first = s
