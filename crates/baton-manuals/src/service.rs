@@ -92,6 +92,18 @@ impl ManualService {
         &self.thesaurus_problems
     }
 
+    /// Everything a person should hear about the configuration when the
+    /// service starts: environment values replaced by their default and
+    /// thesaurus problems.
+    pub fn startup_warnings(&self) -> Vec<String> {
+        let config = self.config.warnings.iter().cloned();
+        let thesaurus = self
+            .thesaurus_problems
+            .iter()
+            .map(|p| format!("thesaurus line skipped: {p}"));
+        config.chain(thesaurus).collect()
+    }
+
     /// Number of thesaurus entries in use (built-in plus the user's).
     pub fn thesaurus_len(&self) -> usize {
         self.thesaurus.len()

@@ -56,11 +56,8 @@ impl AppContext {
             .get_or_init(|| {
                 let config = baton_manuals::ManualConfig::from_env(&self.config.repo_root);
                 let service = baton_manuals::ManualService::open(config)?;
-                for warning in &service.config().warnings {
+                for warning in service.startup_warnings() {
                     tracing::warn!("manuals: {warning}");
-                }
-                for problem in service.thesaurus_problems() {
-                    tracing::warn!("manual thesaurus line skipped: {problem}");
                 }
                 Ok(Arc::new(service))
             })

@@ -12,11 +12,8 @@ fn service(config: &Config) -> anyhow::Result<ManualService> {
     let manual_config = ManualConfig::from_env(&config.repo_root);
     let service = ManualService::open(manual_config)
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code.as_str(), e.message))?;
-    for warning in &service.config().warnings {
+    for warning in service.startup_warnings() {
         eprintln!("baton: warning: {warning}");
-    }
-    for problem in service.thesaurus_problems() {
-        eprintln!("baton: thesaurus: {problem} (skipped)");
     }
     Ok(service)
 }

@@ -184,6 +184,36 @@ fn manuals_index_and_find_for_people() {
 }
 
 #[test]
+fn manuals_commands_use_and_report_the_users_thesaurus() {
+    let repo = Repo::new();
+    let dir = repo.path().join("manuals/plant");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("oven.md"),
+        "# Oven\n\n## フラックス炉\n\nフラックス炉は毎週点検する。\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join("manuals/thesaurus.txt"),
+        "かまど = フラックス炉\nnot an entry\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&repo, &["manuals", "index"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("thesaurus: ") && out.contains("thesaurus.txt"),
+        "{out}"
+    );
+    assert!(
+        err.contains("thesaurus line skipped:") && err.contains("thesaurus.txt:2"),
+        "{err}"
+    );
+    let (code, out, _) = run(&repo, &["manuals", "find", "かまど", "--limit", "1"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("plant/oven.md"), "{out}");
+}
+
+#[test]
 fn serve_ends_quietly_when_stdin_closes_before_a_client_speaks() {
     let repo = Repo::new();
     let out = Command::new(baton_bin())
