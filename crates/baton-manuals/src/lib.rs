@@ -79,13 +79,15 @@ pub struct LateRerankCandidate<'a> {
     pub start_line: u32,
     /// The section's normalised text (heading and body).
     pub text: &'a str,
-    /// First-stage score.
+    /// Score before the late rerank (first stage and refinement).
     pub score: f64,
 }
 
 /// A pluggable late-interaction reranker (the seed's `late_reranker` hook).
 ///
-/// It receives the top candidates of each searched manual and returns one
+/// It receives the best candidates of all searched manuals together (the
+/// merged head, `LATE_RERANK_TOP_N` of them, once per search stage) and
+/// returns one
 /// relevance value in `0..=1` per candidate (same order and length; any
 /// other length is ignored). A value `v` multiplies the candidate's score by
 /// `1 + LATE_RERANK_WEIGHT * v` (combined with the built-in sentence

@@ -169,6 +169,32 @@ fn late_reranker_hook_is_applied_when_set() {
     );
 }
 
+/// Records which manuals each call's candidates came from.
+#[derive(Default)]
+struct RecordManuals(std::sync::Mutex<Vec<Vec<String>>>);
+
+impl LateReranker for RecordManuals {
+    fn rerank(&self, _query: &str, candidates: &[LateRerankCandidate<'_>]) -> Vec<f64> {
+        let mut ids: Vec<String> = candidates.iter().map(|c| c.manual_id.to_string()).collect();
+        ids.sort();
+        ids.dedup();
+        self.0.lock().unwrap().push(ids);
+        vec![0.0; candidates.len()]
+    }
+}
+
+#[test]
+fn the_late_rerank_sees_the_merged_head_of_all_manuals_once() {
+    let f = Fixture::new();
+    f.write("m2/terms.md", "# 対象\n対象となる場合です。\n");
+    let recorder = Arc::new(RecordManuals::default());
+    let s = f.service().with_late_reranker(recorder.clone());
+    s.find(json!({"query": "対象", "use_cache": false}))
+        .expect("find");
+    let calls = recorder.0.lock().unwrap().clone();
+    assert_eq!(calls, [vec!["m1".to_string(), "m2".to_string()]]);
+}
+
 #[test]
 fn corrective_enabled_promotes_weak_results_to_stage4() {
     let f = Fixture::new();
