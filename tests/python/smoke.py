@@ -45,6 +45,7 @@ async def exercise(session, label):
 
     r = await session.call_tool("phase_complete", {"workspace": ws, "phase": "phase-1"})
     check(r.is_error, f"{label}: completing without analysis.md must fail")
+    check(r.structured_content is None, f"{label}: an error result carries no structuredContent: {r}")
     err = json.loads(r.content[0].text)
     check(err["code"] == "blocked" and err["details"]["rule"] == "artifact_missing", f"{label}: {err}")
 

@@ -100,6 +100,16 @@ impl ToolError {
         self
     }
 
+    /// The JSON text of an error result: `{"code", "message", "details"?}`.
+    pub fn to_json_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| {
+            format!(
+                "{{\"code\":\"{}\",\"message\":\"error\"}}",
+                self.code.as_str()
+            )
+        })
+    }
+
     /// `invalid_parameter` naming the field.
     pub fn invalid(field: &str, message: impl Into<String>) -> ToolError {
         ToolError::new(ErrorCode::InvalidParameter, message)

@@ -3,8 +3,8 @@
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -102,9 +102,12 @@ impl ServerHandler for BatonServer {
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let result = match self.call(&request.name, arguments).await {
             Ok(value) => CallToolResult::structured(value),
-            Err(error) => CallToolResult::structured_error(
-                serde_json::to_value(&error).unwrap_or(Value::Null),
-            ),
+            // A refusal carries no structuredContent: clients validate
+            // structuredContent against the tool's outputSchema even on
+            // errors (the TypeScript SDK does), and the error object is not
+            // the tool's output. The code, message and details travel as the
+            // JSON text the agent reads.
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_json_text())]),
         };
         Ok(result.into())
     }

@@ -203,19 +203,31 @@ fn http_serves_mcp_events_and_health() {
     );
 }
 
-/// The independent client: the official Python MCP SDK (`pip install mcp`),
-/// over stdio and over streamable HTTP. `.ci/run` installs it.
+/// The interpreter of the project-local virtual environment (`.venv`, made
+/// by `./scripts/test`), never the machine's global one.
+fn venv_python() -> std::path::PathBuf {
+    std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../.venv/bin/python3"
+    ))
+    .to_path_buf()
+}
+
+/// The independent client: the official Python MCP SDK (`mcp`, pinned in
+/// tests/python/requirements.txt), over stdio and over streamable HTTP.
+/// `./scripts/test` installs it into the project's `.venv`.
 #[test]
 fn python_sdk_client_smoke() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/smoke.py");
-    let probe = Command::new("python3").args(["-c", "import mcp"]).output();
+    let python = venv_python();
+    let probe = Command::new(&python).args(["-c", "import mcp"]).output();
     match probe {
         Ok(out) if out.status.success() => {}
         _ => panic!(
-            "the Python MCP SDK is missing: run `python3 -m pip install -r tests/python/requirements.txt` (.ci/run does)"
+            "the Python MCP SDK is missing from .venv: run ./scripts/test (it creates .venv and installs tests/python/requirements.txt)"
         ),
     }
-    let out = Command::new("python3")
+    let out = Command::new(&python)
         .arg(script)
         .arg(baton_bin())
         .output()

@@ -118,7 +118,9 @@ pub async fn spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
 }
 
 impl Client {
-    /// Calls a tool. Ok(structuredContent) on success, Err(structuredContent) on isError.
+    /// Calls a tool. Ok(structuredContent) on success; on `isError`,
+    /// Err(the error object), read from the text content — an error result
+    /// carries no structuredContent (it would not match the outputSchema).
     pub async fn call(&self, name: &str, args: Value) -> Result<Value, Value> {
         let mut params = CallToolRequestParams::new(name.to_string());
         if let Value::Object(map) = args {
@@ -128,26 +130,27 @@ impl Client {
             .await
             .expect("tool call timed out")
             .expect("tool call transport error");
-        let structured = result
-            .structured_content
-            .clone()
-            .expect("structuredContent");
-        // The text mirror carries the same JSON.
         let text = result
             .content
             .first()
             .and_then(|c| c.as_text())
             .map(|t| t.text.clone())
             .expect("text content");
-        assert_eq!(
-            serde_json::from_str::<Value>(&text).expect("text is JSON"),
-            structured
-        );
+        let parsed = serde_json::from_str::<Value>(&text).expect("text is JSON");
         if result.is_error == Some(true) {
-            Err(structured)
-        } else {
-            Ok(structured)
+            assert!(
+                result.structured_content.is_none(),
+                "{name}: an error result must not carry structuredContent"
+            );
+            return Err(parsed);
         }
+        let structured = result
+            .structured_content
+            .clone()
+            .expect("structuredContent");
+        // The text mirror carries the same JSON.
+        assert_eq!(parsed, structured);
+        Ok(structured)
     }
 
     /// Calls a tool that must succeed.
