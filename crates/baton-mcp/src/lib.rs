@@ -11,7 +11,6 @@ pub mod args;
 pub mod context;
 pub mod error;
 pub mod http;
-pub mod repo_profile;
 pub mod server;
 pub mod tools;
 pub mod transcript;
