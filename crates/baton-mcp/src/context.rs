@@ -37,6 +37,14 @@ impl AppContext {
         }
     }
 
+    /// A context over already built services.
+    pub fn with_services(services: Services) -> AppContext {
+        AppContext {
+            services,
+            manuals: std::sync::OnceLock::new(),
+        }
+    }
+
     /// The manual service (seed 002), opened on first use with the
     /// `MANUALS_ROOT`… environment resolved against the repository root.
     pub fn manuals(&self) -> Result<Arc<baton_manuals::ManualService>, ToolError> {

@@ -84,6 +84,30 @@ impl Services {
         }
     }
 
+    /// Opens the repository's event log (rotated JSONL, shared by every
+    /// baton process of the repository) and builds the services on it.
+    pub fn open(config: Config, version: &'static str) -> Result<Services> {
+        let log = baton_events::EventLog::open(
+            &config.events.log_path,
+            config.events.max_bytes,
+            config.events.keep,
+        )
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::IoError,
+                format!(
+                    "cannot open the event log {}: {e}; check BATON_EVENTS_LOG or [events] in baton.toml",
+                    config.events.log_path.display()
+                ),
+            )
+        })?;
+        Ok(Services::new(
+            config,
+            Arc::new(EventBus::with_log(log)),
+            version,
+        ))
+    }
+
     /// The definition with `id`, or `not_found` listing the known ones.
     pub fn workflow(&self, id: &str) -> Result<Arc<WorkflowDefinition>> {
         self.workflows.get(id).ok_or_else(|| {

@@ -229,7 +229,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let config = Config::load(&overrides)?;
             let repo = config.repo_root.clone();
-            let ctx = baton_mcp::build_context(config)?;
+            let svc = baton_usecases::Services::open(config, env!("CARGO_PKG_VERSION"))
+                .map_err(|e| anyhow::anyhow!(e.message))?;
             let opts = crate::driver::RunOptions {
                 text,
                 effort,
@@ -237,7 +238,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 nopr,
                 agent: crate::driver::Agent::parse(&agent),
             };
-            crate::driver::run(&ctx, &repo, &opts)?;
+            crate::driver::run(&svc, &repo, &opts)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { effort, keep } => crate::demo_cmd::run(&effort, keep),

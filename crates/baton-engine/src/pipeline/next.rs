@@ -28,7 +28,7 @@ pub const SINGLE_TASK_STUB: &str = "# Tasks\n\n## Task 1: Implement\n\nApply all
 pub const DEFAULT_MODEL: &str = "sonnet";
 
 /// One agent of a fan-out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ParallelTask {
     /// The task key.
     pub id: String,

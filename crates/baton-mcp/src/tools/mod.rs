@@ -151,16 +151,3 @@ pub fn select(groups: Option<&[String]>) -> Result<Vec<ToolSpec>, String> {
         .filter(|t| groups.iter().any(|g| g == t.group))
         .collect())
 }
-
-/// Calls tool `name` in-process on the current thread, exactly as the MCP
-/// server would (same handler, same validation, same events). The headless
-/// driver (`baton run`) uses it; the MCP server uses [`crate::BatonServer::call`].
-pub fn call(ctx: &AppContext, name: &str, arguments: Value) -> Result<Value, ToolError> {
-    let Some(spec) = all_tools().into_iter().find(|t| t.name == name) else {
-        return Err(ToolError::new(
-            ErrorCode::UnknownTool,
-            format!("no tool named {name:?}"),
-        ));
-    };
-    (spec.handler)(ctx, arguments)
-}

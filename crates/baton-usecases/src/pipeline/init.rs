@@ -85,7 +85,7 @@ pub struct InitReply {
 }
 
 /// The confirmation of the second call.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserConfirmation {
     /// The effort the person chose: S, M or L.
@@ -102,7 +102,7 @@ pub struct UserConfirmation {
 }
 
 /// Arguments of `pipeline_init_with_context`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InitWithContextArgs {
     /// The workspace returned by pipeline_init.

@@ -5,7 +5,6 @@
 use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use baton_engine::pipeline::artifacts::{check_phase, is_fresh, require_fresh};
 use baton_engine::pipeline::tasks::parse_tasks;
@@ -99,14 +98,14 @@ impl Outcome {
     }
 
     /// The seed's `report_result` object embedded in a next-action reply.
-    pub fn to_embedded(&self) -> Value {
-        serde_json::json!({
-            "next_action_hint": self.hint,
-            "verdict_parsed": self.verdict.map(Verdict::as_str).unwrap_or(""),
-            "findings": self.findings,
-            "warning": self.warnings.join("; "),
-            "display_message": "",
-        })
+    pub fn to_embedded(&self) -> super::action::EmbeddedReport {
+        super::action::EmbeddedReport {
+            next_action_hint: self.hint.to_string(),
+            verdict_parsed: self.verdict.map(Verdict::as_str).unwrap_or("").to_string(),
+            findings: self.findings.clone(),
+            warning: self.warnings.join("; "),
+            display_message: String::new(),
+        }
     }
 }
 

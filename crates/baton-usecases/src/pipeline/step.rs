@@ -7,11 +7,11 @@
 use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use baton_engine::pipeline::next::{
-    ParallelTask, Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta,
-    revise_verdict, tasks_to_review,
+    Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta, revise_verdict,
+    tasks_to_review,
 };
 use baton_engine::pipeline::prompt::{PromptParts, assemble};
 use baton_engine::pipeline::tasks::parse_tasks;
@@ -24,6 +24,9 @@ use baton_state::{
 };
 use baton_workflow::{PerTask, ResultKind, WorkflowDefinition};
 
+use super::action::{
+    Action, Done, EmbeddedReport, Exec, Question as AskAction, SpawnAgent, WriteFile,
+};
 use super::report::{Outcome, ReportInput, advance, report_core, report_events};
 use crate::events::{Happened, records};
 use crate::files::DiskFiles;
@@ -35,7 +38,7 @@ use crate::{Error, ErrorCode, Result, Services};
 const MAX_INTERNAL_STEPS: usize = 32;
 
 /// Arguments of `pipeline_next_action` (seed 001, plus `previous_exit_code`).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NextArgs {
     /// Workspace path (e.g. `.specs/20260401-fix-auth`).
@@ -64,28 +67,33 @@ pub struct NextArgs {
     pub user_response: Option<String>,
 }
 
-/// Reply of `pipeline_next_action`: the action's fields flattened (seed 001).
-#[derive(Debug, Serialize, JsonSchema)]
+impl NextArgs {
+    /// A call that only asks for the next action of `workspace`.
+    pub fn for_workspace(workspace: &str) -> NextArgs {
+        NextArgs {
+            workspace: workspace.to_string(),
+            ..NextArgs::default()
+        }
+    }
+}
+
+/// Reply of `pipeline_next_action`: the action's fields flattened beside
+/// the reply's own (seed 001).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct NextReply {
-    /// `spawn_agent`, `checkpoint`, `exec`, `write_file`, `human_gate` or `done`.
-    #[serde(rename = "type")]
-    pub kind: String,
+    /// The action to execute (`type` and its fields).
+    #[serde(flatten)]
+    pub action: Action,
     /// Non-blocking remarks.
     pub warning: String,
     /// A line to show the person.
     pub display_message: String,
     /// The embedded report's result when the previous action was reported.
-    pub report_result: Option<Value>,
+    pub report_result: Option<EmbeddedReport>,
     /// The current phase after this call.
     pub current_phase: String,
     /// Its status.
     pub current_phase_status: String,
-    /// The action's own fields (agent, prompt, model, phase, input_files,
-    /// output_file, parallel_task_ids, parallel_tasks; name, present_to_user,
-    /// options, post_method; commands, setup_only; path, content; summary,
-    /// summary_path).
-    #[serde(flatten)]
-    pub fields: Map<String, Value>,
 }
 
 /// What one call did and what it returns.
@@ -597,13 +605,14 @@ fn display_label(def: &WorkflowDefinition, phase: &str) -> String {
     }
 }
 
-fn spawn_fields(
+/// The `spawn_agent` action: the 4-layer prompt, the fan-out, and a
+/// person's revision text for the phase it was given for.
+fn spawn_action(
     svc: &Services,
     ws: &WorkspaceRef,
     state: &WorkspaceState,
     spawn: &Spawn,
-    fields: &mut Map<String, Value>,
-) -> Result<(), Error> {
+) -> SpawnAgent {
     let override_dir = svc.config.repo_root.join(".baton/agents");
     let body = baton_workflow::agents::agent(&spawn.agent, Some(&override_dir))
         .map(|a| a.body)
@@ -652,24 +661,17 @@ fn spawn_fields(
             feedback.text.trim()
         ));
     }
-    fields.insert("agent".into(), json!(spawn.agent));
-    fields.insert("prompt".into(), json!(prompt));
-    fields.insert("model".into(), json!(spawn.model));
-    fields.insert("phase".into(), json!(spawn.phase));
-    fields.insert("input_files".into(), json!(spawn.inputs));
-    fields.insert(
-        "output_file".into(),
-        json!(spawn.output.clone().unwrap_or_default()),
-    );
-    if spawn.parallel.is_empty() {
-        fields.insert("parallel_task_ids".into(), Value::Null);
-    } else {
-        let ids: Vec<&str> = spawn.parallel.iter().map(|p| p.id.as_str()).collect();
-        fields.insert("parallel_task_ids".into(), json!(ids));
-        let tasks: Vec<&ParallelTask> = spawn.parallel.iter().collect();
-        fields.insert("parallel_tasks".into(), json!(tasks));
+    let parallel = !spawn.parallel.is_empty();
+    SpawnAgent {
+        agent: spawn.agent.clone(),
+        prompt,
+        model: spawn.model.clone(),
+        phase: spawn.phase.clone(),
+        input_files: spawn.inputs.clone(),
+        output_file: spawn.output.clone().unwrap_or_default(),
+        parallel_task_ids: parallel.then(|| spawn.parallel.iter().map(|p| p.id.clone()).collect()),
+        parallel_tasks: parallel.then(|| spawn.parallel.clone()),
     }
-    Ok(())
 }
 
 fn shape(
@@ -678,13 +680,11 @@ fn shape(
     state: &WorkspaceState,
     files: &DiskFiles,
     stepped: Stepped,
-) -> Result<NextReply, Error> {
+) -> Result<NextReply> {
     use baton_engine::WorkspaceFiles;
     let def = svc.workflow(&state.workflow)?;
-    let mut fields = Map::new();
-    let (kind, display) = match &stepped.plan {
+    let (action, display) = match &stepped.plan {
         Plan::Spawn(spawn) => {
-            spawn_fields(svc, ws, state, spawn, &mut fields)?;
             let label = display_label(&def, &spawn.phase);
             let display = if spawn.parallel.is_empty() {
                 format!("▶ {label}  ·  spawning {}…", spawn.agent)
@@ -695,79 +695,87 @@ fn shape(
                     spawn.parallel.len()
                 )
             };
-            ("spawn_agent", display)
+            (
+                Action::SpawnAgent(spawn_action(svc, ws, state, spawn)),
+                display,
+            )
         }
         Plan::Exec { phase, argv, check } => {
-            fields.insert("phase".into(), json!(phase));
-            fields.insert("commands".into(), json!(argv));
-            fields.insert("setup_only".into(), json!(false));
-            fields.insert("check_only".into(), json!(check));
             let doing = if *check {
                 "checking whether the next step is already done:"
             } else {
                 "running"
             };
-            (
-                "exec",
-                format!(
-                    "▶ {}  ·  {doing} {}",
-                    display_label(&def, phase),
-                    argv.join(" ")
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                ),
-            )
+            let display = format!(
+                "▶ {}  ·  {doing} {}",
+                display_label(&def, phase),
+                argv.join(" ")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            let exec = Exec {
+                phase: phase.clone(),
+                commands: argv.clone(),
+                setup_only: false,
+                check_only: *check,
+            };
+            (Action::Exec(exec), display)
         }
         Plan::WriteFile {
             phase,
             file,
             content,
         } => {
-            fields.insert("phase".into(), json!(phase));
-            fields.insert("path".into(), json!(format!("{}/{file}", ws.display)));
-            fields.insert("content".into(), json!(content));
-            fields.insert("setup_only".into(), json!(true));
-            (
-                "write_file",
-                format!("▶ {}  ·  writing {file}", display_label(&def, phase)),
-            )
+            let display = format!("▶ {}  ·  writing {file}", display_label(&def, phase));
+            let write = WriteFile {
+                phase: phase.clone(),
+                path: format!("{}/{file}", ws.display),
+                content: content.clone(),
+                setup_only: true,
+            };
+            (Action::WriteFile(write), display)
         }
         Plan::Ask(q) => {
-            fields.insert("phase".into(), json!(q.phase));
-            fields.insert("name".into(), json!(q.name));
-            fields.insert("present_to_user".into(), json!(q.message));
-            fields.insert("options".into(), json!(q.options));
-            if q.kind == QuestionKind::PostToSource {
+            let post_method = (q.kind == QuestionKind::PostToSource).then(|| {
                 let meta = files
                     .read("request.md")
                     .map(|t| request_meta(&t))
                     .unwrap_or_default();
-                fields.insert("post_method".into(), post_method(&meta, &ws.display));
-            }
-            let kind = if q.is_gate() {
-                "human_gate"
-            } else {
-                "checkpoint"
+                post_method(&meta, &ws.display)
+            });
+            let display = format!(
+                "⏸ {}  ·  waiting for a person ({})",
+                q.name,
+                q.options.join(" / ")
+            );
+            let question = AskAction {
+                phase: q.phase.clone(),
+                name: q.name.clone(),
+                present_to_user: q.message.clone(),
+                options: q.options.clone(),
+                answered_by: "agent".into(),
+                how_to_answer: None,
+                post_method,
             };
-            (
-                kind,
-                format!(
-                    "⏸ {}  ·  waiting for a person ({})",
-                    q.name,
-                    q.options.join(" / ")
-                ),
-            )
+            let action = if q.is_gate() {
+                Action::HumanGate(question)
+            } else {
+                Action::Checkpoint(question)
+            };
+            (action, display)
         }
         Plan::Done { summary, .. } => {
-            fields.insert("summary".into(), json!(summary));
             let summary_path = if files.file("summary.md").is_some() {
                 format!("{}/summary.md", ws.display)
             } else {
                 String::new()
             };
-            fields.insert("summary_path".into(), json!(summary_path));
-            ("done", format!("■ {summary}"))
+            let done = Done {
+                summary: summary.clone(),
+                summary_path,
+            };
+            (Action::Done(done), format!("■ {summary}"))
         }
         Plan::RegisterTasks { .. } | Plan::CompletePhase { .. } => {
             return Err(Error::new(
@@ -781,12 +789,11 @@ fn shape(
         warnings.extend(r.warnings.iter().cloned());
     }
     Ok(NextReply {
-        kind: kind.to_string(),
+        action,
         warning: warnings.join("; "),
         display_message: display,
         report_result: stepped.report.as_ref().map(Outcome::to_embedded),
         current_phase: state.current_phase.clone(),
         current_phase_status: state.current_phase_status.as_str().to_string(),
-        fields,
     })
 }
