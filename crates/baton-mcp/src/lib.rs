@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod context;
+pub mod elicit;
 pub mod error;
 pub mod http;
 pub mod server;

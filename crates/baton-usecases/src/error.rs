@@ -128,7 +128,17 @@ impl From<StoreError> for Error {
             StoreError::UnsupportedVersion { .. } => ErrorCode::UnsupportedVersion,
             StoreError::Io { .. } => ErrorCode::IoError,
         };
-        let mut err = Error::new(code, e.to_string());
+        let mut err = match &e {
+            StoreError::Corrupt { path, .. } => Error::new(
+                code,
+                format!(
+                    "{e}. baton never overwrites it: restore it (`git checkout -- {}` if it is committed, or from a backup) or repair the JSON by hand, then call again",
+                    path.display()
+                ),
+            )
+            .with_details(serde_json::json!({ "file": path.display().to_string() })),
+            _ => Error::new(code, e.to_string()),
+        };
         if matches!(
             e,
             StoreError::InvalidWorkspace { .. } | StoreError::OutOfScope { .. }

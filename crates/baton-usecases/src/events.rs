@@ -12,6 +12,9 @@ use crate::Services;
 pub enum Happened {
     /// A lifecycle transition.
     Transition(Transition),
+    /// A lifecycle transition whose event carries a detail (who answered
+    /// the question that caused it).
+    Annotated(Transition, String),
     /// An event: kind, phase, detail, and an outcome other than the kind's.
     Event(EventKind, String, Option<String>, Option<Outcome>),
 }
@@ -63,6 +66,17 @@ pub fn records(
             Happened::Transition(t) => {
                 events.extend(events_for(svc, ws, state, std::slice::from_ref(t)))
             }
+            Happened::Annotated(t, note) => events.extend(
+                events_for(svc, ws, state, std::slice::from_ref(t))
+                    .into_iter()
+                    .map(|e| {
+                        if e.detail.is_none() {
+                            e.with_detail(note.clone())
+                        } else {
+                            e
+                        }
+                    }),
+            ),
             Happened::Event(kind, phase, detail, outcome) => {
                 let mut e = svc.event(*kind, phase, ws, state);
                 if let Some(d) = detail {

@@ -147,6 +147,15 @@ pub struct StatusReply {
 /// `startIssueWorkflow`.
 pub fn start_issue(svc: &Services, args: StartIssueArgs) -> Result<RunView> {
     let number = normalize_issue(&args.issue_number)?;
+    // An unreadable run of this issue may be its active one: never start a
+    // second run beside it.
+    if let Some(e) =
+        crate::runs::unreadable_named(svc, |name| crate::runs::issue_folder(name, &number))?
+            .into_iter()
+            .next()
+    {
+        return Err(e);
+    }
     let active = crate::runs::runs_named(
         svc,
         |name| crate::runs::issue_folder(name, &number),
@@ -262,8 +271,16 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
         let def = svc.workflow(&state.workflow)?;
         let lc = Lifecycle::new(&def, now);
         // Lifecycle checks first: right phase, in progress, workflow not ended.
-        let mut probe = state.clone();
-        lc.fail(&mut probe, &report.phase_name, "probe")?;
+        lc.ensure_running(state, "completePhase", &report.phase_name)
+            .map_err(|e| {
+                let mut err = Error::from(e);
+                err.message.push_str(&format!(
+                    "; call getCurrentPhase to see the phase to work on now ({} is {})",
+                    state.current_phase,
+                    state.current_phase_status.as_str()
+                ));
+                err
+            })?;
         let evidence = ReportEvidence {
             phase: &report.phase_name,
             succeeded,
@@ -316,6 +333,10 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
                 transitions = lc.fail(state, &report.phase_name, &message)?;
                 outcome = "retry";
             }
+        }
+        // The visit is over: its artifacts must be written anew on the next.
+        if let Some(p) = def.phase(&report.phase_name) {
+            baton_engine::pipeline::artifacts::mark(state, &disk, &p.artifacts);
         }
         // Start the next piece of work right away, unless it waits for a person
         // or its loop limit is used up.

@@ -24,6 +24,7 @@
 pub mod error;
 pub mod events;
 pub mod files;
+pub mod git;
 pub mod issue;
 pub mod pipeline;
 pub mod recovery;

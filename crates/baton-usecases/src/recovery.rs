@@ -48,14 +48,21 @@ pub struct InitArgs {
     pub effort: Option<Effort>,
 }
 
-/// Arguments naming a workspace and a phase.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// Arguments of a recovery tool: a workspace, its current phase, and the
+/// explicit `force` with a reason that every recovery step needs.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseArgs {
     /// The workspace: its folder name ("20260401-fix-auth"), ".specs/<name>", or its absolute path.
     pub workspace: String,
     /// The phase id. It must be the workspace's current phase.
     pub phase: String,
+    /// Must be true: this is a recovery step a person takes by hand.
+    #[serde(default)]
+    pub force: bool,
+    /// Why the run is moved by hand (kept in the history and the event).
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// Arguments of `phase_fail`.
@@ -69,6 +76,12 @@ pub struct FailArgs {
     /// Why the phase failed (kept in state.json as `error.message`).
     #[serde(default)]
     pub message: Option<String>,
+    /// Must be true: this is a recovery step a person takes by hand.
+    #[serde(default)]
+    pub force: bool,
+    /// Why the run is moved by hand (kept in the history and the event).
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// Arguments of `abandon`.
@@ -201,52 +214,149 @@ pub fn init(svc: &Services, args: InitArgs) -> Result<InitReply> {
     })
 }
 
-/// `phase_start`.
+/// `phase_start` (recovery): pending/failed → in_progress, with the
+/// start guards.
 pub fn phase_start(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply> {
     check_phase(&args.phase)?;
-    transition(svc, &args.workspace, |lc, def, state, _| {
+    let forced = Forced::new("phase_start", args.force, args.reason.as_deref());
+    transition(svc, &args.workspace, Some(&forced), |lc, def, state, _| {
         guards::check_start(state, def, &args.phase)?;
         Ok(lc.start(state, &args.phase)?)
     })
 }
 
-/// `phase_complete`.
+/// `phase_complete` (recovery): completes the current phase through the
+/// same gatekeeper as every other path; a question for a person is never
+/// completed here.
 pub fn phase_complete(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply> {
     check_phase(&args.phase)?;
-    transition(svc, &args.workspace, |lc, def, state, files| {
-        // The lifecycle's own checks (current phase, status) come first so the
-        // agent hears about the real problem before artifact details.
-        let mut probe = state.clone();
-        lc.complete(&mut probe, &args.phase)?;
-        guards::check_complete(state, def, &args.phase, files)?;
-        Ok(lc.complete(state, &args.phase)?)
-    })
+    let forced = Forced::new("phase_complete", args.force, args.reason.as_deref());
+    transition(
+        svc,
+        &args.workspace,
+        Some(&forced),
+        |lc, def, state, files| {
+            // A person's question is theirs to answer, whatever its status.
+            if def
+                .phase(&args.phase)
+                .is_some_and(|p| p.kind.waits_for_human())
+            {
+                baton_engine::gate::check_completion(def, state, &args.phase, files)?;
+            }
+            // The lifecycle's own checks (current phase, status) come first so
+            // the caller hears about the real problem before evidence details.
+            let mut probe = state.clone();
+            lc.complete(&mut probe, &args.phase)?;
+            baton_engine::gate::check_completion(def, state, &args.phase, files)?;
+            guards::check_complete(state, def, &args.phase, files)?;
+            let transitions = lc.complete(state, &args.phase)?;
+            if let Some(p) = def.phase(&args.phase) {
+                baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+            }
+            Ok(transitions)
+        },
+    )
 }
 
-/// `phase_fail`.
+/// `phase_fail` (recovery): in_progress → failed with a message.
 pub fn phase_fail(svc: &Services, args: FailArgs) -> Result<LifecycleReply> {
     check_phase(&args.phase)?;
+    let forced = Forced::new("phase_fail", args.force, args.reason.as_deref());
     let message = args.message.unwrap_or_else(|| "failed".to_string());
     check_text("message", &message, MAX_MESSAGE)?;
-    transition(svc, &args.workspace, |lc, _, state, _| {
-        Ok(lc.fail(state, &args.phase, &message)?)
-    })
+    transition(
+        svc,
+        &args.workspace,
+        Some(&forced),
+        |lc, def, state, files| {
+            let transitions = lc.fail(state, &args.phase, &message)?;
+            if let Some(p) = def.phase(&args.phase) {
+                baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+            }
+            Ok(transitions)
+        },
+    )
 }
 
-/// `checkpoint`.
+/// `checkpoint` (recovery): puts the current phase in front of a person.
 pub fn checkpoint(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply> {
     check_phase(&args.phase)?;
-    transition(svc, &args.workspace, |lc, _, state, _| {
+    let forced = Forced::new("checkpoint", args.force, args.reason.as_deref());
+    transition(svc, &args.workspace, Some(&forced), |lc, _, state, _| {
         Ok(lc.checkpoint(state, &args.phase)?)
     })
 }
 
-/// `skip_phase`.
+/// `skip_phase` (recovery): skips a pending or failed phase that has no
+/// evidence to give — a command or file-writing step. A phase with
+/// artifacts, verdicts or per-task work, or a question for a person, is
+/// never skipped by a tool: that would be a way around its gate.
 pub fn skip_phase(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply> {
     check_phase(&args.phase)?;
-    transition(svc, &args.workspace, |lc, _, state, _| {
+    let forced = Forced::new("skip_phase", args.force, args.reason.as_deref());
+    transition(svc, &args.workspace, Some(&forced), |lc, def, state, _| {
+        // The lifecycle's own checks (current phase, status) come first.
+        lc.skip(&mut state.clone(), &args.phase)?;
+        if let Some(p) = def.phase(&args.phase)
+            && (p.kind.waits_for_human()
+                || !p.artifacts.is_empty()
+                || !p.verdicts.is_empty()
+                || p.per_task.is_some())
+        {
+            return Err(Error::from(baton_engine::guards::GuardViolation {
+                rule: "gated_phase",
+                message: format!(
+                    "{} has a gate (artifacts, a verdict, per-task work or a person's answer) and is not skipped by a tool; do its work, or let a person decide at its question",
+                    args.phase
+                ),
+            }));
+        }
         Ok(lc.skip(state, &args.phase)?)
     })
+}
+
+/// A recovery step's explicit consent: `force` and a reason, checked after
+/// the workspace and its state were read (so a wrong path or a corrupt file
+/// is reported as such first).
+struct Forced {
+    tool: &'static str,
+    force: bool,
+    reason: String,
+    label: String,
+}
+
+impl Forced {
+    fn new(tool: &'static str, force: bool, reason: Option<&str>) -> Forced {
+        let reason = reason.map(str::trim).unwrap_or("").to_string();
+        Forced {
+            tool,
+            force,
+            label: format!("forced ({reason})"),
+            reason,
+        }
+    }
+
+    /// The refusal that explains what to call instead, if consent is missing.
+    fn check(&self) -> Result<()> {
+        let tool = self.tool;
+        if !self.force {
+            return Err(Error::from(baton_engine::guards::GuardViolation {
+                rule: "recovery_only",
+                message: format!(
+                    "{tool} is a recovery tool for a person, not a step of the workflow: to move a run on, call pipeline_next_action (seed pipeline) or completePhase (issue and other workflows). To repair a run by hand, call {tool} again with force: true and a reason."
+                ),
+            }));
+        }
+        if self.reason.is_empty() {
+            return Err(Error::invalid(
+                "reason",
+                format!(
+                    "{tool} with force needs a reason (why the run is moved by hand); it is kept in the history"
+                ),
+            ));
+        }
+        check_text("reason", &self.reason, MAX_MESSAGE)
+    }
 }
 
 /// `abandon`.
@@ -254,7 +364,7 @@ pub fn abandon(svc: &Services, args: AbandonArgs) -> Result<LifecycleReply> {
     if let Some(reason) = &args.reason {
         check_text("reason", reason, MAX_MESSAGE)?;
     }
-    transition(svc, &args.workspace, |lc, _, state, _| {
+    transition(svc, &args.workspace, None, |lc, _, state, _| {
         Ok(lc.abandon(state, args.reason.as_deref())?)
     })
 }
@@ -267,6 +377,7 @@ fn check_phase(phase: &str) -> Result<(), Error> {
 fn transition(
     svc: &Services,
     workspace: &str,
+    forced: Option<&Forced>,
     change: impl FnOnce(
         &Lifecycle<'_>,
         &WorkflowDefinition,
@@ -282,12 +393,25 @@ fn transition(
     let now = Utc::now();
     let mut definition = None;
     let updated = svc.store.update(&ws, now, |state| -> Result<_, Error> {
+        if let Some(f) = forced {
+            f.check()?;
+        }
         let def = svc.workflow(&state.workflow)?;
-        let transitions = change(&Lifecycle::new(&def, now), &def, state, &files)?;
+        let mut lc = Lifecycle::new(&def, now);
+        if let Some(f) = forced {
+            lc = lc.by(&f.label);
+        }
+        let transitions = change(&lc, &def, state, &files)?;
         definition = Some(def);
         Ok(transitions)
     })?;
-    let events = events_for(svc, &ws, &updated.state, &updated.value);
+    let events: Vec<_> = events_for(svc, &ws, &updated.state, &updated.value)
+        .into_iter()
+        .map(|e| match forced {
+            Some(f) if e.detail.is_none() => e.with_detail(f.label.clone()),
+            _ => e,
+        })
+        .collect();
     let names = events
         .iter()
         .map(|e| e.event.as_str().to_string())

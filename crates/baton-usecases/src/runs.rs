@@ -83,14 +83,7 @@ pub fn view(
 
 /// The next call, phrased for the seed-004 tools.
 pub fn seed_next_step(state: &WorkspaceState, definition: &WorkflowDefinition) -> String {
-    use baton_state::PhaseStatus::*;
-    match state.current_phase_status {
-        InProgress => format!(
-            "do the tasks of {}, write its artifacts in the workspace, then call completePhase with phaseName {:?}",
-            state.current_phase, state.current_phase
-        ),
-        _ => next_step(state, definition),
-    }
+    next_step(state, definition)
 }
 
 /// Creates a workspace for `definition` and starts its first phase (unless it
@@ -119,6 +112,7 @@ pub fn start_run(
         now,
     );
     state.issue_number = issue_number;
+    state.repo_baseline = crate::git::baseline(&svc.config.repo_root);
     svc.store.create(&ws, &state)?;
     let mut events = vec![
         svc.event(
@@ -173,6 +167,17 @@ pub fn runs(
     runs_named(svc, |_| true, filter)
 }
 
+/// The workspaces whose folder name passes `name` and whose state cannot be
+/// read, as the error each gives.
+pub fn unreadable_named(svc: &Services, name: impl Fn(&str) -> bool) -> Result<Vec<Error>> {
+    Ok(svc
+        .store
+        .list_refs_where(name)?
+        .into_iter()
+        .filter_map(|ws| svc.store.load(&ws).err().map(Error::from))
+        .collect())
+}
+
 /// Like [`runs`], reading only the workspaces whose folder name passes `name`.
 pub fn runs_named(
     svc: &Services,
@@ -213,6 +218,14 @@ pub fn select(
     }
     if let Some(n) = issue_number {
         let number = crate::validate::normalize_issue(n)?;
+        // A run of this issue whose state cannot be read is still its run:
+        // say so instead of pretending there is none.
+        if let Some(e) = unreadable_named(svc, |name| issue_folder(name, &number))?
+            .into_iter()
+            .next()
+        {
+            return Err(e);
+        }
         let mut matching = runs_named(
             svc,
             |name| issue_folder(name, &number),

@@ -100,10 +100,13 @@ pub fn normalize_issue(raw: &str) -> Result<String, Error> {
     if !n
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        || !n.starts_with(|c: char| c.is_ascii_alphanumeric())
     {
         return Err(Error::invalid(
             "issueNumber",
-            format!("issueNumber {n:?} may contain only ASCII letters, digits, '.', '_' and '-'"),
+            format!(
+                "issueNumber {n:?} must start with an ASCII letter or digit and contain only letters, digits, '.', '_' and '-' (e.g. \"42\" or \"PROJ-123\")"
+            ),
         ));
     }
     Ok(n.to_string())
@@ -147,7 +150,17 @@ mod tests {
     fn issue_numbers_are_normalised_or_refused() {
         assert_eq!(normalize_issue(" #42 ").unwrap(), "42");
         assert_eq!(normalize_issue("PROJ-123").unwrap(), "PROJ-123");
-        for bad in ["", "#", "4 2", "a/b", "x;y", &"9".repeat(65)] {
+        for bad in [
+            "",
+            "#",
+            "4 2",
+            "a/b",
+            "x;y",
+            "..",
+            ".hidden",
+            "-1",
+            &"9".repeat(65),
+        ] {
             assert!(normalize_issue(bad).is_err(), "{bad:?}");
         }
     }

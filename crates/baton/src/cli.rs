@@ -97,6 +97,16 @@ enum Command {
         #[arg(long)]
         keep: bool,
     },
+    /// Answer the question a run waits at (a checkpoint, a human gate, a
+    /// decision), as the person at this terminal: e.g. `baton answer
+    /// .specs/20260401-fix approve`, `baton answer 20260401-fix revise "split
+    /// the API change"`. Without an answer it shows the question and asks.
+    Answer {
+        /// The run: folder name, .specs/<name>, or absolute path.
+        workspace: String,
+        /// The answer: one of the question's options, then optional text.
+        answer: Vec<String>,
+    },
     /// Run analytics: per-phase durations, loop trips, per workflow.
     Stats {
         /// Only runs of this workflow id.
@@ -242,6 +252,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { effort, keep } => crate::demo_cmd::run(&effort, keep),
+        Command::Answer { workspace, answer } => {
+            let config = Config::load(&overrides)?;
+            crate::answer_cmd::run(config, &workspace, &answer)
+        }
         Command::Stats { workflow, json } => {
             let config = Config::load(&overrides)?;
             crate::workflow_cmd::stats(&config, workflow.as_deref(), json)

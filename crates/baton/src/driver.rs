@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
 
+use baton_state::{Actor, Who};
 use baton_usecases::Services;
 use baton_usecases::pipeline::action::{
     Action, Exec, Question as AskAction, SpawnAgent, WriteFile,
@@ -149,9 +150,27 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                 next.previous_action_complete = Some(true);
             }
             Action::Checkpoint(question) | Action::HumanGate(question) => {
-                let answer = answer(question, opts.auto, &mut retried)?;
-                say(&format!("  → {answer}"));
-                next.user_response = Some(answer);
+                // The person at this terminal answers (or their --auto
+                // choice does): never the agent command.
+                let given = answer(question, opts.auto, &mut retried)?;
+                say(&format!("  → {given}"));
+                let by = if opts.auto {
+                    Actor {
+                        who: Who::Auto,
+                        channel: "driver".into(),
+                    }
+                } else {
+                    Actor::person("terminal")
+                };
+                step::answer_question(
+                    svc,
+                    step::AnswerArgs {
+                        workspace: ws.clone(),
+                        answer: given,
+                    },
+                    by,
+                )
+                .map_err(|e| failed("answer", e))?;
             }
         }
     }
@@ -472,6 +491,11 @@ fn answer(
         return Ok(pick.to_string());
     }
     let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        bail!(
+            "{name} needs a person's answer and stdin is not a terminal: run `baton run` in a terminal, answer later with `baton answer <workspace> <option>`, or pass --auto"
+        );
+    }
     loop {
         eprint!("{} > ", options.join(" / "));
         let mut line = String::new();

@@ -613,6 +613,8 @@ pub fn pipeline_init_with_context(
     state.debug = flags.debug;
     state.use_current_branch = use_current;
     state.branch = (!branch.is_empty()).then(|| branch.clone());
+    // What the repository held before the run: never the run's to commit.
+    state.repo_baseline = crate::git::baseline(&svc.config.repo_root);
     let mut skips = definition.skipped_for(template.as_str());
     if flags.skip_pr {
         skips.extend(definition.skipped_for("nopr"));
@@ -621,15 +623,16 @@ pub fn pipeline_init_with_context(
         skips.extend(definition.skipped_for("no_source"));
     }
     Lifecycle::new(&definition, now).apply_skips(&mut state, &skips)?;
-    let source_type = if ext.known {
-        args.source_url
-            .as_deref()
-            .and_then(|u| classify(u).ok())
-            .map(|c| c.0)
-            .unwrap_or(SourceType::Text)
-    } else {
-        SourceType::Text
-    };
+    // The URL decides the source (seed 001's patterns), whatever else was
+    // given: an issue whose fields were folded into the request body is
+    // still that issue (the PR closes it, the summary is posted to it).
+    let source_type = args
+        .source_url
+        .as_deref()
+        .filter(|u| !u.is_empty())
+        .and_then(|u| classify(u).ok())
+        .map(|c| c.0)
+        .unwrap_or(SourceType::Text);
     let body = if ext.known {
         format!("{}\n\n{}", ext.title, ext.body).trim().to_string()
     } else {

@@ -2,6 +2,7 @@
 //! (`pipeline_next_action`) and phase reports (`pipeline_report_result`).
 
 pub mod action;
+pub mod answer;
 pub mod init;
 pub mod report;
 pub mod step;

@@ -350,6 +350,7 @@ pub fn report_core(
             return Ok(outcome);
         }
     }
+    let mut failed_impls: Vec<String> = Vec::new();
     if per_task == Some(PerTask::Review) {
         for check in &checks {
             let key = check
@@ -363,6 +364,7 @@ pub fn report_core(
                         task.review_status = "completed_fail".into();
                         task.impl_status = "pending".into();
                         task.impl_retries += 1;
+                        failed_impls.push(format!("impl-{key}.md"));
                     }
                     Some(Verdict::PassWithNotes) => {
                         task.review_status = "completed_pass_with_notes".into()
@@ -373,6 +375,8 @@ pub fn report_core(
             }
         }
     }
+    // A failed task's implementation must be written again on its retry.
+    baton_engine::pipeline::artifacts::mark(state, files, &failed_impls);
     let decision = decide(
         def,
         state,
@@ -400,16 +404,22 @@ pub fn report_core(
             "a success cannot fail in place",
         ));
     };
-    advance(def, state, &lc, phase, &target, &mut outcome)?;
+    advance(def, state, &lc, files, phase, &target, &mut outcome)?;
     Ok(outcome)
 }
 
 /// Completes `phase` towards `target`, counting a revision when the move goes
 /// backwards, and clears what the phase's completion answers.
+///
+/// A forward move of a work phase passes the one gatekeeper first
+/// ([`baton_engine::gate::check_completion`]); a move back (a revision) does
+/// not need the evidence it is sent back for. Either way the phase's
+/// artifacts are fingerprinted, so the next visit must write them anew.
 pub fn advance(
     def: &WorkflowDefinition,
     state: &mut WorkspaceState,
     lc: &Lifecycle<'_>,
+    files: &dyn WorkspaceFiles,
     phase: &str,
     target: &str,
     outcome: &mut Outcome,
@@ -418,6 +428,13 @@ pub fn advance(
         .position(target)
         .zip(def.position(phase))
         .is_some_and(|(t, p)| t < p);
+    let work = def.phase(phase).filter(|p| !p.kind.waits_for_human());
+    if !backwards && work.is_some() {
+        baton_engine::gate::check_completion(def, state, phase, files)?;
+    }
+    if let Some(p) = work {
+        baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+    }
     if backwards {
         match phase {
             "phase-3b" => state.revisions.design_revisions += 1,

@@ -9,9 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use baton_engine::pipeline::commit::RepoStatus;
 use baton_engine::pipeline::next::{
-    Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta, revise_verdict,
-    tasks_to_review,
+    Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta,
 };
 use baton_engine::pipeline::prompt::{PromptParts, assemble};
 use baton_engine::pipeline::tasks::parse_tasks;
@@ -19,14 +19,15 @@ use baton_engine::route::{Decision, decide};
 use baton_engine::summary::phase_label;
 use baton_events::EventKind;
 use baton_state::{
-    CommandGuard, HumanFeedback, Lifecycle, PhaseLogEntry, PhaseStatus, WorkspaceRef,
-    WorkspaceState, schema::LastDispatch,
+    Actor, CommandGuard, Finish, Lifecycle, PhaseStatus, Who, WorkspaceRef, WorkspaceState,
+    schema::LastDispatch,
 };
-use baton_workflow::{PerTask, ResultKind, WorkflowDefinition};
+use baton_workflow::{Answerer, ResultKind, WorkflowDefinition};
 
 use super::action::{
     Action, Done, EmbeddedReport, Exec, Question as AskAction, SpawnAgent, WriteFile,
 };
+use super::answer::{Answer, Run, option_matches, parse_answer, resolve, wait_for_person};
 use super::report::{Outcome, ReportInput, advance, report_core, report_events};
 use crate::events::{Happened, records};
 use crate::files::DiskFiles;
@@ -104,27 +105,10 @@ struct Stepped {
     warnings: Vec<String>,
 }
 
-/// A person's answer: the option word and optional free text.
-struct Answer {
-    word: String,
-    feedback: Option<String>,
-}
-
-fn parse_answer(raw: &str) -> Answer {
-    let raw = raw.trim();
-    let (word, rest) = match raw.find([':', ' ', '\n']) {
-        Some(i) => (&raw[..i], raw[i + 1..].trim()),
-        None => (raw, ""),
-    };
-    Answer {
-        word: word.to_ascii_lowercase(),
-        feedback: (!rest.is_empty()).then(|| rest.to_string()),
-    }
-}
-
 /// `pipeline_next_action` (seed 001 §3): reports the previous action when
-/// asked to, applies a person's answer, and returns the next typed action —
-/// starting its phase. One locked write; events after it.
+/// asked to, applies the agent's answer where the workflow lets the agent
+/// answer, and returns the next typed action — starting its phase. One
+/// locked write; events after it.
 pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
     check_text("workspace", &args.workspace, 1024)?;
     if let Some(m) = &args.previous_model {
@@ -134,18 +118,485 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         check_text("user_response", r, 16 * 1024)?;
     }
     let ws = svc.store.resolve(&args.workspace)?;
-    let files = DiskFiles {
-        dir: ws.dir.clone(),
-    };
+    let files = DiskFiles::new(&ws.dir);
     let now = Utc::now();
-    let updated = svc.store.update(&ws, now, |state| {
+    let given = args.user_response.as_deref().map(|text| Given {
+        answer: parse_answer(text),
+        by: Actor::agent(),
+    });
+    let updated = svc.store.update_sealing(&ws, now, |state, sealed| {
         let def = svc.workflow(&state.workflow)?;
-        step(&def, state, &files, &ws, now, &args)
+        let ctx = StepContext {
+            def: &def,
+            files: &files,
+            ws: &ws,
+            now,
+            repo_root: &svc.config.repo_root,
+            repo: std::cell::OnceCell::new(),
+        };
+        let stepped = step(&ctx, state, &args, given)?;
+        let finish = seal_if_committing(&ctx, state, &stepped.plan, sealed);
+        Ok::<_, Error>((stepped, finish))
     })?;
     let state = updated.state;
     let stepped = updated.value;
     publish(svc, &ws, &state, &stepped);
     shape(svc, &ws, &state, &files, stepped)
+}
+
+/// An answer and who gave it.
+struct Given {
+    answer: Answer,
+    by: Actor,
+}
+
+/// What one step reads besides the state.
+struct StepContext<'a> {
+    def: &'a WorkflowDefinition,
+    files: &'a DiskFiles,
+    ws: &'a WorkspaceRef,
+    now: chrono::DateTime<Utc>,
+    /// The repository root, for `git status` when a step needs it.
+    repo_root: &'a std::path::Path,
+    /// The repository's status, read at most once per call, when a step
+    /// needs it (the run's commit).
+    repo: std::cell::OnceCell<Option<RepoStatus>>,
+}
+
+impl StepContext<'_> {
+    fn repo_status(&self) -> Option<&RepoStatus> {
+        self.repo.get().and_then(|r| r.as_ref())
+    }
+
+    /// Reads the repository's status for a step that needs it.
+    fn read_repo(&self, phase: &str) -> Result<()> {
+        let status = self.repo.get_or_init(|| crate::git::status(self.repo_root));
+        if status.is_none() {
+            return Err(Error::new(
+                ErrorCode::Blocked,
+                format!(
+                    "{phase} commits the run's files, but `git status` failed in {}: is it a git repository, and is git installed?",
+                    self.repo_root.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Arguments of an answer given through a person's channel.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerArgs {
+    /// The workspace whose question is answered.
+    pub workspace: String,
+    /// One of the question's options; `revise: <text>` carries the text to
+    /// the agent that revises.
+    pub answer: String,
+}
+
+/// What an answer did.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AnswerReply {
+    /// The workspace.
+    pub workspace: String,
+    /// The question answered.
+    pub question: String,
+    /// The option taken.
+    pub answer: String,
+    /// Who answered, e.g. `person:terminal`.
+    pub by: String,
+    /// The phase the run is at now.
+    pub current_phase: String,
+    /// Its status.
+    pub current_phase_status: String,
+    /// What happens next.
+    pub next_step: String,
+}
+
+/// Answers the question a run waits at, as `by` (a person through the
+/// terminal, the dashboard or elicitation; or the agent where the workflow
+/// lets it). Refused when nothing waits for an answer, when the answer is
+/// not one of the options, or when `by` may not answer this question.
+pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<AnswerReply> {
+    check_text("workspace", &args.workspace, 1024)?;
+    check_text("answer", &args.answer, 16 * 1024)?;
+    let ws = svc.store.resolve(&args.workspace)?;
+    let files = DiskFiles::new(&ws.dir);
+    let now = Utc::now();
+    let given = parse_answer(&args.answer);
+    let label = by.label();
+    let updated = svc.store.update(&ws, now, |state| {
+        let def = svc.workflow(&state.workflow)?;
+        let ctx = StepContext {
+            def: &def,
+            files: &files,
+            ws: &ws,
+            now,
+            repo_root: &svc.config.repo_root,
+            repo: std::cell::OnceCell::new(),
+        };
+        let lc = Lifecycle::new(&def, now);
+        let mut happened = Vec::new();
+        // Reach the question: steps that need no agent (a resting skip,
+        // tasks to register, a finished phase) are taken first.
+        for _ in 0..MAX_INTERNAL_STEPS {
+            let plan = plan_now(&ctx, state)?;
+            match plan {
+                Plan::Ask(question) => {
+                    check_may_answer(&ctx, &question, &by)?;
+                    let word = option_matches(&question, &given.word).ok_or_else(|| {
+                        not_an_option(&question, &given.word, "answer")
+                    })?;
+                    resolve(
+                        &Run {
+                            definition: &def,
+                            lifecycle: &lc,
+                            files: &files,
+                        },
+                        state,
+                        &question,
+                        given.clone(),
+                        &by,
+                        &mut happened,
+                    )?;
+                    start_reported_work(&def, state, &lc, &mut happened)?;
+                    let next = baton_engine::summary::next_step(state, &def);
+                    return Ok((question.name, word, happened, next));
+                }
+                Plan::Skip { .. }
+                | Plan::RegisterTasks { .. }
+                | Plan::CompletePhase { .. }
+                | Plan::SkipStep { .. }
+                | Plan::ReadRepo { .. } => {
+                    internal_step(&ctx, state, &lc, plan, &mut happened, &mut Vec::new())?;
+                }
+                _ => {
+                    return Err(Error::new(
+                        ErrorCode::InvalidState,
+                        format!(
+                            "nothing in {} waits for an answer: {} is {} and the agent has work to do (see `baton show {}`)",
+                            ws.display,
+                            state.current_phase,
+                            state.current_phase_status.as_str(),
+                            ws.display
+                        ),
+                    )
+                    .with_details(json!({"currentPhase": state.current_phase, "currentPhaseStatus": state.current_phase_status.as_str()})));
+                }
+            }
+        }
+        Err(Error::new(ErrorCode::Internal, "no question reached"))
+    })?;
+    let (question, word, happened, next) = updated.value;
+    svc.publish(records(svc, &ws, &updated.state, &happened));
+    Ok(AnswerReply {
+        workspace: ws.display.clone(),
+        question,
+        answer: word,
+        by: label,
+        current_phase: updated.state.current_phase.clone(),
+        current_phase_status: updated.state.current_phase_status.as_str().to_string(),
+        next_step: next,
+    })
+}
+
+/// In a workflow driven by phase reports (`completePhase`), the work phase
+/// after a person's answer starts at once, as it does after a report; in
+/// the pipeline loop `pipeline_next_action` starts it when it hands it out.
+fn start_reported_work(
+    def: &WorkflowDefinition,
+    state: &mut WorkspaceState,
+    lc: &Lifecycle<'_>,
+    happened: &mut Vec<Happened>,
+) -> Result<()> {
+    if baton_engine::summary::driven_by_loop(def)
+        || state.current_phase_status != PhaseStatus::Pending
+    {
+        return Ok(());
+    }
+    let phase = state.current_phase.clone();
+    let Some(p) = def.phase(&phase) else {
+        return Ok(());
+    };
+    if p.kind.waits_for_human()
+        || p.max_visits
+            .is_some_and(|limit| baton_engine::route::visits(state, &phase) >= limit)
+    {
+        return Ok(());
+    }
+    happened.extend(
+        lc.start(state, &phase)?
+            .into_iter()
+            .map(Happened::Transition),
+    );
+    Ok(())
+}
+
+/// The question the run waits at (or would wait at on its next step), if
+/// any — read-only: nothing is written and no event is published.
+pub fn pending_question(svc: &Services, workspace: &str) -> Result<Option<AskAction>> {
+    check_text("workspace", workspace, 1024)?;
+    let ws = svc.store.resolve(workspace)?;
+    let files = DiskFiles::new(&ws.dir);
+    let mut state = svc.store.load(&ws)?;
+    let def = svc.workflow(&state.workflow)?;
+    let ctx = StepContext {
+        def: &def,
+        files: &files,
+        ws: &ws,
+        now: Utc::now(),
+        repo_root: &svc.config.repo_root,
+        repo: std::cell::OnceCell::new(),
+    };
+    let lc = Lifecycle::new(&def, ctx.now);
+    for _ in 0..MAX_INTERNAL_STEPS {
+        match plan_now(&ctx, &state)? {
+            Plan::Ask(q) => return Ok(Some(question_action(&ws, &files, &q))),
+            plan @ (Plan::Skip { .. }
+            | Plan::RegisterTasks { .. }
+            | Plan::CompletePhase { .. }
+            | Plan::SkipStep { .. }
+            | Plan::ReadRepo { .. }) => {
+                // On a copy: a peek changes nothing on disk.
+                if internal_step(
+                    &ctx,
+                    &mut state,
+                    &lc,
+                    plan,
+                    &mut Vec::new(),
+                    &mut Vec::new(),
+                )
+                .is_err()
+                {
+                    return Ok(None);
+                }
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
+/// The `checkpoint` / `human_gate` action of a question.
+fn question_action(ws: &WorkspaceRef, files: &DiskFiles, q: &Question) -> AskAction {
+    use baton_engine::WorkspaceFiles;
+    let post_method = (q.kind == QuestionKind::PostToSource).then(|| {
+        let meta = files
+            .read("request.md")
+            .map(|t| request_meta(&t))
+            .unwrap_or_default();
+        post_method(&meta, &ws.display)
+    });
+    let person = q.answered_by == Answerer::Person;
+    AskAction {
+        phase: q.phase.clone(),
+        name: q.name.clone(),
+        present_to_user: q.message.clone(),
+        options: q.options.clone(),
+        answered_by: q.answered_by.as_str().to_string(),
+        how_to_answer: person.then(|| how_to_answer(&ws.display, &q.options)),
+        post_method,
+    }
+}
+
+/// How a person answers a question the agent may not answer: the terminal
+/// command and the dashboard.
+pub fn how_to_answer(workspace: &str, options: &[String]) -> String {
+    let mut examples: Vec<String> = options
+        .iter()
+        .map(|o| {
+            if o == "revise" {
+                format!("baton answer {workspace} revise \"<what to change>\"")
+            } else {
+                format!("baton answer {workspace} {o}")
+            }
+        })
+        .collect();
+    examples.dedup();
+    format!(
+        "A person answers this, not the agent. Show them the question, then ask them to run one of these in a terminal: {} (or use the dashboard: `baton dashboard`). Then call pipeline_next_action again without user_response.",
+        examples.join(" | ")
+    )
+}
+
+fn check_may_answer(ctx: &StepContext<'_>, question: &Question, by: &Actor) -> Result<()> {
+    if by.who == Who::Agent && question.answered_by == Answerer::Person {
+        return Err(Error::new(
+            ErrorCode::Blocked,
+            format!(
+                "{} must be answered by a person, not by the agent (the workflow says answered_by: person). {}",
+                question.name,
+                how_to_answer(&ctx.ws.display, &question.options)
+            ),
+        )
+        .with_details(json!({"rule": "person_only", "question": question.name, "options": question.options})));
+    }
+    Ok(())
+}
+
+fn not_an_option(question: &Question, word: &str, field: &str) -> Error {
+    Error::invalid(
+        field,
+        format!(
+            "{word:?} is not an answer to {}; answer one of: {}",
+            question.name,
+            question.options.join(", ")
+        ),
+    )
+    .with_details(json!({ "field": field, "question": question.name, "options": question.options }))
+}
+
+/// Seals the run's final state into state.json before the commit phase's
+/// commands are handed out, so the commit holds the state as it will be
+/// when the run is done (`git status` is clean afterwards).
+fn seal_if_committing(
+    ctx: &StepContext<'_>,
+    state: &WorkspaceState,
+    plan: &Plan,
+    sealed: bool,
+) -> Finish {
+    let Plan::Exec { phase, .. } = plan else {
+        return Finish::Plain;
+    };
+    if sealed || !ctx.def.phase(phase).is_some_and(|p| p.commits) {
+        return Finish::Plain;
+    }
+    match predict_final(ctx.def, state, ctx.now) {
+        Some(final_form) => Finish::Seal(Box::new(final_form)),
+        None => Finish::Plain,
+    }
+}
+
+/// The state as it will be once the commit phase and the command phases
+/// after it have run: each completed, the run completed. `None` when a
+/// phase after the commit needs an agent or a person (then nothing is
+/// sealed).
+pub fn predict_final(
+    def: &WorkflowDefinition,
+    state: &WorkspaceState,
+    now: chrono::DateTime<Utc>,
+) -> Option<WorkspaceState> {
+    let lc = Lifecycle::new(def, now);
+    let mut s = state.clone();
+    for _ in 0..def.phases.len() + 1 {
+        if s.current_phase_status.is_terminal() {
+            s.command_step = 0;
+            s.command_guard = CommandGuard::Check;
+            s.last_dispatch = None;
+            return Some(s);
+        }
+        let phase = s.current_phase.clone();
+        let p = def.phase(&phase)?;
+        if p.kind != baton_workflow::PhaseKind::Command {
+            return None;
+        }
+        if matches!(
+            s.current_phase_status,
+            PhaseStatus::Pending | PhaseStatus::Failed
+        ) {
+            lc.start(&mut s, &phase).ok()?;
+        }
+        let next = def.default_successor(&phase, &s.skipped_phases);
+        lc.complete_to(&mut s, &phase, &next).ok()?;
+    }
+    None
+}
+
+fn plan_now(ctx: &StepContext<'_>, state: &WorkspaceState) -> Result<Plan> {
+    baton_engine::pipeline::next::plan(
+        &PlanInput {
+            definition: ctx.def,
+            files: ctx.files,
+            workspace: &ctx.ws.display,
+            repo: ctx.repo_status(),
+        },
+        state,
+    )
+    .map_err(|e| Error::new(ErrorCode::Blocked, e.0))
+}
+
+/// Applies an internal plan (no agent involved): a resting skip, task
+/// registration, a finished phase (through the gatekeeper), an empty step.
+fn internal_step(
+    ctx: &StepContext<'_>,
+    state: &mut WorkspaceState,
+    lc: &Lifecycle<'_>,
+    plan: Plan,
+    happened: &mut Vec<Happened>,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let def = ctx.def;
+    match plan {
+        Plan::Skip { phase } => {
+            // A run resting on a phase its template or flags skip: skipped
+            // without events (seed 003). One that was started is closed first.
+            if state.current_phase_status == PhaseStatus::InProgress {
+                happened.extend(
+                    lc.fail(state, &phase, "skipped: the run's flags skip this phase")?
+                        .into_iter()
+                        .map(Happened::Transition),
+                );
+            }
+            if !state.skipped_phases.contains(&phase) && !state.completed_phases.contains(&phase) {
+                state.skipped_phases.push(phase.clone());
+            }
+            state.command_step = 0;
+            state.command_guard = CommandGuard::Check;
+            happened.extend(
+                lc.skip(state, &phase)?
+                    .into_iter()
+                    .map(Happened::Transition),
+            );
+        }
+        Plan::SkipStep { .. } => {
+            state.command_step += 1;
+            state.command_guard = CommandGuard::Check;
+        }
+        Plan::ReadRepo { phase } => {
+            if ctx.repo.get().is_some() {
+                return Err(Error::new(
+                    ErrorCode::Internal,
+                    format!("{phase} asked for the repository's status twice"),
+                ));
+            }
+            ctx.read_repo(&phase)?;
+        }
+        Plan::RegisterTasks { .. } => {
+            let text = files_read(ctx.files, "tasks.md")?;
+            let (tasks, task_warnings) = parse_tasks(&text).map_err(|errors| {
+                Error::new(
+                    ErrorCode::Blocked,
+                    format!("tasks.md: {}", errors.join("; ")),
+                )
+            })?;
+            state.tasks = tasks;
+            warnings.extend(task_warnings);
+        }
+        Plan::CompletePhase { phase } => {
+            let mut out = Outcome::empty("proceed");
+            if matches!(
+                state.current_phase_status,
+                PhaseStatus::Pending | PhaseStatus::Failed
+            ) {
+                out.transitions.extend(lc.start(state, &phase)?);
+            }
+            // The one gatekeeper: the same evidence on every path.
+            baton_engine::gate::check_completion(def, state, &phase, ctx.files)?;
+            state.command_step = 0;
+            state.command_guard = CommandGuard::Check;
+            let target = successor(def, state, &phase)?;
+            advance(def, state, lc, ctx.files, &phase, &target, &mut out)?;
+            happened.extend(out.transitions.into_iter().map(Happened::Transition));
+        }
+        other => {
+            return Err(Error::new(
+                ErrorCode::Internal,
+                format!("not an internal step: {other:?}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn reported(args: &NextArgs) -> bool {
@@ -160,14 +611,20 @@ fn reported(args: &NextArgs) -> bool {
 }
 
 fn step(
-    def: &WorkflowDefinition,
+    ctx: &StepContext<'_>,
     state: &mut WorkspaceState,
-    files: &DiskFiles,
-    ws: &WorkspaceRef,
-    now: chrono::DateTime<Utc>,
     args: &NextArgs,
+    mut given: Option<Given>,
 ) -> Result<Stepped, Error> {
+    let def = ctx.def;
+    let files = ctx.files;
+    let now = ctx.now;
     let lc = Lifecycle::new(def, now);
+    let run = Run {
+        definition: def,
+        lifecycle: &lc,
+        files,
+    };
     let mut happened = Vec::new();
     let mut warnings = Vec::new();
     let mut report = None;
@@ -213,44 +670,23 @@ fn step(
             ));
         }
     }
-    let mut answer = args.user_response.as_deref().map(parse_answer);
     for _ in 0..MAX_INTERNAL_STEPS {
-        let plan = baton_engine::pipeline::next::plan(
-            &PlanInput {
-                definition: def,
-                files,
-                workspace: &ws.display,
-            },
-            state,
-        )
-        .map_err(|e| Error::new(ErrorCode::Blocked, e.0))?;
+        let plan = plan_now(ctx, state)?;
         match plan {
-            Plan::RegisterTasks { .. } => {
-                let text = files_read(files, "tasks.md")?;
-                let (tasks, task_warnings) = parse_tasks(&text).map_err(|errors| {
-                    Error::new(
-                        ErrorCode::Blocked,
-                        format!("tasks.md: {}", errors.join("; ")),
-                    )
-                })?;
-                state.tasks = tasks;
-                warnings.extend(task_warnings);
-            }
-            Plan::CompletePhase { phase } => {
-                let mut out = Outcome::empty("proceed");
-                if matches!(
-                    state.current_phase_status,
-                    PhaseStatus::Pending | PhaseStatus::Failed
-                ) {
-                    out.transitions.extend(lc.start(state, &phase)?);
-                }
-                let target = successor(def, state, &phase)?;
-                advance(def, state, &lc, &phase, &target, &mut out)?;
-                happened.extend(out.transitions.into_iter().map(Happened::Transition));
+            Plan::RegisterTasks { .. }
+            | Plan::CompletePhase { .. }
+            | Plan::Skip { .. }
+            | Plan::SkipStep { .. }
+            | Plan::ReadRepo { .. } => {
+                internal_step(ctx, state, &lc, plan, &mut happened, &mut warnings)?;
             }
             Plan::Ask(question) => {
-                if let Some(given) = answer.take() {
-                    resolve(def, state, &lc, &question, given, &mut happened)?;
+                if let Some(g) = given.take() {
+                    check_may_answer(ctx, &question, &g.by)?;
+                    if option_matches(&question, &g.answer.word).is_none() {
+                        return Err(not_an_option(&question, &g.answer.word, "user_response"));
+                    }
+                    resolve(&run, state, &question, g.answer, &g.by, &mut happened)?;
                     continue;
                 }
                 if question.kind == QuestionKind::Checkpoint && state.auto_approve {
@@ -259,7 +695,7 @@ fn step(
                         feedback: None,
                     };
                     warnings.push(format!("{} approved automatically (--auto)", question.name));
-                    resolve(def, state, &lc, &question, auto, &mut happened)?;
+                    resolve(&run, state, &question, auto, &Actor::auto(), &mut happened)?;
                     continue;
                 }
                 wait_for_person(state, &lc, &question, &mut happened)?;
@@ -287,7 +723,7 @@ fn step(
                         None,
                     ));
                 }
-                return Ok(finish(report, plan, happened, ignored(answer, warnings)));
+                return Ok(finish(report, plan, happened, ignored(given, warnings)));
             }
             Plan::Exec {
                 ref phase, check, ..
@@ -301,14 +737,14 @@ fn step(
                 } else {
                     state.command_guard
                 };
-                return Ok(finish(report, plan, happened, ignored(answer, warnings)));
+                return Ok(finish(report, plan, happened, ignored(given, warnings)));
             }
             Plan::WriteFile { ref phase, .. } => {
                 dispatch(state, &lc, phase, "", true, &mut happened)?;
-                return Ok(finish(report, plan, happened, ignored(answer, warnings)));
+                return Ok(finish(report, plan, happened, ignored(given, warnings)));
             }
             Plan::Done { .. } => {
-                return Ok(finish(report, plan, happened, ignored(answer, warnings)));
+                return Ok(finish(report, plan, happened, ignored(given, warnings)));
             }
         }
     }
@@ -335,11 +771,11 @@ fn finish(
     }
 }
 
-fn ignored(answer: Option<Answer>, mut warnings: Vec<String>) -> Vec<String> {
-    if let Some(a) = answer {
+fn ignored(given: Option<Given>, mut warnings: Vec<String>) -> Vec<String> {
+    if let Some(g) = given {
         warnings.push(format!(
             "user_response {:?} ignored: no checkpoint or gate was waiting for an answer",
-            a.word
+            g.answer.word
         ));
     }
     warnings
@@ -401,196 +837,6 @@ fn dispatch_key(spawn: &Spawn) -> String {
         spawn.task.as_deref().unwrap_or(""),
         tasks.join(",")
     )
-}
-
-/// Puts the run in `awaiting_human` for `question` (once; a repeated call
-/// presents the same question without another event).
-fn wait_for_person(
-    state: &mut WorkspaceState,
-    lc: &Lifecycle<'_>,
-    question: &Question,
-    happened: &mut Vec<Happened>,
-) -> Result<(), Error> {
-    if let QuestionKind::TaskGate { task } = &question.kind {
-        if state.current_phase_status == PhaseStatus::Pending {
-            happened.extend(
-                lc.start(state, &question.phase)?
-                    .into_iter()
-                    .map(Happened::Transition),
-            );
-        }
-        state.pending_human_gate = Some(task.clone());
-    }
-    if question.kind == QuestionKind::CommandFailed {
-        return Ok(());
-    }
-    if state.current_phase_status != PhaseStatus::AwaitingHuman {
-        lc.checkpoint(state, &question.phase)?;
-        happened.push(Happened::Event(
-            EventKind::Checkpoint,
-            question.phase.clone(),
-            Some(question.name.clone()),
-            None,
-        ));
-    }
-    Ok(())
-}
-
-fn option_matches(question: &Question, word: &str) -> Option<String> {
-    let alias = match word {
-        "approve" => "proceed",
-        "proceed" => "approve",
-        "yes" => "proceed",
-        _ => "",
-    };
-    question
-        .options
-        .iter()
-        .find(|o| *o == word || (!alias.is_empty() && *o == alias))
-        .cloned()
-}
-
-/// Applies a person's answer to `question`.
-fn resolve(
-    def: &WorkflowDefinition,
-    state: &mut WorkspaceState,
-    lc: &Lifecycle<'_>,
-    question: &Question,
-    answer: Answer,
-    happened: &mut Vec<Happened>,
-) -> Result<(), Error> {
-    let Some(word) = option_matches(question, &answer.word) else {
-        return Err(Error::invalid(
-            "user_response",
-            format!(
-                "{:?} is not an answer to {}; options: {}",
-                answer.word,
-                question.name,
-                question.options.join(", ")
-            ),
-        )
-        .with_details(json!({ "question": question.name, "options": question.options })));
-    };
-    let phase = question.phase.as_str();
-    let mut out = Outcome::empty("proceed");
-    if word == "abandon" {
-        out.transitions.extend(lc.abandon(
-            state,
-            Some(&format!("abandoned by a person at {}", question.name)),
-        )?);
-        happened.extend(out.transitions.into_iter().map(Happened::Transition));
-        return Ok(());
-    }
-    // A question answered before it was presented still waits first, so the
-    // history reads checkpoint → complete.
-    let presentable = !matches!(
-        question.kind,
-        QuestionKind::CommandFailed | QuestionKind::TaskGate { .. }
-    );
-    if presentable && state.current_phase_status != PhaseStatus::AwaitingHuman {
-        out.transitions.extend(lc.checkpoint(state, phase)?);
-    }
-    match &question.kind {
-        QuestionKind::Checkpoint | QuestionKind::PostToSource | QuestionKind::PhaseGate => {
-            let result = if word == "revise" {
-                ResultKind::Failure
-            } else {
-                ResultKind::Success
-            };
-            let target = match decide(def, state, phase, result, None)? {
-                Decision::Advance { target } => target,
-                Decision::FailInPlace => def.default_successor(phase, &state.skipped_phases),
-            };
-            if word == "revise" {
-                state.human_feedback = Some(HumanFeedback {
-                    from: phase.to_string(),
-                    phase: target.clone(),
-                    text: answer
-                        .feedback
-                        .unwrap_or_else(|| "Revise the work (no details were given).".into()),
-                });
-            }
-            log_answer(state, phase, &word);
-            advance(def, state, lc, phase, &target, &mut out)?;
-        }
-        QuestionKind::Decision(_) => {
-            let review_phase = def.phase(phase).and_then(|p| p.per_task) == Some(PerTask::Review);
-            let target = if word == "revise" {
-                let verdict = def.phase(phase).and_then(revise_verdict);
-                if review_phase {
-                    for key in tasks_to_review(state) {
-                        if let Some(t) = state.tasks.get_mut(&key) {
-                            t.review_status = "completed_fail".into();
-                            t.impl_status = "pending".into();
-                        }
-                    }
-                }
-                match decide(def, state, phase, ResultKind::Success, verdict)? {
-                    Decision::Advance { target } => target,
-                    Decision::FailInPlace => phase.to_string(),
-                }
-            } else {
-                if review_phase {
-                    for t in state.tasks.values_mut() {
-                        let open = t.execution_mode != "human_gate"
-                            && !matches!(
-                                t.review_status.as_str(),
-                                "completed_pass" | "completed_pass_with_notes"
-                            );
-                        if open {
-                            t.impl_status = "completed".into();
-                            t.review_status = "accepted_by_human".into();
-                        }
-                    }
-                }
-                def.default_successor(phase, &state.skipped_phases)
-            };
-            log_answer(state, phase, &word);
-            advance(def, state, lc, phase, &target, &mut out)?;
-        }
-        QuestionKind::CommandFailed => {
-            if word == "retry" {
-                out.transitions.extend(lc.start(state, phase)?);
-            } else {
-                state.command_step = 0;
-                state.command_guard = CommandGuard::Check;
-                out.transitions.extend(lc.skip(state, phase)?);
-            }
-        }
-        QuestionKind::TaskGate { task } => {
-            if let Some(t) = state.tasks.get_mut(task) {
-                t.impl_status = "completed".into();
-                t.review_status = if word == "skip" {
-                    "skipped_by_human".into()
-                } else {
-                    "done_by_human".into()
-                };
-            }
-            state.pending_human_gate = None;
-            let detail = format!("task {task}: {word}");
-            match state.current_phase_status {
-                PhaseStatus::AwaitingHuman => {
-                    lc.resume(state, phase, &detail)?;
-                }
-                PhaseStatus::Pending | PhaseStatus::Failed => {
-                    out.transitions.extend(lc.start(state, phase)?);
-                }
-                _ => {}
-            }
-        }
-    }
-    happened.extend(out.transitions.into_iter().map(Happened::Transition));
-    Ok(())
-}
-
-fn log_answer(state: &mut WorkspaceState, phase: &str, word: &str) {
-    state.phase_log.push(PhaseLogEntry {
-        phase: phase.to_string(),
-        tokens: 0,
-        duration_ms: 0,
-        model: format!("checkpoint:{word}"),
-        timestamp: state.timestamps.last_updated,
-    });
 }
 
 fn publish(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState, stepped: &Stepped) {
@@ -737,27 +983,12 @@ fn shape(
             (Action::WriteFile(write), display)
         }
         Plan::Ask(q) => {
-            let post_method = (q.kind == QuestionKind::PostToSource).then(|| {
-                let meta = files
-                    .read("request.md")
-                    .map(|t| request_meta(&t))
-                    .unwrap_or_default();
-                post_method(&meta, &ws.display)
-            });
             let display = format!(
                 "⏸ {}  ·  waiting for a person ({})",
                 q.name,
                 q.options.join(" / ")
             );
-            let question = AskAction {
-                phase: q.phase.clone(),
-                name: q.name.clone(),
-                present_to_user: q.message.clone(),
-                options: q.options.clone(),
-                answered_by: "agent".into(),
-                how_to_answer: None,
-                post_method,
-            };
+            let question = question_action(ws, files, q);
             let action = if q.is_gate() {
                 Action::HumanGate(question)
             } else {
@@ -777,7 +1008,11 @@ fn shape(
             };
             (Action::Done(done), format!("■ {summary}"))
         }
-        Plan::RegisterTasks { .. } | Plan::CompletePhase { .. } => {
+        Plan::RegisterTasks { .. }
+        | Plan::CompletePhase { .. }
+        | Plan::Skip { .. }
+        | Plan::SkipStep { .. }
+        | Plan::ReadRepo { .. } => {
             return Err(Error::new(
                 ErrorCode::Internal,
                 "an internal step reached the reply",
