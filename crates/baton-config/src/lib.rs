@@ -301,6 +301,28 @@ impl Config {
             None => file.fsync.unwrap_or(true),
         };
 
+        // A runtime folder that holds the repository (its root or a parent)
+        // would put baton's logs among the user's files: refused.
+        for (name, dir) in [
+            (
+                env::EVENTS_LOG,
+                events.log_path.parent().map(Path::to_path_buf),
+            ),
+            (env::LOG_DIR, Some(transcript.dir.clone())),
+        ] {
+            if let Some(dir) = dir
+                && repo_root.starts_with(&dir)
+            {
+                return Err(ConfigError::InvalidValue {
+                    name: name.into(),
+                    value: dir.display().to_string(),
+                    reason: format!(
+                        "this folder contains the repository ({}); give baton's logs a folder of their own, e.g. .baton/events or .baton/logs",
+                        repo_root.display()
+                    ),
+                });
+            }
+        }
         Ok(Config {
             repo_root,
             specs_root,

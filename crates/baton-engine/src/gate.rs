@@ -128,6 +128,7 @@ fn check_implemented(
         if task.impl_status != "completed" {
             open.push(format!("task {key} is not implemented"));
         } else if task.execution_mode != "human_gate"
+            && task.review_status != "skipped_by_human"
             && !files.is_nonempty_file(&format!("impl-{key}.md"))
         {
             open.push(format!("task {key} has no impl-{key}.md"));

@@ -39,13 +39,17 @@ impl EventLog {
     /// Opens (creating folders as needed) the log at `path`.
     pub fn open(path: &Path, max_bytes: u64, keep: usize) -> Result<EventLog, EventLogError> {
         if let Some(parent) = path.parent() {
+            let created = !parent.exists();
             std::fs::create_dir_all(parent).map_err(|source| EventLogError::Io {
                 path: parent.to_path_buf(),
                 source,
             })?;
-            // Keep the log out of version control without touching the user's .gitignore.
+            // Keep the log out of version control without touching the
+            // user's .gitignore: only in a folder baton made for it (a
+            // configured folder that already existed — the repository root,
+            // a source folder — is never told to ignore everything).
             let ignore = parent.join(".gitignore");
-            if !ignore.exists() {
+            if created && !ignore.exists() {
                 let _ = std::fs::write(&ignore, "*\n");
             }
         }

@@ -290,11 +290,12 @@ pub(crate) fn load_into(
 }
 
 fn prepare_dir(index_dir: &Path) -> std::io::Result<()> {
+    let created = !index_dir.exists();
     std::fs::create_dir_all(index_dir)?;
     // A derived cache: keep it out of version control without touching the
-    // repository's own .gitignore.
+    // repository's own .gitignore — only in a folder baton made for it.
     let ignore = index_dir.join(".gitignore");
-    if !ignore.exists() {
+    if created && !ignore.exists() {
         let _ = std::fs::write(&ignore, "*\n");
     }
     Ok(())

@@ -237,9 +237,11 @@ impl Transcript {
         let mut path = None;
         let mut file = None;
         if let Some(dir) = &options.dir {
+            // An ignore file only in a folder baton made for its logs.
+            let created = !dir.exists();
             std::fs::create_dir_all(dir)?;
             let ignore = dir.join(".gitignore");
-            if !ignore.exists() {
+            if created && !ignore.exists() {
                 let _ = std::fs::write(&ignore, "*\n");
             }
             let p = dir.join(file_name(session_id, chrono::Utc::now()));

@@ -219,10 +219,30 @@ pub fn init(svc: &Services, args: InitArgs) -> Result<InitReply> {
 pub fn phase_start(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply> {
     check_phase(&args.phase)?;
     let forced = Forced::new("phase_start", args.force, args.reason.as_deref());
-    transition(svc, &args.workspace, Some(&forced), |lc, def, state, _| {
-        guards::check_start(state, def, &args.phase)?;
-        Ok(lc.start(state, &args.phase)?)
-    })
+    transition(
+        svc,
+        &args.workspace,
+        Some(&forced),
+        |lc, def, state, files| {
+            guards::check_start(state, def, &args.phase)?;
+            // A phase the run skips (its template, its flags) is never started.
+            let request = baton_engine::pipeline::next::request_meta(
+                &files.read("request.md").unwrap_or_default(),
+            );
+            if baton_engine::pipeline::next::effective_skips(def, state, &request)
+                .contains(&args.phase)
+            {
+                return Err(Error::from(baton_engine::guards::GuardViolation {
+                    rule: "phase_skipped",
+                    message: format!(
+                        "{} is skipped by this run (its effort, its flags or its source); it is not started",
+                        args.phase
+                    ),
+                }));
+            }
+            Ok(lc.start(state, &args.phase)?)
+        },
+    )
 }
 
 /// `phase_complete` (recovery): completes the current phase through the

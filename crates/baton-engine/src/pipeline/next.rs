@@ -669,6 +669,7 @@ pub fn implemented_on_disk(
     for (key, task) in tasks.iter_mut() {
         if task.execution_mode != "human_gate"
             && task.impl_status == "completed"
+            && task.review_status != "skipped_by_human"
             && !files.is_nonempty_file(&format!("impl-{key}.md"))
         {
             task.impl_status = "pending".into();
@@ -1549,5 +1550,136 @@ mod tests {
             panic!()
         };
         assert!(!abandoned);
+    }
+
+    #[test]
+    fn the_url_decides_the_source_whatever_the_front_matter_says() {
+        let m = request_meta(
+            "---\nsource_type: text\nsource_url: https://github.com/o/r/issues/42\nsource_id: 42\n---\nFix it\n",
+        );
+        assert_eq!(m.source_type, "github_issue");
+        let m = request_meta("---\nsource_type: jira_issue\n---\nFix it\n");
+        assert_eq!(m.source_type, "text", "no URL: a text request");
+        let m = request_meta("no front matter\n");
+        assert_eq!(m.source_type, "text");
+    }
+
+    #[test]
+    fn skips_are_read_from_the_state_at_every_step() {
+        let def = forge();
+        let text = request_meta("---\nsource_type: text\n---\nx\n");
+        let issue = request_meta("---\nsource_url: https://github.com/o/r/issues/1\n---\nx\n");
+        let mut s = WorkspaceState::fresh("forge", "phase-1", "x", "x", "t", t());
+        s.effort = Some(baton_state::Effort::M);
+        let skips = effective_skips(&def, &s, &text);
+        for p in ["phase-4b", "checkpoint-b", "post-to-source"] {
+            assert!(skips.contains(&p.to_string()), "{p}: {skips:?}");
+        }
+        assert!(!skips.contains(&"pr-creation".to_string()));
+        assert!(!effective_skips(&def, &s, &issue).contains(&"post-to-source".to_string()));
+        s.skip_pr = true;
+        let skips = effective_skips(&def, &s, &issue);
+        assert!(
+            skips.contains(&"pr-creation".to_string()) && skips.contains(&"final-push".to_string())
+        );
+        // A run resting on a skipped phase skips it (no start, no agent).
+        s.current_phase = "pr-creation".into();
+        assert_eq!(
+            plan_for(&s, &files(&["request.md"])),
+            Plan::Skip {
+                phase: "pr-creation".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_task_that_can_never_start_is_a_question_with_its_reason() {
+        let mut s = state("full", true);
+        s.current_phase = "phase-5".into();
+        s.current_phase_status = PhaseStatus::InProgress;
+        s.tasks = parse_tasks("## Task 1: A\nmode: sequential\n").unwrap().0;
+        s.tasks.insert(
+            "4".into(),
+            baton_state::Task {
+                title: "Docs".into(),
+                execution_mode: "sequential".into(),
+                depends_on: Some(vec![9]),
+                impl_status: "pending".into(),
+                ..Default::default()
+            },
+        );
+        s.tasks.get_mut("1").unwrap().impl_status = "completed".into();
+        let mut f = files(&["tasks.md", "design.md"]);
+        f.insert("impl-1.md".into(), "done".into());
+        let Plan::Ask(q) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(
+            q.kind,
+            QuestionKind::StuckTasks {
+                tasks: vec!["4".into()]
+            }
+        );
+        assert!(
+            q.message
+                .contains("depends on task 9, which does not exist"),
+            "{}",
+            q.message
+        );
+        assert_eq!(q.answered_by, Answerer::Person);
+        assert_eq!(blocked_reason(&s.tasks, "1"), None);
+    }
+
+    #[test]
+    fn the_commit_stage_needs_the_repository_and_asks_about_secrets() {
+        let def = forge();
+        let mut s = state("light", true);
+        s.current_phase = "final-commit".into();
+        s.current_phase_status = PhaseStatus::InProgress;
+        s.repo_baseline = Some(baton_state::RepoBaseline::default());
+        let f = files(&["request.md"]);
+        let plan_with = |s: &WorkspaceState, repo: Option<&RepoStatus>| {
+            plan(
+                &PlanInput {
+                    definition: &def,
+                    files: &f,
+                    workspace: ".specs/20260101-fix-auth",
+                    repo,
+                },
+                s,
+            )
+            .unwrap()
+        };
+        assert_eq!(
+            plan_with(&s, None),
+            Plan::ReadRepo {
+                phase: "final-commit".into()
+            }
+        );
+        let none = RepoStatus::default();
+        assert_eq!(
+            plan_with(&s, Some(&none)),
+            Plan::SkipStep {
+                phase: "final-commit".into()
+            },
+            "nothing to stage: the add step is skipped"
+        );
+        let some = RepoStatus {
+            changed: vec!["src/a.rs".into(), "secrets.env".into()],
+        };
+        let Plan::Ask(q) = plan_with(&s, Some(&some)) else {
+            panic!()
+        };
+        assert_eq!(
+            q.kind,
+            QuestionKind::SecretFiles {
+                files: vec!["secrets.env".into()]
+            }
+        );
+        s.commit_excluded = vec!["secrets.env".into()];
+        let Plan::Exec { argv, .. } = plan_with(&s, Some(&some)) else {
+            panic!()
+        };
+        assert_eq!(argv, ["git", "add", "--", "src/a.rs"]);
     }
 }

@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod elicit;
+pub mod pipeline;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -106,12 +109,23 @@ fn walk(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
 
 /// A connected MCP client.
 pub struct Client {
-    pub service: RunningService<RoleClient, ()>,
+    pub service: RunningService<RoleClient, elicit::TestClient>,
     pub pid: Option<u32>,
 }
 
 /// Starts `baton serve` in `repo` with extra arguments and environment, and connects.
 pub async fn spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
+    spawn_as(repo, args, env, elicit::TestClient::default()).await
+}
+
+/// Like [`spawn`], with `handler` as the client (e.g. one whose user answers
+/// elicitation requests).
+pub async fn spawn_as(
+    repo: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    handler: elicit::TestClient,
+) -> Client {
     let mut cmd = tokio::process::Command::new(baton_bin());
     cmd.arg("serve").args(args).current_dir(repo);
     cmd.env_remove("BATON_TOOLS").env_remove("BATON_DEV");
@@ -121,7 +135,7 @@ pub async fn spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
     cmd.stderr(std::process::Stdio::null());
     let transport = TokioChildProcess::new(cmd).expect("spawn baton");
     let pid = transport.id();
-    let service = ().serve(transport).await.expect("initialize");
+    let service = handler.serve(transport).await.expect("initialize");
     Client { service, pid }
 }
 
