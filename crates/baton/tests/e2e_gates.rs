@@ -707,3 +707,41 @@ async fn elicitation_lets_the_clients_user_answer() {
     assert_eq!(state["answers"][0]["feedback"], "split the rate limiter");
     c.close().await;
 }
+
+/// Finding 5, resumed: a version-1 file (no `version` key, as the oldest Go
+/// server wrote) whose request.md front matter says `text` but names a
+/// GitHub issue: the URL decides, so the run posts to that issue with `gh`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finding_5_a_resumed_v1_run_takes_its_source_from_the_url() {
+    let repo = git_repo();
+    let request = "---\nsource_type: text\nsource_url: https://github.com/owner/repo/issues/42\nsource_id: 42\n---\n\nFix the login timeout\n";
+    let mut files: Vec<(&str, &str)> = done_through_design()
+        .into_iter()
+        .filter(|(f, _)| *f != "request.md")
+        .collect();
+    files.push(("request.md", request));
+    files.push(("impl-1.md", "# impl\n"));
+    files.push(("comprehensive-review.md", "# Review\n\nfine\n"));
+    files.push(("final-verification.md", "# Verification\n\nfine\n"));
+    let tasks = json!({"1": {"title": "Implement", "executionMode": "sequential", "implStatus": "completed", "reviewStatus": ""}});
+    let ws = forge_v2_workspace(
+        &repo,
+        "20260330-v1",
+        json!({"version": null, "effort": "S", "flowTemplate": "light", "skipPr": true, "tasks": tasks,
+               "skippedPhases": ["phase-2", "phase-4", "phase-4b", "checkpoint-b", "phase-6", "pr-creation", "final-push"],
+               "currentPhase": "final-summary",
+               "completedPhases": ["setup", "phase-1", "phase-3", "phase-3b", "checkpoint-a", "phase-5", "phase-7", "final-verification"]}),
+        &files,
+    );
+    let c = spawn(repo.path(), &[], &[]).await;
+    let mut script = Script::default();
+    let q = drive_until(&c, &repo, &ws, &mut script, |a| a["type"] == "checkpoint").await;
+    assert_eq!(q["name"], "post-to-source", "{q}");
+    assert_eq!(q["post_method"]["command"][0], "gh");
+    assert_eq!(
+        q["post_method"]["command"][3],
+        "https://github.com/owner/repo/issues/42"
+    );
+    assert_eq!(repo.state(&ws)["version"], 3);
+    c.close().await;
+}
