@@ -36,6 +36,9 @@ pub mod env {
     pub const WORKFLOWS_DIR: &str = "BATON_WORKFLOWS_DIR";
     /// `on`/`off`: fsync every state write (default on).
     pub const FSYNC: &str = "BATON_FSYNC";
+    /// How long a call waits for a workspace lock held by another call, in
+    /// milliseconds, before it answers `busy` (default 5000).
+    pub const LOCK_TIMEOUT_MS: &str = "BATON_LOCK_TIMEOUT_MS";
 }
 
 /// Name of the optional configuration file at the repository root.
@@ -98,6 +101,8 @@ pub struct Config {
     pub tool_groups: Option<Vec<String>>,
     /// fsync every state write (file and folder) so it survives power loss.
     pub fsync: bool,
+    /// How long a call waits for a held workspace lock (milliseconds).
+    pub lock_timeout_ms: u64,
 }
 
 /// Where and whether the JSON-RPC transcript is written.
@@ -144,6 +149,7 @@ struct FileConfig {
     specs_dir: Option<PathBuf>,
     workflows_dir: Option<PathBuf>,
     fsync: Option<bool>,
+    lock_timeout_ms: Option<u64>,
     #[serde(default)]
     transcript: FileTranscript,
     #[serde(default)]
@@ -301,6 +307,18 @@ impl Config {
             None => file.fsync.unwrap_or(true),
         };
 
+        let lock_timeout_ms = match env.var(env::LOCK_TIMEOUT_MS) {
+            Some(v) => v
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=600_000).contains(n))
+                .ok_or_else(|| ConfigError::InvalidValue {
+                    name: env::LOCK_TIMEOUT_MS.into(),
+                    value: v.clone(),
+                    reason: "expected milliseconds between 1 and 600000".into(),
+                })?,
+            None => file.lock_timeout_ms.unwrap_or(5000),
+        };
         // A runtime folder that holds the repository (its root or a parent)
         // would put baton's logs among the user's files: refused.
         for (name, dir) in [
@@ -323,6 +341,30 @@ impl Config {
                 });
             }
         }
+        // Folders baton writes into must be what they claim: a symbolic link
+        // in the repository must not lead baton's writes somewhere else.
+        for (name, path) in [
+            (env::SPECS_DIR, Some(specs_root.clone())),
+            (
+                env::EVENTS_LOG,
+                events.log_path.parent().map(Path::to_path_buf),
+            ),
+            (env::LOG_DIR, Some(transcript.dir.clone())),
+            (env::WORKFLOWS_DIR, Some(workflows_dir.clone())),
+        ] {
+            if let Some(path) = path
+                && let Some(link) = symlink_below(&repo_root, &path)
+            {
+                return Err(ConfigError::InvalidValue {
+                    name: name.into(),
+                    value: path.display().to_string(),
+                    reason: format!(
+                        "{} is a symbolic link; baton writes only into real folders of the repository (replace the link with a folder)",
+                        link.display()
+                    ),
+                });
+            }
+        }
         Ok(Config {
             repo_root,
             specs_root,
@@ -331,8 +373,25 @@ impl Config {
             events,
             tool_groups,
             fsync,
+            lock_timeout_ms,
         })
     }
+}
+
+/// The first existing symbolic link on the way from `root` down to `path`
+/// (`path` itself included), when `path` lies inside `root`.
+pub fn symlink_below(root: &Path, path: &Path) -> Option<PathBuf> {
+    let relative = path.strip_prefix(root).ok()?;
+    let mut at = root.to_path_buf();
+    for component in relative.components() {
+        at.push(component);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => return Some(at),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// Splits a comma-separated group list, trimming blanks and dropping empty entries.

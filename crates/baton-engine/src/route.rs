@@ -1,7 +1,7 @@
 //! Where a workflow goes when a phase reports its result: the definition's
 //! conditional transitions, else its default successor; loop limits enforced.
 
-use baton_state::{HistoryAction, WorkspaceState};
+use baton_state::WorkspaceState;
 use baton_workflow::{COMPLETED, ResultKind, WorkflowDefinition};
 
 use crate::guards::GuardViolation;
@@ -21,11 +21,7 @@ pub enum Decision {
 
 /// How many times `phase` was started in this run.
 pub fn visits(state: &WorkspaceState, phase: &str) -> u32 {
-    state
-        .history
-        .iter()
-        .filter(|h| h.phase == phase && h.action == HistoryAction::Start)
-        .count() as u32
+    baton_state::compact::visits(state, phase)
 }
 
 /// Decides the next step for `phase` reporting `result` (and maybe a verdict).
@@ -71,7 +67,7 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_state::{HistoryEntry, WorkspaceState};
+    use baton_state::{HistoryAction, HistoryEntry, WorkspaceState};
     use baton_workflow::Registry;
 
     fn state_with_visits(phase: &str, n: usize) -> WorkspaceState {
@@ -170,7 +166,7 @@ mod tests {
 #[cfg(test)]
 mod forge_tests {
     use super::*;
-    use baton_state::{HistoryEntry, WorkspaceState};
+    use baton_state::{HistoryAction, HistoryEntry, WorkspaceState};
     use baton_workflow::Registry;
 
     fn state(starts_of_phase_3: usize) -> WorkspaceState {

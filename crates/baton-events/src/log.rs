@@ -48,9 +48,13 @@ impl EventLog {
             // user's .gitignore: only in a folder baton made for it (a
             // configured folder that already existed — the repository root,
             // a source folder — is never told to ignore everything).
-            let ignore = parent.join(".gitignore");
-            if created && !ignore.exists() {
-                let _ = std::fs::write(&ignore, "*\n");
+            if created {
+                // Created new, never through a (dangling) link.
+                let _ = OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(parent.join(".gitignore"))
+                    .and_then(|mut f| f.write_all(b"*\n"));
             }
         }
         Ok(EventLog {
@@ -77,14 +81,14 @@ impl EventLog {
         let mut line = serde_json::to_vec(record).map_err(|e| self.io(e.into()))?;
         line.push(b'\n');
         let mut file = self.open_append()?;
-        file.lock().map_err(|e| self.io(e))?;
+        self.lock(&file)?;
         let size = file.metadata().map_err(|e| self.io(e))?.len();
         if size > 0 && size + line.len() as u64 > self.max_bytes {
             self.rotate()?;
             // The old handle points at the rotated file; append to a fresh one.
             drop(file);
             file = self.open_append()?;
-            file.lock().map_err(|e| self.io(e))?;
+            self.lock(&file)?;
         }
         // A writer killed mid-line leaves a torn last line; start on a fresh
         // line so this record stays readable.
@@ -95,12 +99,46 @@ impl EventLog {
         Ok(())
     }
 
+    /// Opens the log for appending — never through a symbolic link, never
+    /// blocking on a FIFO, only a regular file.
     fn open_append(&self) -> Result<File, EventLogError> {
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(|e| self.io(e))
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+        }
+        let file = options.open(&self.path).map_err(|e| self.io(e))?;
+        let meta = file.metadata().map_err(|e| self.io(e))?;
+        if !meta.file_type().is_file() {
+            return Err(self.io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the event log is not a regular file; baton does not write to it",
+            )));
+        }
+        Ok(file)
+    }
+
+    /// Takes the log's append lock, waiting at most two seconds: a lock
+    /// held forever elsewhere costs one unlogged event, never a hung call.
+    fn lock(&self, file: &File) -> Result<(), EventLogError> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(()),
+                Err(std::fs::TryLockError::Error(e)) => return Err(self.io(e)),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(self.io(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the event log stayed locked by another process for 2 s",
+                    )));
+                }
+            }
+        }
     }
 
     /// `events.jsonl` → `events.1.jsonl` → … → `events.{keep}.jsonl` (the oldest is dropped).

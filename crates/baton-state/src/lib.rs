@@ -10,6 +10,8 @@
 
 #![warn(missing_docs)]
 
+pub mod compact;
+pub mod fs;
 pub mod lifecycle;
 pub mod schema;
 pub mod store;

@@ -140,6 +140,10 @@ pub struct WorkspaceState {
     /// it was not written for the current visit (a stale artifact).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub artifact_marks: BTreeMap<String, String>,
+    /// What moved to `history.jsonl` to keep this file small (counts that
+    /// decisions still need: visits per phase, totals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_archived: Option<Archived>,
     /// Secret-looking files a person allowed into the run's commit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commit_allowed: Vec<String>,
@@ -226,6 +230,36 @@ pub struct AnswerRecord {
     pub feedback: Option<String>,
     /// Who answered.
     pub by: Actor,
+}
+
+/// The counts of what moved from `state.json` to `history.jsonl`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Archived {
+    /// Lines written to `history.jsonl` (the next line's number).
+    #[serde(default)]
+    pub lines: u64,
+    /// History entries archived.
+    #[serde(default)]
+    pub history: u64,
+    /// Starts archived per phase (visits).
+    #[serde(default)]
+    pub visits: BTreeMap<String, u32>,
+    /// Phase-log entries archived.
+    #[serde(default)]
+    pub phase_log: u64,
+    /// Their tokens.
+    #[serde(default)]
+    pub tokens: u64,
+    /// Their duration in milliseconds.
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// Phase reports archived.
+    #[serde(default)]
+    pub phase_results: u64,
+    /// Answers archived.
+    #[serde(default)]
+    pub answers: u64,
 }
 
 /// The repository as the run found it.
@@ -624,6 +658,7 @@ impl WorkspaceState {
             human_feedback: None,
             answers: Vec::new(),
             artifact_marks: BTreeMap::new(),
+            history_archived: None,
             repo_baseline: None,
             commit_allowed: Vec::new(),
             commit_excluded: Vec::new(),

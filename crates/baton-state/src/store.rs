@@ -13,7 +13,7 @@
 //! * A `state.json` that does not parse is reported with its path and is
 //!   never overwritten.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -34,8 +34,13 @@ pub const IGNORE_FILE: &str = ".gitignore";
 pub const IGNORE_CONTENT: &str = "# baton runtime files (locks, temporary and live state)\n.state.lock\n.state.live.json\n.state.json.*.tmp\n";
 /// Longest accepted workspace name.
 pub const MAX_NAME_LEN: usize = 128;
-/// Largest `state.json` read (a guard against a runaway file).
-pub const MAX_STATE_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest `state.json` read (a guard against a runaway file). baton keeps
+/// its own files far below it (history compaction, docs/lifecycle.md); the
+/// limit is high so that a big file an older version wrote still opens.
+pub const MAX_STATE_BYTES: u64 = 256 * 1024 * 1024;
+/// How long a call waits for a workspace lock held by someone else, unless
+/// configured otherwise (`BATON_LOCK_TIMEOUT_MS`).
+pub const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Errors of the store. Each maps to one stable tool error code.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +80,16 @@ pub enum StoreError {
         path: PathBuf,
         /// The parser's message.
         reason: String,
+    },
+    /// Another call holds the workspace lock longer than the wait allowed.
+    #[error("{path} is busy: another call has held its lock for over {waited_ms} ms{}; try again in a moment", holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default())]
+    Busy {
+        /// The workspace folder.
+        path: PathBuf,
+        /// Who holds the lock, as the holder recorded it.
+        holder: Option<String>,
+        /// How long this call waited.
+        waited_ms: u64,
     },
     /// `state.json` was written by a newer baton.
     #[error("unsupported state file {path}: {reason}")]
@@ -169,6 +184,7 @@ pub struct StateStore {
     repo_root: PathBuf,
     specs_root: PathBuf,
     durable: bool,
+    lock_timeout: std::time::Duration,
 }
 
 impl StateStore {
@@ -178,7 +194,15 @@ impl StateStore {
             repo_root: repo_root.to_path_buf(),
             specs_root: specs_root.to_path_buf(),
             durable: true,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
         }
+    }
+
+    /// How long a call waits for a workspace lock another call holds
+    /// before it answers `busy` (default [`DEFAULT_LOCK_TIMEOUT`]).
+    pub fn with_lock_timeout(mut self, timeout: std::time::Duration) -> StateStore {
+        self.lock_timeout = timeout;
+        self
     }
 
     /// With `durable` (the default) every write is fsynced (file and folder),
@@ -310,9 +334,9 @@ impl StateStore {
             }
         };
         if !meta.file_type().is_file() {
-            return Err(StoreError::OutOfScope {
-                input: path.display().to_string(),
-                root: self.specs_root.clone(),
+            return Err(StoreError::Corrupt {
+                reason: format!("it is {}, not a regular file", crate::fs::kind_of(&meta)),
+                path,
             });
         }
         if meta.len() > MAX_STATE_BYTES {
@@ -321,10 +345,14 @@ impl StateStore {
                 reason: format!("larger than {MAX_STATE_BYTES} bytes"),
             });
         }
-        let text = std::fs::read_to_string(&path).map_err(|source| StoreError::Io {
+        let bytes = std::fs::read(&path).map_err(|source| StoreError::Io {
             op: "read",
             path: path.clone(),
             source,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| StoreError::Corrupt {
+            path: path.clone(),
+            reason: format!("not UTF-8 text ({e})"),
         })?;
         WorkspaceState::from_json(&text).map_err(|e| match e {
             SchemaError::Malformed(reason) => StoreError::Corrupt { path, reason },
@@ -371,6 +399,16 @@ impl StateStore {
         // Workspaces made by older versions (or the Go server) get it on
         // their first change.
         self.ensure_ignore_file(ws)?;
+        // The state stays small for the life of a run (not while sealed:
+        // the archive is committed with the run and must not change after).
+        crate::compact::trim_details(&mut state);
+        if !sealed && crate::compact::needed(&state) {
+            crate::compact::archive(&ws.dir, &mut state).map_err(|source| StoreError::Io {
+                op: "archive history to",
+                path: ws.dir.join(crate::compact::ARCHIVE_FILE),
+                source,
+            })?;
+        }
         state.timestamps.last_updated = now;
         let live = ws.dir.join(LIVE_STATE_FILE);
         match finish {
@@ -494,20 +532,21 @@ impl StateStore {
     /// it is missing. It is the only ignore file baton writes in a workspace.
     fn ensure_ignore_file(&self, ws: &WorkspaceRef) -> Result<(), StoreError> {
         let path = ws.dir.join(IGNORE_FILE);
-        if std::fs::symlink_metadata(&path).is_ok() {
-            return Ok(());
-        }
-        write_atomic(&ws.dir, &path, IGNORE_CONTENT.as_bytes(), self.durable)
+        // Never through a link (a dangling one included), never replacing
+        // anything: only created where nothing is.
+        crate::fs::create_new(&path, IGNORE_CONTENT.as_bytes())
+            .map(|_| ())
+            .map_err(|source| StoreError::Io {
+                op: "create",
+                path,
+                source,
+            })
     }
 
     fn lock(&self, ws: &WorkspaceRef) -> Result<File, StoreError> {
         let path = ws.dir.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|source| match source.kind() {
+        let mut file =
+            crate::fs::open_regular(&path, false).map_err(|source| match source.kind() {
                 std::io::ErrorKind::NotFound => StoreError::NotFound {
                     path: ws.dir.clone(),
                 },
@@ -517,10 +556,12 @@ impl StateStore {
                     source,
                 },
             })?;
-        file.lock().map_err(|source| StoreError::Io {
-            op: "lock",
-            path,
-            source,
+        crate::fs::lock_within(&mut file, self.lock_timeout, "state update").map_err(|busy| {
+            StoreError::Busy {
+                path: ws.dir.clone(),
+                holder: busy.holder,
+                waited_ms: busy.waited.as_millis() as u64,
+            }
         })?;
         Ok(file)
     }
@@ -578,7 +619,9 @@ fn truncate(s: &str, max: usize) -> String {
 }
 
 /// Writes `bytes` to `path` atomically: temp file in `dir`, fsync, rename,
-/// fsync `dir` (the fsyncs only when `durable`).
+/// fsync `dir` (the fsyncs only when `durable`). The file keeps the
+/// permissions of the one it replaces. Once the rename happened the write
+/// has happened: a failing folder fsync after it is logged, not returned.
 pub fn write_atomic(
     dir: &Path,
     path: &Path,
@@ -599,6 +642,11 @@ pub fn write_atomic(
         .tempfile_in(dir)
         .map_err(io("create temp file in", dir))?;
     tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
+    if let Some(permissions) = crate::fs::permissions_for(path) {
+        tmp.as_file()
+            .set_permissions(permissions)
+            .map_err(io("set permissions of", tmp.path()))?;
+    }
     if durable {
         tmp.as_file().sync_data().map_err(io("fsync", tmp.path()))?;
     }
@@ -607,10 +655,22 @@ pub fn write_atomic(
         path: path.to_path_buf(),
         source: e.error,
     })?;
-    if durable {
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(io("fsync folder", dir))?;
+    if durable && let Err(e) = fsync_dir(dir) {
+        tracing::warn!(
+            "{} was written, but fsync of {} failed ({e}): the write may not survive a power loss",
+            path.display(),
+            dir.display()
+        );
     }
+    crate::fs::crash_point();
     Ok(())
+}
+
+fn fsync_dir(dir: &Path) -> std::io::Result<()> {
+    if std::env::var_os("BATON_FAULT_DIR_FSYNC").is_some() {
+        return Err(std::io::Error::other(
+            "injected fault (BATON_FAULT_DIR_FSYNC)",
+        ));
+    }
+    File::open(dir).and_then(|d| d.sync_all())
 }

@@ -31,6 +31,12 @@ pub enum ErrorCode {
     CorruptState,
     /// `state.json` was written by a newer baton.
     UnsupportedVersion,
+    /// The workspace is locked by another call for longer than the wait
+    /// allowed; try again.
+    Busy,
+    /// A report names an action that is not the one outstanding (an old
+    /// report arriving late, or one for another action).
+    StaleAction,
     /// The named tool group or tool is not exposed by this server.
     UnknownTool,
     /// A manual read scope is not allowed for the file (seed 002).
@@ -59,6 +65,8 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::CorruptState => "corrupt_state",
             ErrorCode::UnsupportedVersion => "unsupported_version",
+            ErrorCode::Busy => "busy",
+            ErrorCode::StaleAction => "stale_action",
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::InvalidScope => "invalid_scope",
             ErrorCode::InvalidPath => "invalid_path",
@@ -126,6 +134,7 @@ impl From<StoreError> for Error {
             StoreError::AlreadyExists { .. } => ErrorCode::Conflict,
             StoreError::Corrupt { .. } => ErrorCode::CorruptState,
             StoreError::UnsupportedVersion { .. } => ErrorCode::UnsupportedVersion,
+            StoreError::Busy { .. } => ErrorCode::Busy,
             StoreError::Io { .. } => ErrorCode::IoError,
         };
         let mut err = match &e {
@@ -137,6 +146,10 @@ impl From<StoreError> for Error {
                 ),
             )
             .with_details(serde_json::json!({ "file": path.display().to_string() })),
+            StoreError::Busy {
+                holder, waited_ms, ..
+            } => Error::new(code, e.to_string())
+                .with_details(serde_json::json!({ "holder": holder, "waitedMs": waited_ms })),
             _ => Error::new(code, e.to_string()),
         };
         if matches!(

@@ -69,8 +69,9 @@ impl Services {
     /// workflow definitions (invalid project files are skipped and kept in
     /// [`Services::workflow_errors`]).
     pub fn new(config: Config, bus: Arc<EventBus>, version: &'static str) -> Services {
-        let store =
-            StateStore::new(&config.repo_root, &config.specs_root).with_durability(config.fsync);
+        let store = StateStore::new(&config.repo_root, &config.specs_root)
+            .with_durability(config.fsync)
+            .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms));
         let (workflows, report) = baton_workflow::load_registry(&config.workflows_dir);
         for problem in &report.errors {
             tracing::warn!("workflow definition skipped: {problem}");

@@ -1,0 +1,231 @@
+//! File operations that a hostile repository cannot turn against baton:
+//! nothing baton writes, appends to or locks is reached through a symbolic
+//! link, a FIFO never blocks an open, a held lock is waited for only so
+//! long, and a rewritten file keeps its permissions.
+//!
+//! Also the fault-injection hook of the crash tests: with
+//! `BATON_CRASH_AFTER_WRITES=N` in its environment, the process aborts
+//! right after its N-th atomic write (see `crates/baton/tests/e2e_faults.rs`).
+//! Nothing reads that variable otherwise; it is documented in
+//! docs/configuration.md as a testing hook.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+#[cfg(unix)]
+use std::os::unix::fs::OpenOptionsExt;
+
+/// Flags for opening a path baton owns: never through a symbolic link, never
+/// blocking on a FIFO, not inherited by child processes.
+#[cfg(unix)]
+const SAFE_FLAGS: i32 = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+
+fn safe(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    options.custom_flags(SAFE_FLAGS);
+    options
+}
+
+/// Why a path baton must open is not a plain file.
+fn not_regular(path: &Path, what: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "{} is {what}, not a regular file; baton does not follow or use it (remove or replace it)",
+            path.display()
+        ),
+    )
+}
+
+/// What a path is, for messages.
+pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a folder"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "a special file (FIFO, socket or device)"
+    }
+}
+
+/// Opens `path` for writing without following a symbolic link or blocking
+/// on a FIFO, creating it when missing; refuses anything but a regular file.
+pub fn open_regular(path: &Path, append: bool) -> std::io::Result<File> {
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !meta.file_type().is_file()
+    {
+        return Err(not_regular(path, kind_of(&meta)));
+    }
+    let mut options = OpenOptions::new();
+    options.create(true).write(true);
+    if append {
+        options.append(true);
+    } else {
+        options.truncate(false).read(true);
+    }
+    let file = safe(&mut options).open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return not_regular(path, "a symbolic link");
+        }
+        e
+    })?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular(path, kind_of(&meta)));
+    }
+    Ok(file)
+}
+
+/// Creates `path` with `content` only if nothing (not even a dangling link)
+/// is there yet. Returns whether it was created.
+pub fn create_new(path: &Path, content: &[u8]) -> std::io::Result<bool> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    match safe(&mut options).open(path) {
+        Ok(mut f) => {
+            f.write_all(content)?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// A lock that could not be taken in time.
+#[derive(Debug, Clone)]
+pub struct LockBusy {
+    /// Who holds it, as the holder wrote it (`pid=…, since=…`), if readable.
+    pub holder: Option<String>,
+    /// How long the caller waited.
+    pub waited: Duration,
+}
+
+/// Takes the exclusive lock of `file`, waiting at most `timeout`; then
+/// records the holder in the file (`pid`, start time, operation) so a caller
+/// that times out can say who holds it.
+pub fn lock_within(file: &mut File, timeout: Duration, op: &str) -> Result<(), LockBusy> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(_)) => {}
+        }
+        let waited = started.elapsed();
+        if waited >= timeout {
+            let mut text = String::new();
+            let holder = file
+                .rewind()
+                .ok()
+                .and_then(|_| file.take(512).read_to_string(&mut text).ok())
+                .map(|_| text.trim().to_string())
+                .filter(|t| !t.is_empty());
+            return Err(LockBusy { holder, waited });
+        }
+        std::thread::sleep(pause.min(timeout.saturating_sub(waited)));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+    let note = format!(
+        "pid={} since={} op={op}\n",
+        std::process::id(),
+        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    );
+    // The note is only for messages: failing to write it changes nothing.
+    let _ = file.set_len(0);
+    let _ = file.rewind();
+    let _ = file.write_all(note.as_bytes());
+    Ok(())
+}
+
+static WRITES: AtomicU64 = AtomicU64::new(0);
+
+/// The crash-test hook: aborts the process right after its N-th atomic write
+/// when `BATON_CRASH_AFTER_WRITES=N` is set (as a SIGKILL at that moment would).
+pub fn crash_point() {
+    static LIMIT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let limit = LIMIT.get_or_init(|| {
+        std::env::var("BATON_CRASH_AFTER_WRITES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    if let Some(limit) = limit {
+        let n = WRITES.fetch_add(1, Ordering::SeqCst) + 1;
+        if n >= *limit {
+            std::process::abort();
+        }
+    }
+}
+
+/// The permissions a rewritten file keeps: those of the file it replaces,
+/// else `rw-r--r--` (a temporary file is created `rw-------`).
+pub fn permissions_for(target: &Path) -> Option<std::fs::Permissions> {
+    match std::fs::metadata(target) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(_) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                Some(std::fs::Permissions::from_mode(0o644))
+            }
+            #[cfg(not(unix))]
+            {
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_fifos_and_folders_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "keep\n").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(open_regular(&link, true).is_err());
+        assert!(open_regular(&link, false).is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        assert!(!create_new(&dangling, b"*\n").unwrap());
+        assert!(!dir.path().join("nowhere").exists());
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let e = open_regular(&fifo, false).unwrap_err();
+        assert!(e.to_string().contains("special file"), "{e}");
+        assert!(open_regular(dir.path(), false).is_err());
+        assert!(open_regular(&dir.path().join("new"), false).is_ok());
+    }
+
+    #[test]
+    fn a_held_lock_is_waited_for_only_so_long() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let mut holder = open_regular(&path, false).unwrap();
+        lock_within(&mut holder, Duration::from_secs(1), "hold").unwrap();
+        let mut other = open_regular(&path, false).unwrap();
+        let busy = lock_within(&mut other, Duration::from_millis(50), "wait").unwrap_err();
+        assert!(busy.waited >= Duration::from_millis(50));
+        let holder_note = busy.holder.unwrap();
+        assert!(
+            holder_note.contains(&format!("pid={}", std::process::id())),
+            "{holder_note}"
+        );
+        assert!(holder_note.contains("op=hold"));
+        drop(holder);
+        lock_within(&mut other, Duration::from_millis(500), "wait").unwrap();
+    }
+}
