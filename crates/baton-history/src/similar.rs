@@ -1,0 +1,103 @@
+//! Similar past runs: BM25 over the request and design terms, with the
+//! words that matched (docs/history.md §4).
+
+use baton_state::Effort;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::bm25::{Bm25, query_weight};
+use crate::record::{Outcome, RunRecord};
+use crate::terms::{MAX_QUERY_TERMS, reason_words, weighted_terms};
+
+/// Words listed as the reason of a match, at most.
+pub const MAX_REASONS: usize = 5;
+
+/// For Layer 4 a run must share at least this many terms with the request…
+pub const LAYER4_MIN_MATCHED: usize = 2;
+/// …and score at least this share of the best run's score.
+pub const LAYER4_MIN_RELATIVE: f64 = 0.3;
+
+/// A past run like the query.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SimilarRun {
+    /// Workspace folder name.
+    pub workspace: String,
+    /// BM25 score (two decimals; comparable within one answer only).
+    pub score: f64,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Effort S, M or L.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effort: Option<Effort>,
+    /// Its request in one line.
+    pub request: String,
+    /// Why it matched: the query's words it shares, strongest first.
+    pub matched: Vec<String>,
+    /// Times its work went back to an earlier phase.
+    pub loops: u32,
+    /// Tokens it used.
+    pub tokens: u64,
+    /// Its work minutes.
+    pub minutes: f64,
+}
+
+/// The weighted query terms of a request (and design).
+pub fn query_terms(request: &str, design: &str) -> Vec<(String, u32)> {
+    weighted_terms(request, design, MAX_QUERY_TERMS * 4).0
+}
+
+/// Ranks `records` (already in `bm25`) for a query: the `k` best runs that
+/// share at least `min_matched` terms with it and pass `keep`.
+pub fn rank(
+    bm25: &Bm25,
+    records: &[RunRecord],
+    request: &str,
+    design: &str,
+    k: usize,
+    min_matched: usize,
+    keep: &dyn Fn(usize) -> bool,
+) -> Vec<SimilarRun> {
+    let query = query_terms(request, design);
+    let hits = bm25.search(&query, k, min_matched, keep);
+    let text = format!("{request}\n{design}");
+    hits.into_iter()
+        .filter_map(|hit| {
+            let r = records.get(hit.doc)?;
+            // A term's share of this run's score explains the match.
+            let weight = |term: &str| -> f64 {
+                let Ok(i) = r.terms.binary_search_by(|(t, _)| t.as_str().cmp(term)) else {
+                    return 0.0;
+                };
+                let qtf = query
+                    .iter()
+                    .find(|(t, _)| t == term)
+                    .map_or(0, |(_, n)| *n);
+                if qtf == 0 {
+                    return 0.0;
+                }
+                bm25.term_score(term, r.terms[i].1, r.len, query_weight(qtf))
+            };
+            Some(SimilarRun {
+                workspace: r.workspace.clone(),
+                score: (hit.score * 100.0).round() / 100.0,
+                outcome: r.outcome,
+                effort: r.effort,
+                request: r.request.clone(),
+                matched: reason_words(&text, &weight, MAX_REASONS),
+                loops: r.loops,
+                tokens: r.tokens,
+                minutes: (r.work_ms as f64 / 6_000.0).round() / 10.0,
+            })
+        })
+        .collect()
+}
+
+/// The hits worth putting in a prompt (ranked with
+/// [`LAYER4_MIN_MATCHED`]): those scoring at least [`LAYER4_MIN_RELATIVE`]
+/// of the best.
+pub fn strong(hits: Vec<SimilarRun>) -> Vec<SimilarRun> {
+    let best = hits.first().map_or(0.0, |h| h.score);
+    hits.into_iter()
+        .filter(|h| h.score >= best * LAYER4_MIN_RELATIVE)
+        .collect()
+}
