@@ -244,7 +244,10 @@ pub struct PhaseStats {
 }
 
 /// Computes the dashboard.
-pub fn dashboard<'a>(records: impl Iterator<Item = &'a RunRecord>, prices: &PriceTable) -> Dashboard {
+pub fn dashboard<'a>(
+    records: impl Iterator<Item = &'a RunRecord>,
+    prices: &PriceTable,
+) -> Dashboard {
     let mut d = Dashboard::default();
     let mut loops = 0u64;
     let mut first_pass = 0u64;
@@ -439,7 +442,13 @@ mod tests {
     use super::*;
     use crate::record::FindingRecord;
 
-    pub(crate) fn record(ws: &str, outcome: Outcome, effort: Effort, tokens: u64, loops: u32) -> RunRecord {
+    pub(crate) fn record(
+        ws: &str,
+        outcome: Outcome,
+        effort: Effort,
+        tokens: u64,
+        loops: u32,
+    ) -> RunRecord {
         RunRecord {
             workspace: ws.into(),
             workflow: "forge".into(),
@@ -494,9 +503,13 @@ mod tests {
     fn prices_match_labels_exactly_or_by_the_longest_contained_key() {
         let prices = PriceTable {
             default_usd_per_mtok: 1.0,
-            models: [("sonnet".to_string(), 3.0), ("claude-sonnet".to_string(), 4.0), ("opus".to_string(), 15.0)]
-                .into_iter()
-                .collect(),
+            models: [
+                ("sonnet".to_string(), 3.0),
+                ("claude-sonnet".to_string(), 4.0),
+                ("opus".to_string(), 15.0),
+            ]
+            .into_iter()
+            .collect(),
         };
         assert_eq!(prices.usd_per_mtok("opus"), 15.0);
         assert_eq!(prices.usd_per_mtok("claude-sonnet-4-5"), 4.0);

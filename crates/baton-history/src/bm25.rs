@@ -140,9 +140,7 @@ impl Bm25 {
         let mut hits: Vec<Scored> = touched
             .into_iter()
             .map(|d| d as usize)
-            .filter(|d| {
-                scores[*d] > 0.0 && usize::from(matched[*d]) >= min_matched && keep(*d)
-            })
+            .filter(|d| scores[*d] > 0.0 && usize::from(matched[*d]) >= min_matched && keep(*d))
             .map(|d| Scored {
                 doc: d,
                 score: scores[d],
@@ -208,7 +206,11 @@ mod tests {
         assert!(idx.idf("timeout") > idx.idf("login"));
         // k cuts, filters apply.
         assert_eq!(idx.search(&q, 1, 1, &|_| true).len(), 1);
-        assert!(idx.search(&q, 10, 1, &|d| d != 0).iter().all(|h| h.doc != 0));
+        assert!(
+            idx.search(&q, 10, 1, &|d| d != 0)
+                .iter()
+                .all(|h| h.doc != 0)
+        );
     }
 
     #[test]
@@ -233,6 +235,10 @@ mod tests {
         let mut idx = Bm25::default();
         idx.add(&doc(&[("a1", 1)]), 1);
         assert!(idx.search(&doc(&[("zz", 3)]), 5, 1, &|_| true).is_empty());
-        assert!(Bm25::default().search(&doc(&[("zz", 1)]), 5, 1, &|_| true).is_empty());
+        assert!(
+            Bm25::default()
+                .search(&doc(&[("zz", 1)]), 5, 1, &|_| true)
+                .is_empty()
+        );
     }
 }

@@ -145,8 +145,8 @@ pub fn build_record(
 ///
 /// With a `history` (baton's state.json): visits and wall time from it
 /// ([`baton_engine::stats::run_stats`]); a loop is a start of a phase that
-/// had started before, unless it retries the phase that just failed, and it
-/// counts for the phase closed last. Without one (forge's version 1/2):
+/// first started before the phase closed last (so a retry of a failed
+/// phase is none), and it counts for the phase closed last. Without one (forge's version 1/2):
 /// visits from `phaseLog`, loops from the revision counters and task
 /// retries. Milliseconds are the durations agents reported when there are
 /// any, else the wall time.
@@ -185,20 +185,23 @@ pub fn phase_records(
             p.visits = t.visits;
             p.ms = u64::try_from(t.total_ms).unwrap_or(0);
         }
-        let mut started: Vec<&str> = Vec::new();
+        // Phases in the order first started: a start of a phase that comes
+        // before the phase closed last is a loop back.
+        let mut order: Vec<&str> = Vec::new();
         let mut last_closed: Option<(&str, HistoryAction)> = None;
         for h in &state.history {
             match h.action {
                 HistoryAction::Start => {
-                    let retry = last_closed
-                        .is_some_and(|(p, a)| p == h.phase && a == HistoryAction::Fail);
-                    if started.contains(&h.phase.as_str())
-                        && !retry
-                        && let Some((p, _)) = last_closed
+                    let rank = |p: &str| order.iter().position(|o| *o == p);
+                    if let Some((p, _)) = last_closed
+                        && let (Some(q), Some(pr)) = (rank(&h.phase), rank(p))
+                        && q < pr
                     {
                         entry(&mut out, p).back += 1;
                     }
-                    started.push(&h.phase);
+                    if rank(&h.phase).is_none() {
+                        order.push(&h.phase);
+                    }
                 }
                 HistoryAction::Complete => last_closed = Some((&h.phase, h.action)),
                 HistoryAction::Fail => {
@@ -248,7 +251,7 @@ pub fn phase_records(
 /// revisions for the review that sends work back to the phase writing
 /// `design.md`, task revisions for the one writing `tasks.md`, task retries
 /// for the per-task review.
-fn legacy_loops(state: &WorkspaceState, def: &WorkflowDefinition, out: &mut Vec<PhaseRecord>) {
+fn legacy_loops(state: &WorkspaceState, def: &WorkflowDefinition, out: &mut [PhaseRecord]) {
     let writes = |id: &str, file: &str| {
         def.phase(id)
             .is_some_and(|p| p.artifacts.iter().any(|a| a == file))

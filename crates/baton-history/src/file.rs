@@ -96,6 +96,9 @@ impl std::fmt::Display for HeaderProblem {
     }
 }
 
+/// A header and the offset of the first record, or why there is none.
+pub type HeaderRead = Result<(Header, u64), HeaderProblem>;
+
 /// Paths of the file and its lock.
 #[derive(Debug, Clone)]
 pub struct HistoryFile {
@@ -135,7 +138,8 @@ impl HistoryFile {
 
     /// An exclusive lock for writing.
     pub fn exclusive(&self) -> Result<Lock, HistoryError> {
-        std::fs::create_dir_all(&self.root).map_err(|e| HistoryError::io("create", &self.root, e))?;
+        std::fs::create_dir_all(&self.root)
+            .map_err(|e| HistoryError::io("create", &self.root, e))?;
         let path = self.root.join(LOCK_NAME);
         let file = OpenOptions::new()
             .create(true)
@@ -143,7 +147,8 @@ impl HistoryFile {
             .write(true)
             .open(&path)
             .map_err(|e| HistoryError::io("open lock", &path, e))?;
-        file.lock().map_err(|e| HistoryError::io("lock", &path, e))?;
+        file.lock()
+            .map_err(|e| HistoryError::io("lock", &path, e))?;
         Ok(Lock(Some(file)))
     }
 
@@ -154,7 +159,7 @@ impl HistoryFile {
     }
 
     /// Reads the header (the first line). `Ok(None)`: no file.
-    pub fn header(&self) -> Result<Option<Result<(Header, u64), HeaderProblem>>, HistoryError> {
+    pub fn header(&self) -> Result<Option<HeaderRead>, HistoryError> {
         let path = self.path();
         let mut file = match File::open(&path) {
             Ok(f) => f,
@@ -185,7 +190,10 @@ impl HistoryFile {
             Ok(v) => v,
             Err(e) => return Ok(Some(Err(HeaderProblem::Unreadable(e.to_string())))),
         };
-        let Some(version) = value.get("baton_history").and_then(serde_json::Value::as_u64) else {
+        let Some(version) = value
+            .get("baton_history")
+            .and_then(serde_json::Value::as_u64)
+        else {
             return Ok(Some(Err(HeaderProblem::Unreadable(
                 "no baton_history version".into(),
             ))));
@@ -236,8 +244,8 @@ impl HistoryFile {
     /// or empty). The caller holds the exclusive lock.
     pub fn append(&self, _lock: &Lock, record: &RunRecord) -> Result<(), HistoryError> {
         let path = self.path();
-        let mut line = serde_json::to_string(record)
-            .map_err(|e| HistoryError::Encode(e.to_string()))?;
+        let mut line =
+            serde_json::to_string(record).map_err(|e| HistoryError::Encode(e.to_string()))?;
         line.push('\n');
         let mut file = OpenOptions::new()
             .create(true)
@@ -285,7 +293,8 @@ impl HistoryFile {
             f.write_all(text.as_bytes())
                 .map_err(|e| HistoryError::io("write", &tmp, e))?;
             if self.durable {
-                f.sync_all().map_err(|e| HistoryError::io("sync", &tmp, e))?;
+                f.sync_all()
+                    .map_err(|e| HistoryError::io("sync", &tmp, e))?;
             }
             std::fs::rename(&tmp, &path).map_err(|e| HistoryError::io("rename", &path, e))
         })();

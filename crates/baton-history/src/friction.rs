@@ -12,7 +12,12 @@ use crate::record::FrictionRecord;
 use crate::text::normalize;
 
 /// The categories the verifier writes, in its order.
-pub const CATEGORIES: [&str; 4] = ["Documentation", "Code Readability", "AI Agent Support", "Other"];
+pub const CATEGORIES: [&str; 4] = [
+    "Documentation",
+    "Code Readability",
+    "AI Agent Support",
+    "Other",
+];
 
 /// Longest problem or improvement text kept, in characters.
 pub const MAX_ITEM_CHARS: usize = 300;
@@ -181,7 +186,10 @@ pub struct FrictionPoint {
 pub fn merge(observations: &[FrictionObservation]) -> Vec<FrictionPoint> {
     let mut by_category: HashMap<&str, Vec<&FrictionObservation>> = HashMap::new();
     for o in observations {
-        by_category.entry(o.item.category.as_str()).or_default().push(o);
+        by_category
+            .entry(o.item.category.as_str())
+            .or_default()
+            .push(o);
     }
     let mut points = Vec::new();
     for (cat, members) in by_category {
@@ -277,7 +285,10 @@ mod tests {
         let items = from_summary(SUMMARY);
         assert_eq!(items.len(), 3, "{items:#?}");
         assert_eq!(items[0].category, "Documentation");
-        assert_eq!(items[0].problem, "The README does not say how to run the e2e tests");
+        assert_eq!(
+            items[0].problem,
+            "The README does not say how to run the e2e tests"
+        );
         assert_eq!(items[0].improvement, "document `make e2e`");
         assert_eq!(items[1].category, "AI Agent Support");
         assert_eq!(items[1].improvement, "add it to CLAUDE.md");
@@ -288,7 +299,8 @@ mod tests {
 
     #[test]
     fn forge_reports_use_headings_as_categories() {
-        let items = from_report("# Improvement\n## Documentation\n- Missing API docs → write them\n");
+        let items =
+            from_report("# Improvement\n## Documentation\n- Missing API docs → write them\n");
         assert_eq!(items.len(), 1);
         assert_eq!(items[0].category, "Documentation");
         assert_eq!(items[0].improvement, "write them");
@@ -310,9 +322,27 @@ mod tests {
     #[test]
     fn similar_problems_merge_within_a_category() {
         let points = merge(&[
-            fo("AI Agent Support", "The test command was hard to find", "add it to CLAUDE.md", 100, 1),
-            fo("AI Agent Support", "the test command was hard to find.", "", 300, 3),
-            fo("Documentation", "The test command was hard to find", "", 50, 2),
+            fo(
+                "AI Agent Support",
+                "The test command was hard to find",
+                "add it to CLAUDE.md",
+                100,
+                1,
+            ),
+            fo(
+                "AI Agent Support",
+                "the test command was hard to find.",
+                "",
+                300,
+                3,
+            ),
+            fo(
+                "Documentation",
+                "The test command was hard to find",
+                "",
+                50,
+                2,
+            ),
         ]);
         assert_eq!(points.len(), 2, "{points:#?}");
         assert_eq!(points[0].count, 2);

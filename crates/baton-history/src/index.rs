@@ -576,11 +576,7 @@ impl HistoryIndex {
 
     /// The record of one workspace, if any.
     pub fn get(&self, workspace: &str) -> Option<RunRecord> {
-        self.with(|l| {
-            l.by_workspace
-                .get(workspace)
-                .map(|d| l.records[*d].clone())
-        })
+        self.with(|l| l.by_workspace.get(workspace).map(|d| l.records[*d].clone()))
     }
 
     /// The `k` past runs most like `text` (a request, a design, a few

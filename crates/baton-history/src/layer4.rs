@@ -60,9 +60,16 @@ pub fn plan(agent: &str) -> Vec<Want> {
         a if a.ends_with("reviewer") => vec![patterns(Some(a), false, 8)],
         a if a.contains("implement") => implementer(),
         a if a.contains("review") => vec![patterns(Some(a), false, 8)],
-        a if ["architect", "design", "plan", "decompos", "analy", "investigat"]
-            .iter()
-            .any(|k| a.contains(k)) =>
+        a if [
+            "architect",
+            "design",
+            "plan",
+            "decompos",
+            "analy",
+            "investigat",
+        ]
+        .iter()
+        .any(|k| a.contains(k)) =>
         {
             vec![Want::Similar(3)]
         }
@@ -81,16 +88,15 @@ pub fn filter_patterns(
     let mut out: Vec<Pattern> = patterns
         .iter()
         .filter_map(|p| {
-            let by: Vec<_> = p
-                .by
-                .iter()
-                .filter(|r| {
-                    agent.is_none_or(|a| r.agent == a)
-                        && phase.is_none_or(|ph| r.phase == ph)
-                        && severity.is_none_or(|s| r.severity == s)
-                })
-                .cloned()
-                .collect();
+            let by: Vec<_> =
+                p.by.iter()
+                    .filter(|r| {
+                        agent.is_none_or(|a| r.agent == a)
+                            && phase.is_none_or(|ph| r.phase == ph)
+                            && severity.is_none_or(|s| r.severity == s)
+                    })
+                    .cloned()
+                    .collect();
             if by.is_empty() {
                 return None;
             }
@@ -293,7 +299,11 @@ mod tests {
         };
         merge_findings(&[
             o("Missing error context", "impl-reviewer", Severity::Critical),
-            o("Design lacks a rollback plan", "design-reviewer", Severity::Critical),
+            o(
+                "Design lacks a rollback plan",
+                "design-reviewer",
+                Severity::Critical,
+            ),
             o("Naming is inconsistent", "design-reviewer", Severity::Minor),
         ])
     }
@@ -318,7 +328,11 @@ mod tests {
         let (s, p, f) = (vec![run("20260301-a")], patterns(), friction());
         let reviewer = compose("design-reviewer", &s, &p, &f, 2000);
         assert_eq!(headings(&reviewer), [PATTERNS_HEADING]);
-        assert_eq!(reviewer[0].lines.len(), 2, "only the design reviewer's patterns");
+        assert_eq!(
+            reviewer[0].lines.len(),
+            2,
+            "only the design reviewer's patterns"
+        );
         let implementer = compose("implementer", &s, &p, &f, 2000);
         assert_eq!(
             headings(&implementer),
@@ -358,7 +372,8 @@ mod tests {
         let s: Vec<SimilarRun> = (0..3).map(|i| run(&format!("2026030{i}-a"))).collect();
         let (p, f) = (patterns(), friction());
         let all = compose("implementer", &s, &p, &f, 10_000);
-        let total = |b: &[LearningBlock]| b.iter().map(|b| b.render().chars().count()).sum::<usize>();
+        let total =
+            |b: &[LearningBlock]| b.iter().map(|b| b.render().chars().count()).sum::<usize>();
         for budget in [0, 30, 60, 100, 200] {
             let blocks = compose("implementer", &s, &p, &f, budget);
             assert!(total(&blocks) <= budget * 4, "budget {budget}");

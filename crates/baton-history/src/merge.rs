@@ -143,8 +143,14 @@ pub fn cluster(groups: &[Group]) -> Vec<usize> {
     cluster_with(groups, true)
 }
 
-/// [`cluster`] with the filter switchable, so tests can prove it exact.
-pub(crate) fn cluster_with(groups: &[Group], filter: bool) -> Vec<usize> {
+/// [`cluster`] comparing every pair (no lower-bound filter): the reference
+/// the filter is tested against.
+#[doc(hidden)]
+pub fn cluster_unfiltered(groups: &[Group]) -> Vec<usize> {
+    cluster_with(groups, false)
+}
+
+fn cluster_with(groups: &[Group], filter: bool) -> Vec<usize> {
     let mut heads: Vec<Head> = Vec::new();
     let mut assignment = Vec::with_capacity(groups.len());
     for group in groups {
@@ -374,7 +380,13 @@ pub fn to_weight(micro: u64) -> f64 {
 mod tests {
     use super::*;
 
-    pub(crate) fn obs(text: &str, agent: &str, sev: Severity, weight: u64, seen: u64) -> Observation {
+    pub(crate) fn obs(
+        text: &str,
+        agent: &str,
+        sev: Severity,
+        weight: u64,
+        seen: u64,
+    ) -> Observation {
         Observation {
             text: text.into(),
             phase: "phase-6".into(),
@@ -390,10 +402,34 @@ mod tests {
     #[test]
     fn near_identical_findings_merge_and_different_ones_do_not() {
         let input = vec![
-            obs("Missing error context in store.rs", "impl-reviewer", Severity::Critical, 1_000_000, 3),
-            obs("missing error context in handler.rs", "impl-reviewer", Severity::Minor, 500_000, 2),
-            obs("Missing eror context in lib.rs", "impl-reviewer", Severity::Minor, 250_000, 1),
-            obs("Add a test for the timeout path", "impl-reviewer", Severity::Minor, 250_000, 1),
+            obs(
+                "Missing error context in store.rs",
+                "impl-reviewer",
+                Severity::Critical,
+                1_000_000,
+                3,
+            ),
+            obs(
+                "missing error context in handler.rs",
+                "impl-reviewer",
+                Severity::Minor,
+                500_000,
+                2,
+            ),
+            obs(
+                "Missing eror context in lib.rs",
+                "impl-reviewer",
+                Severity::Minor,
+                250_000,
+                1,
+            ),
+            obs(
+                "Add a test for the timeout path",
+                "impl-reviewer",
+                Severity::Minor,
+                250_000,
+                1,
+            ),
         ];
         let p = merge_findings(&input);
         assert_eq!(p.len(), 2, "{p:#?}");
@@ -409,9 +445,27 @@ mod tests {
     #[test]
     fn japanese_findings_merge_by_characters() {
         let input = vec![
-            obs("タイムアウト時のエラー処理がない", "impl-reviewer", Severity::Critical, 10, 1),
-            obs("タイムアウト時のエラー処理が無い", "impl-reviewer", Severity::Critical, 10, 2),
-            obs("テストが不足している", "impl-reviewer", Severity::Minor, 10, 1),
+            obs(
+                "タイムアウト時のエラー処理がない",
+                "impl-reviewer",
+                Severity::Critical,
+                10,
+                1,
+            ),
+            obs(
+                "タイムアウト時のエラー処理が無い",
+                "impl-reviewer",
+                Severity::Critical,
+                10,
+                2,
+            ),
+            obs(
+                "テストが不足している",
+                "impl-reviewer",
+                Severity::Minor,
+                10,
+                1,
+            ),
         ];
         assert_eq!(merge_findings(&input).len(), 2);
     }
@@ -420,7 +474,11 @@ mod tests {
     fn short_texts_need_an_exact_match() {
         let groups: Vec<Group> = ["ab", "ac", "abcdefghij", "abcdefghiX"]
             .iter()
-            .map(|t| Group { norm: t.to_string(), weight: 1, count: 1 })
+            .map(|t| Group {
+                norm: t.to_string(),
+                weight: 1,
+                count: 1,
+            })
             .collect();
         // 1 edit in 2 characters is over 30 %; 1 in 10 is not.
         assert_eq!(cluster(&groups), [0, 1, 2, 2]);

@@ -68,10 +68,7 @@ pub fn rank(
                 let Ok(i) = r.terms.binary_search_by(|(t, _)| t.as_str().cmp(term)) else {
                     return 0.0;
                 };
-                let qtf = query
-                    .iter()
-                    .find(|(t, _)| t == term)
-                    .map_or(0, |(_, n)| *n);
+                let qtf = query.iter().find(|(t, _)| t == term).map_or(0, |(_, n)| *n);
                 if qtf == 0 {
                     return 0.0;
                 }

@@ -183,7 +183,10 @@ mod tests {
         assert_eq!(terms, ["fix", "login", "timeout", "places"]);
         let ja = topical_terms("ログインのタイムアウトを修正する");
         assert!(ja.contains(&"ログ".to_string()) && ja.contains(&"修正".to_string()));
-        assert!(!ja.contains(&"する".to_string()), "hiragana-only bigrams carry no topic");
+        assert!(
+            !ja.contains(&"する".to_string()),
+            "hiragana-only bigrams carry no topic"
+        );
         assert!(!ja.iter().any(|t| t.chars().count() < 2));
     }
 
@@ -191,7 +194,10 @@ mod tests {
     fn request_terms_weigh_double_and_the_cap_keeps_the_heaviest() {
         let (terms, total) = weighted_terms("cache cache", "cache eviction policy", 2);
         assert_eq!(total, 2 * 2 + 3);
-        assert_eq!(terms, [("cach".to_string(), 5), ("eviction".to_string(), 1)]);
+        assert_eq!(
+            terms,
+            [("cach".to_string(), 5), ("eviction".to_string(), 1)]
+        );
     }
 
     #[test]
