@@ -263,7 +263,10 @@ mod tests {
             }],
         };
         let learning = vec![
-            block("Similar Past Pipelines", &["20260301-fix-auth: token refresh"]),
+            block(
+                "Similar Past Pipelines",
+                &["20260301-fix-auth: token refresh"],
+            ),
             block(
                 "Past Review Patterns",
                 &["CRITICAL x3: missing error context"],
@@ -299,8 +302,15 @@ mod tests {
         // Layers 1-2 take about 3/4 of the budget: only some lines fit.
         let body = "z".repeat(3 * PROMPT_BUDGET_TOKENS);
         let p = assemble(&parts(&body, &[], &profile, &learning));
-        assert!(estimate_tokens(&p) <= PROMPT_BUDGET_TOKENS, "{}", estimate_tokens(&p));
-        assert!(p.contains("## Similar Past Pipelines"), "the first block is kept");
+        assert!(
+            estimate_tokens(&p) <= PROMPT_BUDGET_TOKENS,
+            "{}",
+            estimate_tokens(&p)
+        );
+        assert!(
+            p.contains("## Similar Past Pipelines"),
+            "the first block is kept"
+        );
         assert!(
             !p.contains("## Past Review Patterns"),
             "the last block goes first"
