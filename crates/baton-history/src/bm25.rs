@@ -33,7 +33,7 @@ pub struct Bm25 {
 
 impl Bm25 {
     /// Adds a document; its number is the count of documents added before.
-    pub fn add(&mut self, terms: &[(String, u32)], len: u32) -> usize {
+    pub fn add<'t>(&mut self, terms: impl Iterator<Item = (&'t str, u32)>, len: u32) -> usize {
         let doc = self.doc_len.len();
         let doc_id = u32::try_from(doc).unwrap_or(u32::MAX);
         for (term, tf) in terms {
@@ -41,13 +41,13 @@ impl Bm25 {
                 Some(id) => *id as usize,
                 None => {
                     let id = self.postings.len();
-                    self.ids.insert(term.clone(), id as u32);
+                    self.ids.insert(term.to_string(), id as u32);
                     self.postings.push(Vec::new());
                     self.df.push(0);
                     id
                 }
             };
-            self.postings[id].push((doc_id, *tf));
+            self.postings[id].push((doc_id, tf));
             self.df[id] += 1;
         }
         self.doc_len.push(len.max(1));
@@ -58,7 +58,7 @@ impl Bm25 {
     }
 
     /// Takes a document out of scoring (a newer record replaced it).
-    pub fn remove(&mut self, doc: usize, terms: &[(String, u32)]) {
+    pub fn remove<'t>(&mut self, doc: usize, terms: impl Iterator<Item = (&'t str, u32)>) {
         if !self.alive.get(doc).copied().unwrap_or(false) {
             return;
         }
@@ -188,15 +188,19 @@ mod tests {
         terms.iter().map(|(t, n)| (t.to_string(), *n)).collect()
     }
 
+    fn it(terms: &[(String, u32)]) -> impl Iterator<Item = (&str, u32)> {
+        terms.iter().map(|(t, n)| (t.as_str(), *n))
+    }
+
     #[test]
     fn rarer_terms_and_more_matches_rank_higher() {
         let mut idx = Bm25::default();
         let a = doc(&[("login", 2), ("timeout", 2)]);
         let b = doc(&[("login", 2), ("button", 2)]);
         let c = doc(&[("login", 2), ("color", 2)]);
-        idx.add(&a, 4);
-        idx.add(&b, 4);
-        idx.add(&c, 4);
+        idx.add(it(&a), 4);
+        idx.add(it(&b), 4);
+        idx.add(it(&c), 4);
         let q = doc(&[("login", 1), ("timeout", 1)]);
         let hits = idx.search(&q, 10, 1, &|_| true);
         assert_eq!(hits[0].doc, 0, "both terms, one rare");
@@ -218,13 +222,13 @@ mod tests {
         let mut idx = Bm25::default();
         let short = doc(&[("cache", 1)]);
         let long = doc(&[("cache", 1), ("other", 9)]);
-        idx.add(&long, 10);
-        idx.add(&short, 1);
-        idx.add(&doc(&[("zzz", 1)]), 1);
+        idx.add(it(&long), 10);
+        idx.add(it(&short), 1);
+        idx.add(it(&doc(&[("zzz", 1)])), 1);
         let q = doc(&[("cache", 1)]);
         let hits = idx.search(&q, 10, 1, &|_| true);
         assert_eq!(hits[0].doc, 1);
-        idx.remove(1, &short);
+        idx.remove(1, it(&short));
         let hits = idx.search(&q, 10, 1, &|_| true);
         assert_eq!(hits.iter().map(|h| h.doc).collect::<Vec<_>>(), [0]);
         assert_eq!(idx.len(), 2);
@@ -233,7 +237,7 @@ mod tests {
     #[test]
     fn unknown_terms_score_nothing() {
         let mut idx = Bm25::default();
-        idx.add(&doc(&[("a1", 1)]), 1);
+        idx.add(it(&doc(&[("a1", 1)])), 1);
         assert!(idx.search(&doc(&[("zz", 3)]), 5, 1, &|_| true).is_empty());
         assert!(
             Bm25::default()

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::entry::Entry;
 use crate::error::HistoryError;
 use crate::record::RunRecord;
 
@@ -61,10 +62,9 @@ impl Header {
 /// What reading the file from some offset found.
 #[derive(Debug, Default)]
 pub struct Chunk {
-    /// Records in file order.
-    pub records: Vec<RunRecord>,
-    /// Lines that did not parse as a record (1-based line numbers are not
-    /// kept: the count is what matters for the warning).
+    /// The records' in-memory parts, in file order.
+    pub entries: Vec<Entry>,
+    /// Lines that are not records.
     pub bad_lines: usize,
     /// Whether the last line had no newline (a crashed writer).
     pub torn_tail: bool,
@@ -207,7 +207,7 @@ impl HistoryFile {
         }
     }
 
-    /// Reads records from byte `offset` to the end.
+    /// Reads the records from byte `offset` to the end.
     pub fn read_from(&self, offset: u64) -> Result<Chunk, HistoryError> {
         let path = self.path();
         let mut file = File::open(&path).map_err(|e| HistoryError::io("open", &path, e))?;
@@ -220,24 +220,57 @@ impl HistoryFile {
             end: offset,
             ..Chunk::default()
         };
-        let mut pos = 0usize;
-        while pos < bytes.len() {
-            let Some(nl) = bytes[pos..].iter().position(|b| *b == b'\n') else {
-                chunk.torn_tail = true;
-                break;
-            };
-            let line = &bytes[pos..pos + nl];
-            pos += nl + 1;
-            chunk.end = offset + pos as u64;
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
+        for_each_line(&bytes, |at, line| match line {
+            Some(line) => {
+                let start = offset + at as u64;
+                chunk.end = start + line.len() as u64 + 1;
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    return;
+                }
+                match crate::entry::parse_line(line, start) {
+                    Some(e) => chunk.entries.push(e),
+                    None => chunk.bad_lines += 1,
+                }
             }
-            match serde_json::from_slice::<RunRecord>(line) {
-                Ok(r) => chunk.records.push(r),
-                Err(_) => chunk.bad_lines += 1,
-            }
-        }
+            None => chunk.torn_tail = true,
+        });
         Ok(chunk)
+    }
+
+    /// The full records of lines at `(offset, length)`, in order; `None`
+    /// for one that no longer parses (the file changed under us).
+    pub fn read_records(&self, lines: &[(u64, u32)]) -> Vec<Option<RunRecord>> {
+        let Ok(mut file) = File::open(self.path()) else {
+            return vec![None; lines.len()];
+        };
+        let mut buf = Vec::new();
+        lines
+            .iter()
+            .map(|(offset, len)| {
+                buf.resize(*len as usize, 0);
+                file.seek(SeekFrom::Start(*offset)).ok()?;
+                file.read_exact(&mut buf).ok()?;
+                serde_json::from_slice(&buf).ok()
+            })
+            .collect()
+    }
+
+    /// The lines of the file after the header that are records, verbatim.
+    pub fn good_lines(&self) -> Result<Vec<Vec<u8>>, HistoryError> {
+        let path = self.path();
+        let bytes = std::fs::read(&path).map_err(|e| HistoryError::io("read", &path, e))?;
+        let mut out = Vec::new();
+        let mut first = true;
+        for_each_line(&bytes, |at, line| {
+            let Some(line) = line else { return };
+            if std::mem::take(&mut first) {
+                return;
+            }
+            if crate::entry::parse_line(line, at as u64).is_some() {
+                out.push(line.to_vec());
+            }
+        });
+        Ok(out)
     }
 
     /// Appends one record line (writing a header first when the file is new
@@ -275,14 +308,21 @@ impl HistoryFile {
 
     /// Replaces the file with `records` under a new generation (atomic
     /// rename). The caller holds the exclusive lock. Returns the header.
-    pub fn rewrite(&self, _lock: &Lock, records: &[RunRecord]) -> Result<Header, HistoryError> {
-        let header = Header::fresh();
-        let mut text = header.line();
+    pub fn rewrite(&self, lock: &Lock, records: &[RunRecord]) -> Result<Header, HistoryError> {
+        let mut lines = Vec::with_capacity(records.len());
         for r in records {
-            text.push_str(
-                &serde_json::to_string(r).map_err(|e| HistoryError::Encode(e.to_string()))?,
-            );
-            text.push('\n');
+            lines.push(serde_json::to_vec(r).map_err(|e| HistoryError::Encode(e.to_string()))?);
+        }
+        self.rewrite_lines(lock, &lines)
+    }
+
+    /// Replaces the file with these record lines (each without its newline).
+    pub fn rewrite_lines(&self, _lock: &Lock, lines: &[Vec<u8>]) -> Result<Header, HistoryError> {
+        let header = Header::fresh();
+        let mut text = header.line().into_bytes();
+        for line in lines {
+            text.extend_from_slice(line);
+            text.push(b'\n');
         }
         let path = self.path();
         let tmp = self
@@ -290,7 +330,7 @@ impl HistoryFile {
             .join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
         let result = (|| {
             let mut f = File::create(&tmp).map_err(|e| HistoryError::io("create", &tmp, e))?;
-            f.write_all(text.as_bytes())
+            f.write_all(&text)
                 .map_err(|e| HistoryError::io("write", &tmp, e))?;
             if self.durable {
                 f.sync_all()
@@ -308,6 +348,24 @@ impl HistoryFile {
             let _ = dir.sync_all();
         }
         Ok(header)
+    }
+}
+
+/// Calls `f(offset, Some(line))` for every newline-terminated line (without
+/// the newline) and `f(offset, None)` for a last line without one.
+fn for_each_line(bytes: &[u8], mut f: impl FnMut(usize, Option<&[u8]>)) {
+    let mut pos = 0usize;
+    while pos < bytes.len() {
+        match bytes[pos..].iter().position(|b| *b == b'\n') {
+            Some(nl) => {
+                f(pos, Some(&bytes[pos..pos + nl]));
+                pos += nl + 1;
+            }
+            None => {
+                f(pos, None);
+                break;
+            }
+        }
     }
 }
 

@@ -26,6 +26,7 @@ use crate::analytics::{
 };
 use crate::bm25::Bm25;
 use crate::collect::{Folder, build_record, outcome};
+use crate::entry::Entry;
 use crate::error::HistoryError;
 use crate::file::HistoryFile;
 use crate::friction::{FrictionObservation, FrictionPoint};
@@ -104,11 +105,14 @@ struct Loaded {
     generation: String,
     offset: u64,
     identity: Option<(u64, Option<std::time::SystemTime>)>,
-    records: Vec<RunRecord>,
+    entries: Vec<Entry>,
     alive: Vec<bool>,
     by_workspace: HashMap<String, usize>,
     bm25: Bm25,
     derived: Option<Arc<Derived>>,
+    /// The last Layer-4 similar-run query (hash of request and design) and
+    /// its answer: the prompts of one run share them.
+    similar_cache: Option<(u64, Vec<SimilarRun>)>,
     caught_up: bool,
 }
 
@@ -121,52 +125,85 @@ struct Derived {
 }
 
 impl Loaded {
-    fn add(&mut self, record: RunRecord) {
-        if let Some(old) = self.by_workspace.get(&record.workspace).copied() {
-            if self.records[old] == record {
+    fn add(&mut self, entry: Entry) {
+        if let Some(old) = self.by_workspace.get(&entry.workspace).copied() {
+            let same = {
+                let o = &self.entries[old];
+                o.ended == entry.ended
+                    && o.terms == entry.terms
+                    && o.tokens == entry.tokens
+                    && o.outcome == entry.outcome
+                    && o.line_len == entry.line_len
+            };
+            if same {
+                // The same record again: point at the newer line.
+                self.entries[old].offset = entry.offset;
                 return;
             }
             self.alive[old] = false;
-            self.bm25.remove(old, &self.records[old].terms);
+            self.bm25
+                .remove(old, crate::entry::terms(&self.entries[old].terms));
         }
-        let doc = self.bm25.add(&record.terms, record.len);
-        debug_assert_eq!(doc, self.records.len());
-        self.by_workspace.insert(record.workspace.clone(), doc);
-        self.records.push(record);
+        let doc = self.bm25.add(crate::entry::terms(&entry.terms), entry.len);
+        debug_assert_eq!(doc, self.entries.len());
+        self.by_workspace.insert(entry.workspace.clone(), doc);
+        self.entries.push(entry);
         self.alive.push(true);
         self.derived = None;
-    }
-
-    fn live(&self) -> impl Iterator<Item = &RunRecord> {
-        self.records
-            .iter()
-            .zip(&self.alive)
-            .filter(|(_, a)| **a)
-            .map(|(r, _)| r)
+        self.similar_cache = None;
     }
 
     /// Live documents, newest first (by end time, then workspace name).
     fn newest_first(&self) -> Vec<usize> {
-        let mut docs: Vec<usize> = (0..self.records.len()).filter(|d| self.alive[*d]).collect();
+        let mut docs: Vec<usize> = (0..self.entries.len()).filter(|d| self.alive[*d]).collect();
         docs.sort_by(|a, b| {
-            let (ra, rb) = (&self.records[*a], &self.records[*b]);
-            rb.ended
-                .cmp(&ra.ended)
-                .then_with(|| rb.workspace.cmp(&ra.workspace))
+            let (ea, eb) = (&self.entries[*a], &self.entries[*b]);
+            eb.ended
+                .cmp(&ea.ended)
+                .then_with(|| eb.workspace.cmp(&ea.workspace))
         });
         docs
     }
 
-    fn derived(&mut self) -> Arc<Derived> {
+    /// Full records of documents, read from the file (unreadable ones left out).
+    fn records(&self, file: &HistoryFile, docs: &[usize]) -> Vec<RunRecord> {
+        let lines: Vec<(u64, u32)> = docs
+            .iter()
+            .map(|d| (self.entries[*d].offset, self.entries[*d].line_len))
+            .collect();
+        file.read_records(&lines)
+            .into_iter()
+            .zip(docs)
+            .filter_map(|(r, d)| r.filter(|r| r.workspace == self.entries[*d].workspace))
+            .collect()
+    }
+
+    fn derived(&mut self, file: &HistoryFile) -> Arc<Derived> {
         if let Some(d) = &self.derived {
             return Arc::clone(d);
         }
         let newest = self.newest_first();
+        let window: Vec<usize> = newest.into_iter().take(WINDOW_RUNS).collect();
+        // Only runs with findings or friction need reading.
+        let wanted: Vec<(usize, usize)> = window
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| self.entries[**d].reviewed || self.entries[**d].reported)
+            .map(|(age, d)| (age, *d))
+            .collect();
+        let docs: Vec<usize> = wanted.iter().map(|(_, d)| *d).collect();
+        let records = self.records(file, &docs);
+        let ages: HashMap<&str, usize> = wanted
+            .iter()
+            .map(|(age, d)| (self.entries[*d].workspace.as_str(), *age))
+            .collect();
         let mut findings = Vec::new();
         let mut friction = Vec::new();
         let (mut runs_with_reviews, mut reports) = (0u32, 0u32);
-        for (age, doc) in newest.iter().take(WINDOW_RUNS).enumerate() {
-            let r = &self.records[*doc];
+        for r in &records {
+            let Some(age) = ages.get(r.workspace.as_str()).copied() else {
+                continue;
+            };
             let weight = recency_weight(age);
             let seen = (WINDOW_RUNS - age) as u64;
             if !r.findings.is_empty() || !r.verdicts.is_empty() {
@@ -314,7 +351,7 @@ impl HistoryIndex {
             return Ok(false);
         }
         let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let known = self.with(|l| l.by_workspace.contains_key(name));
+        let known = self.with(|l, _| l.by_workspace.contains_key(name));
         if known {
             return Ok(false);
         }
@@ -355,7 +392,10 @@ impl HistoryIndex {
                 self.file.append(&guard, r)?;
             }
         }
-        self.tail(l);
+        let mut slot = Some(std::mem::take(l));
+        self.refresh(&mut slot);
+        *l = slot.unwrap_or_default();
+        l.caught_up = true;
         Ok(found.len())
     }
 
@@ -363,8 +403,7 @@ impl HistoryIndex {
     /// generation; other processes reload it).
     pub fn reindex(&self) -> Result<Reindexed, HistoryError> {
         let mut slot = lock(&self.loaded);
-        let report = self.rebuild(&mut slot)?;
-        Ok(report)
+        self.rebuild(&mut slot)
     }
 
     fn rebuild(&self, slot: &mut Option<Loaded>) -> Result<Reindexed, HistoryError> {
@@ -378,40 +417,29 @@ impl HistoryIndex {
             }
         }
         report.runs = records.len() as u32;
-        let guard = self.file.exclusive()?;
-        let header = self.file.rewrite(&guard, &records)?;
-        let mut l = Loaded {
-            generation: header.generation,
-            caught_up: true,
-            ..Loaded::default()
-        };
-        for r in records {
-            l.add(r);
+        {
+            let guard = self.file.exclusive()?;
+            self.file.rewrite(&guard, &records)?;
         }
-        l.identity = self.file.identity();
-        l.offset = l.identity.map_or(0, |i| i.0);
-        drop(guard);
-        *slot = Some(l);
+        *slot = Some(self.full_load(true, false));
         Ok(report)
     }
 
     /// Runs `f` on the up-to-date index.
-    fn with<T>(&self, f: impl FnOnce(&mut Loaded) -> T) -> T {
+    fn with<T>(&self, f: impl FnOnce(&mut Loaded, &HistoryFile) -> T) -> T {
         let mut slot = lock(&self.loaded);
         self.refresh(&mut slot);
-        if let Some(l) = slot.as_mut() {
-            if !l.caught_up
-                && let Err(e) = self.catch_up_loaded(l)
-            {
-                self.warn(format!("history: recording ended runs failed: {e}"));
-            }
-            f(l)
-        } else {
-            f(&mut Loaded::default())
+        let l = slot.get_or_insert_with(Loaded::default);
+        if !l.caught_up
+            && let Err(e) = self.catch_up_loaded(l)
+        {
+            self.warn(format!("history: recording ended runs failed: {e}"));
         }
+        f(l, &self.file)
     }
 
-    /// Brings the in-memory index up to date with the file.
+    /// Reads the whole file on first use; later only what was appended, or
+    /// the whole file again when another process rewrote it.
     fn refresh(&self, slot: &mut Option<Loaded>) {
         let identity = self.file.identity();
         if let Some(l) = slot.as_mut() {
@@ -423,18 +451,18 @@ impl HistoryIndex {
                     let _shared = self.file.shared();
                     matches!(self.file.header(), Ok(Some(Ok((h, _)))) if h.generation == l.generation)
                 };
-                if same {
-                    self.tail(l);
+                if same && self.tail(l) {
                     return;
                 }
             }
         }
         let caught_up = slot.as_ref().is_some_and(|l| l.caught_up);
-        *slot = Some(self.full_load(caught_up));
+        *slot = Some(self.full_load(caught_up, true));
     }
 
-    /// Reads what was appended after `l.offset`.
-    fn tail(&self, l: &mut Loaded) {
+    /// Reads what was appended after `l.offset`; `false` when the new part
+    /// is damaged (the caller then loads and repairs the whole file).
+    fn tail(&self, l: &mut Loaded) -> bool {
         let chunk = {
             let _shared = self.file.shared();
             let identity = self.file.identity();
@@ -445,22 +473,24 @@ impl HistoryIndex {
                 }
                 Err(e) => {
                     self.warn(format!("history: {e}"));
-                    return;
+                    return true;
                 }
             }
         };
-        l.offset = chunk.end;
-        for r in chunk.records {
-            l.add(r);
-        }
         if chunk.bad_lines > 0 || chunk.torn_tail {
-            *l = self.repair(chunk.bad_lines, chunk.torn_tail);
+            return false;
         }
+        l.offset = chunk.end;
+        for e in chunk.entries {
+            l.add(e);
+        }
+        true
     }
 
     /// Reads the whole file; a problem gives a warning and a rebuild.
-    /// `caught_up`: whether this process already recorded the runs on disk.
-    fn full_load(&self, caught_up: bool) -> Loaded {
+    /// `caught_up`: whether this process already recorded the runs on disk;
+    /// `repair`: whether a damaged file may be repaired (once).
+    fn full_load(&self, caught_up: bool, repair: bool) -> Loaded {
         let shared = self.file.shared();
         let identity = self.file.identity();
         let header = match self.file.header() {
@@ -477,6 +507,9 @@ impl HistoryIndex {
             },
             Some(Err(problem)) => {
                 drop(shared);
+                if !repair {
+                    return Loaded::default();
+                }
                 self.warn(format!(
                     "history: {} cannot be used ({problem}); rebuilding it from the workspaces",
                     self.file.path().display()
@@ -502,7 +535,7 @@ impl HistoryIndex {
                     }
                 };
                 drop(shared);
-                if chunk.bad_lines > 0 || chunk.torn_tail {
+                if (chunk.bad_lines > 0 || chunk.torn_tail) && repair {
                     return self.repair(chunk.bad_lines, chunk.torn_tail);
                 }
                 let mut l = Loaded {
@@ -512,18 +545,18 @@ impl HistoryIndex {
                     caught_up,
                     ..Loaded::default()
                 };
-                for r in chunk.records {
-                    l.add(r);
+                for e in chunk.entries {
+                    l.add(e);
                 }
                 l
             }
         }
     }
 
-    /// Rewrites the file without its unreadable lines (re-read under the
-    /// exclusive lock, as another process may have repaired or appended).
-    /// The runs those lines held are recorded again from their workspaces
-    /// by the catch-up that follows.
+    /// Rewrites the file without its unreadable lines (read again under the
+    /// exclusive lock: another process may have repaired or appended). The
+    /// runs those lines held are recorded again from their workspaces by the
+    /// catch-up that follows.
     fn repair(&self, bad_lines: usize, torn: bool) -> Loaded {
         let what = match (bad_lines, torn) {
             (0, _) => "a partly written last line".to_string(),
@@ -536,37 +569,26 @@ impl HistoryIndex {
         ));
         let result = (|| {
             let guard = self.file.exclusive()?;
-            let mut l = Loaded::default();
-            if let Some(Ok((_, offset))) = self.file.header()? {
-                for r in self.file.read_from(offset)?.records {
-                    l.add(r);
-                }
-            }
-            let live: Vec<RunRecord> = l.live().cloned().collect();
-            let header = self.file.rewrite(&guard, &live)?;
-            let mut fresh = Loaded {
-                generation: header.generation,
-                ..Loaded::default()
-            };
-            for r in live {
-                fresh.add(r);
-            }
-            fresh.identity = self.file.identity();
-            fresh.offset = fresh.identity.map_or(0, |i| i.0);
-            Ok::<_, HistoryError>(fresh)
+            let lines = self.file.good_lines()?;
+            self.file.rewrite_lines(&guard, &lines)
         })();
-        match result {
-            Ok(fresh) => fresh,
-            Err(e) => {
-                self.warn(format!("history: repairing failed: {e}"));
-                Loaded::default()
-            }
+        if let Err(e) = result {
+            self.warn(format!("history: repairing failed: {e}"));
         }
+        self.full_load(false, false)
+    }
+
+    /// Loads the index and merges the patterns now, so the first prompt
+    /// does not pay for it: call it on a background thread at server start.
+    pub fn warm(&self) {
+        self.with(|l, file| {
+            l.derived(file);
+        });
     }
 
     /// Records in the index (one per workspace).
     pub fn len(&self) -> usize {
-        self.with(|l| l.bm25.len())
+        self.with(|l, _| l.bm25.len())
     }
 
     /// Whether no run is recorded.
@@ -576,19 +598,22 @@ impl HistoryIndex {
 
     /// The record of one workspace, if any.
     pub fn get(&self, workspace: &str) -> Option<RunRecord> {
-        self.with(|l| l.by_workspace.get(workspace).map(|d| l.records[*d].clone()))
+        self.with(|l, file| {
+            let doc = *l.by_workspace.get(workspace)?;
+            l.records(file, &[doc]).pop()
+        })
     }
 
     /// The `k` past runs most like `text` (a request, a design, a few
     /// words), with the words each shares with it.
     pub fn similar(&self, text: &str, k: usize) -> Vec<SimilarRun> {
-        self.with(|l| rank(&l.bm25, &l.records, text, "", k, 1, &|d| l.alive[d]))
+        self.with(|l, _| rank(&l.bm25, &l.entries, text, "", k, 1, &|d| l.alive[d]))
     }
 
     /// Review patterns, heaviest first.
     pub fn patterns(&self, filter: &PatternFilter) -> Patterns {
-        self.with(|l| {
-            let d = l.derived();
+        self.with(|l, file| {
+            let d = l.derived(file);
             let limit = if filter.limit == 0 { 10 } else { filter.limit };
             let mut patterns = crate::layer4::filter_patterns(
                 &d.patterns,
@@ -606,8 +631,8 @@ impl HistoryIndex {
 
     /// The friction map, heaviest first (at most `limit`, 0: 10).
     pub fn friction(&self, limit: usize) -> Friction {
-        self.with(|l| {
-            let d = l.derived();
+        self.with(|l, file| {
+            let d = l.derived(file);
             let limit = if limit == 0 { 10 } else { limit };
             Friction {
                 points: d.friction.iter().take(limit).cloned().collect(),
@@ -633,24 +658,33 @@ impl HistoryIndex {
         let wants_similar = plan
             .iter()
             .any(|w| matches!(w, crate::layer4::Want::Similar(_)));
-        self.with(|l| {
+        self.with(|l, file| {
             if l.bm25.is_empty() {
                 return Vec::new();
             }
             let similar = if wants_similar {
-                strong(rank(
-                    &l.bm25,
-                    &l.records,
-                    request,
-                    design.unwrap_or(""),
-                    3,
-                    LAYER4_MIN_MATCHED,
-                    &|d| l.alive[d],
-                ))
+                let design = design.unwrap_or("");
+                let key = text_hash(request, design);
+                match &l.similar_cache {
+                    Some((k, hits)) if *k == key => hits.clone(),
+                    _ => {
+                        let hits = strong(rank(
+                            &l.bm25,
+                            &l.entries,
+                            request,
+                            design,
+                            3,
+                            LAYER4_MIN_MATCHED,
+                            &|d| l.alive[d],
+                        ));
+                        l.similar_cache = Some((key, hits.clone()));
+                        hits
+                    }
+                }
             } else {
                 Vec::new()
             };
-            let d = l.derived();
+            let d = l.derived(file);
             crate::layer4::compose(agent, &similar, &d.patterns, &d.friction, budget_tokens)
         })
     }
@@ -660,55 +694,75 @@ impl HistoryIndex {
     /// effort when one is given), else from the newest completed runs of
     /// the effort, else of all.
     pub fn estimate(&self, request: &str, effort: Option<Effort>, prices: &PriceTable) -> Estimate {
-        self.with(|l| {
-            let fits = |r: &RunRecord| {
-                r.outcome == Outcome::Completed && effort.is_none_or(|e| r.effort == Some(e))
+        self.with(|l, file| {
+            let fits = |e: &Entry| {
+                e.outcome == Outcome::Completed && effort.is_none_or(|x| e.effort == Some(x))
             };
             let similar = strong(rank(
                 &l.bm25,
-                &l.records,
+                &l.entries,
                 request,
                 "",
                 10,
                 LAYER4_MIN_MATCHED,
-                &|d| l.alive[d] && fits(&l.records[d]),
+                &|d| l.alive[d] && fits(&l.entries[d]),
             ));
-            if similar.len() >= MIN_SIMILAR {
-                let sample: Vec<&RunRecord> = similar
-                    .iter()
-                    .filter_map(|s| l.by_workspace.get(&s.workspace).map(|d| &l.records[*d]))
-                    .collect();
-                return estimate(Basis::Similar, &sample, prices);
-            }
-            let newest = l.newest_first();
-            let pick = |filter: &dyn Fn(&RunRecord) -> bool| -> Vec<&RunRecord> {
-                newest
-                    .iter()
-                    .map(|d| &l.records[*d])
-                    .filter(|r| filter(r))
-                    .take(ESTIMATE_FALLBACK_RUNS)
-                    .collect()
-            };
-            if effort.is_some() {
-                let sample = pick(&fits);
-                if !sample.is_empty() {
-                    return estimate(Basis::Effort, &sample, prices);
+            let (basis, docs): (Basis, Vec<usize>) = if similar.len() >= MIN_SIMILAR {
+                (
+                    Basis::Similar,
+                    similar
+                        .iter()
+                        .filter_map(|s| l.by_workspace.get(&s.workspace).copied())
+                        .collect(),
+                )
+            } else {
+                let newest = l.newest_first();
+                let pick = |filter: &dyn Fn(&Entry) -> bool| -> Vec<usize> {
+                    newest
+                        .iter()
+                        .copied()
+                        .filter(|d| filter(&l.entries[*d]))
+                        .take(ESTIMATE_FALLBACK_RUNS)
+                        .collect()
+                };
+                let by_effort = if effort.is_some() {
+                    pick(&fits)
+                } else {
+                    Vec::new()
+                };
+                if by_effort.is_empty() {
+                    (Basis::All, pick(&|e| e.outcome == Outcome::Completed))
+                } else {
+                    (Basis::Effort, by_effort)
                 }
-            }
-            let sample = pick(&|r| r.outcome == Outcome::Completed);
-            estimate(Basis::All, &sample, prices)
+            };
+            let records = l.records(file, &docs);
+            let sample: Vec<&RunRecord> = records.iter().collect();
+            estimate(basis, &sample, prices)
         })
     }
 
-    /// The repository dashboard over every recorded run.
+    /// The repository dashboard over every recorded run (reads every record).
     pub fn dashboard(&self, prices: &PriceTable) -> Dashboard {
-        self.with(|l| dashboard(l.live(), prices))
+        self.with(|l, file| {
+            let docs: Vec<usize> = (0..l.entries.len()).filter(|d| l.alive[*d]).collect();
+            let records = l.records(file, &docs);
+            dashboard(records.iter(), prices)
+        })
     }
 
     /// The summary of a recorded run.
     pub fn summary(&self, workspace: &str, prices: &PriceTable) -> Option<RunSummary> {
         self.get(workspace).map(|r| run_summary(&r, prices))
     }
+}
+
+fn text_hash(request: &str, design: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    request.hash(&mut h);
+    design.hash(&mut h);
+    h.finish()
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -6,6 +6,8 @@
 //!   loops, durations, tokens, models, outcome, friction items.
 //! * [`collect`] — building a record from a workspace folder (baton's
 //!   `state.json` and forge's versions 1/2 alike, plus the artifacts).
+//! * [`entry`] — the part of a record kept in memory (search terms, totals,
+//!   its place in the file); the rest is read when a query needs it.
 //! * [`file`] — `<specs root>/history.jsonl`: a versioned header line, then
 //!   one record per line; appended under an OS lock, rewritten atomically.
 //! * [`index`] — [`HistoryIndex`], the handle: lazy load, incremental
@@ -35,6 +37,7 @@
 pub mod analytics;
 pub mod bm25;
 pub mod collect;
+pub mod entry;
 pub mod error;
 pub mod file;
 pub mod friction;

@@ -88,7 +88,11 @@ pub struct RunRecord {
     pub reason: Option<String>,
     /// Search terms of the request and design with their weighted counts
     /// (docs/history.md §4), at most [`crate::terms::MAX_DOC_TERMS`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::entry::terms_field"
+    )]
     pub terms: Vec<(String, u32)>,
     /// The document length in weighted terms, before the cap (BM25 length).
     #[serde(default)]

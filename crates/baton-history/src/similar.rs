@@ -6,8 +6,14 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::bm25::{Bm25, query_weight};
-use crate::record::{Outcome, RunRecord};
+use std::collections::HashMap;
+
+use crate::entry::Entry;
+use crate::record::Outcome;
 use crate::terms::{MAX_QUERY_TERMS, reason_words, weighted_terms};
+
+/// Design text read for the words of a reason, in bytes.
+pub const REASON_DESIGN_BYTES: usize = 2048;
 
 /// Words listed as the reason of a match, at most.
 pub const MAX_REASONS: usize = 5;
@@ -46,11 +52,11 @@ pub fn query_terms(request: &str, design: &str) -> Vec<(String, u32)> {
     weighted_terms(request, design, MAX_QUERY_TERMS * 4).0
 }
 
-/// Ranks `records` (already in `bm25`) for a query: the `k` best runs that
+/// Ranks `entries` (already in `bm25`) for a query: the `k` best runs that
 /// share at least `min_matched` terms with it and pass `keep`.
 pub fn rank(
     bm25: &Bm25,
-    records: &[RunRecord],
+    entries: &[Entry],
     request: &str,
     design: &str,
     k: usize,
@@ -59,20 +65,22 @@ pub fn rank(
 ) -> Vec<SimilarRun> {
     let query = query_terms(request, design);
     let hits = bm25.search(&query, k, min_matched, keep);
-    let text = format!("{request}\n{design}");
+    let query_tf: HashMap<&str, u32> = query.iter().map(|(t, n)| (t.as_str(), *n)).collect();
+    // Reasons are read from the request and the start of the design.
+    let text = format!(
+        "{request}\n{}",
+        crate::terms::head(design, REASON_DESIGN_BYTES)
+    );
     hits.into_iter()
         .filter_map(|hit| {
-            let r = records.get(hit.doc)?;
+            let r = entries.get(hit.doc)?;
             // A term's share of this run's score explains the match.
+            let doc: HashMap<&str, u32> = crate::entry::terms(&r.terms).collect();
             let weight = |term: &str| -> f64 {
-                let Ok(i) = r.terms.binary_search_by(|(t, _)| t.as_str().cmp(term)) else {
-                    return 0.0;
-                };
-                let qtf = query.iter().find(|(t, _)| t == term).map_or(0, |(_, n)| *n);
-                if qtf == 0 {
-                    return 0.0;
+                match (doc.get(term), query_tf.get(term)) {
+                    (Some(tf), Some(qtf)) => bm25.term_score(term, *tf, r.len, query_weight(*qtf)),
+                    _ => 0.0,
                 }
-                bm25.term_score(term, r.terms[i].1, r.len, query_weight(qtf))
             };
             Some(SimilarRun {
                 workspace: r.workspace.clone(),

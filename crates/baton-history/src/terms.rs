@@ -87,7 +87,8 @@ pub fn head(text: &str, max: usize) -> &str {
 /// than `タイ`, `イム`, …). `weight` ranks terms (their share of the score).
 pub fn reason_words(query: &str, weight: &dyn Fn(&str) -> f64, max: usize) -> Vec<String> {
     let mut found: Vec<(String, f64)> = Vec::new();
-    let mut push = |word: String, w: f64| {
+    let mut checked: std::collections::HashSet<String> = std::collections::HashSet::new();
+    fn push(found: &mut Vec<(String, f64)>, word: String, w: f64) {
         if w <= 0.0 {
             return;
         }
@@ -95,7 +96,7 @@ pub fn reason_words(query: &str, weight: &dyn Fn(&str) -> f64, max: usize) -> Ve
             Some(entry) => entry.1 = entry.1.max(w),
             None => found.push((word, w)),
         }
-    };
+    }
     let chars: Vec<char> = query.chars().collect();
     let mut i = 0;
     while i < chars.len() {
@@ -126,7 +127,7 @@ pub fn reason_words(query: &str, weight: &dyn Fn(&str) -> f64, max: usize) -> Ve
                         j += 1;
                     }
                     if j - from >= 2 {
-                        push(run[from..j].iter().collect(), w / 2.0);
+                        push(&mut found, run[from..j].iter().collect(), w / 2.0);
                     }
                 } else {
                     j += 1;
@@ -137,12 +138,15 @@ pub fn reason_words(query: &str, weight: &dyn Fn(&str) -> f64, max: usize) -> Ve
             while i < chars.len() && chars[i].is_alphanumeric() && !is_cjk(chars[i]) {
                 i += 1;
             }
-            let word: String = chars[start..i].iter().collect();
+            let word: String = chars[start..i].iter().collect::<String>().to_lowercase();
+            if !checked.insert(word.clone()) {
+                continue;
+            }
             let w: f64 = baton_manuals::index_terms(&word)
                 .iter()
                 .map(|t| weight(t))
                 .fold(0.0, f64::max);
-            push(word.to_lowercase(), w);
+            push(&mut found, word, w);
         } else {
             i += 1;
         }
