@@ -413,5 +413,5 @@ fn estimate_10k(bencher: divan::Bencher) {
 fn dashboard_10k(bencher: divan::Bencher) {
     let index = warm(large());
     let prices = PriceTable::default();
-    bencher.bench_local(|| index.dashboard(&prices));
+    bencher.bench_local(|| index.dashboard(None, &prices));
 }

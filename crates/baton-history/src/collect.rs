@@ -228,8 +228,10 @@ pub fn phase_records(
     let mut reported_ms: BTreeMap<&str, u64> = BTreeMap::new();
     for l in &state.phase_log {
         let p = entry(&mut out, &l.phase);
+        p.visits = p.visits.max(1);
         p.tokens += l.tokens;
-        if !l.model.is_empty() {
+        // Checkpoint answers are logged as `checkpoint:<answer>`, not a model.
+        if !l.model.is_empty() && !l.model.starts_with("checkpoint:") {
             p.model = l.model.clone();
         }
         *reported_ms.entry(&l.phase).or_default() += l.duration_ms;
@@ -241,8 +243,12 @@ pub fn phase_records(
     }
     if let Some(def) = definition {
         for p in &mut out {
-            p.review = def.phase(&p.phase).is_some_and(is_review);
+            p.review = def
+                .phase(&p.phase)
+                .is_some_and(|d| d.kind == PhaseKind::Review || !d.verdicts.is_empty());
         }
+        // Workflow order; phases the definition does not know go last.
+        out.sort_by_key(|p| def.position(&p.phase).unwrap_or(usize::MAX));
     }
     out
 }
@@ -275,6 +281,8 @@ fn legacy_loops(state: &WorkspaceState, def: &WorkflowDefinition, out: &mut [Pha
     }
 }
 
+/// Phases whose artifacts hold review findings: review phases and phases of
+/// a reviewing agent (the comprehensive review).
 fn is_review(p: &PhaseDefinition) -> bool {
     p.kind == PhaseKind::Review || p.agent.as_deref().is_some_and(|a| a.ends_with("reviewer"))
 }

@@ -742,12 +742,18 @@ impl HistoryIndex {
         })
     }
 
-    /// The repository dashboard over every recorded run (reads every record).
-    pub fn dashboard(&self, prices: &PriceTable) -> Dashboard {
+    /// The repository dashboard over every recorded run, or the runs of one
+    /// workflow (reads every record).
+    pub fn dashboard(&self, workflow: Option<&str>, prices: &PriceTable) -> Dashboard {
         self.with(|l, file| {
             let docs: Vec<usize> = (0..l.entries.len()).filter(|d| l.alive[*d]).collect();
             let records = l.records(file, &docs);
-            dashboard(records.iter(), prices)
+            dashboard(
+                records
+                    .iter()
+                    .filter(|r| workflow.is_none_or(|w| r.workflow == w)),
+                prices,
+            )
         })
     }
 

@@ -116,7 +116,7 @@ pub struct PhaseRecord {
     /// Times completing it sent work back to an earlier phase.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub back: u32,
-    /// The phase is a review (its verdicts decide whether work goes back).
+    /// The phase is a review with verdicts (they decide whether work goes back).
     #[serde(default, skip_serializing_if = "is_false")]
     pub review: bool,
     /// Times it failed (and was retried or abandoned).

@@ -365,7 +365,7 @@ fn estimates_use_similar_runs_then_the_effort_then_all() {
     assert_eq!((all.basis, all.sample), (Basis::All, 5));
     let empty = HistoryIndex::open(&specs.join("nothing-here"));
     assert_eq!(empty.estimate("x", None, &prices).basis, Basis::None);
-    let d = history.dashboard(&prices);
+    let d = history.dashboard(None, &prices);
     assert_eq!((d.runs, d.completed), (5, 5));
     assert_eq!(d.first_pass_rate, Some(1.0));
 }

@@ -97,6 +97,11 @@ enum Command {
         #[arg(long)]
         keep: bool,
     },
+    /// Past runs: similar runs, review patterns, friction, estimates, reindex.
+    History {
+        #[command(subcommand)]
+        command: crate::history_cmd::HistoryCommand,
+    },
     /// Run analytics: per-phase durations, loop trips, per workflow.
     Stats {
         /// Only runs of this workflow id.
@@ -241,6 +246,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { effort, keep } => crate::demo_cmd::run(&effort, keep),
+        Command::History { command } => {
+            let config = Config::load(&overrides)?;
+            crate::history_cmd::run(&config, command)
+        }
         Command::Stats { workflow, json } => {
             let config = Config::load(&overrides)?;
             crate::workflow_cmd::stats(&config, workflow.as_deref(), json)

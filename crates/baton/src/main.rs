@@ -6,6 +6,7 @@
 mod cli;
 mod demo_cmd;
 mod driver;
+mod history_cmd;
 mod init_cmd;
 mod manuals_cmd;
 mod scripted;
