@@ -244,8 +244,28 @@ fn large() -> &'static Path {
             .unwrap()
             .len();
         eprintln!("history file: {RUNS} runs, {:.1} MB", size as f64 / 1e6);
+        let before = rss_kib();
+        let index = warm(&dir);
+        eprintln!(
+            "memory of the warm index: {:.1} MiB more resident",
+            (rss_kib().saturating_sub(before)) as f64 / 1024.0
+        );
+        drop(index);
         dir
     })
+}
+
+/// Resident memory of this process (Linux), KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 fn write_history(dir: &Path) {
