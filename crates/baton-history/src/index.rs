@@ -410,6 +410,9 @@ impl HistoryIndex {
         let mut report = Reindexed::default();
         let mut records = Vec::new();
         for (name, dir) in workspace_dirs(&self.file.root) {
+            if !crate::file::is_workspace(&dir) {
+                continue;
+            }
             match read_state(&dir) {
                 Ok(state) if outcome(&state) == Outcome::Running => report.running += 1,
                 Ok(state) => records.push(self.build(&dir, &state)),

@@ -106,3 +106,96 @@ pub fn strong(hits: Vec<SimilarRun>) -> Vec<SimilarRun> {
         .filter(|h| h.score >= best * LAYER4_MIN_RELATIVE)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::format_terms;
+
+    fn entry(ws: &str, request: &str, design: &str) -> Entry {
+        let (terms, len) = weighted_terms(request, design, crate::terms::MAX_DOC_TERMS);
+        Entry {
+            workspace: ws.into(),
+            outcome: Outcome::Completed,
+            effort: None,
+            ended: "2026-01-01T00:00:00Z".parse().unwrap(),
+            tokens: 0,
+            work_ms: 0,
+            loops: 0,
+            request: request.into(),
+            terms: format_terms(&terms),
+            len,
+            reviewed: false,
+            reported: false,
+            offset: 0,
+            line_len: 0,
+        }
+    }
+
+    fn index(entries: &[Entry]) -> Bm25 {
+        let mut bm25 = Bm25::default();
+        for e in entries {
+            bm25.add(crate::entry::terms(&e.terms), e.len);
+        }
+        bm25
+    }
+
+    #[test]
+    fn the_request_outweighs_the_design_and_design_text_still_matches() {
+        let entries = [
+            entry("a", "Cache the pricing lookups", "Uses a map."),
+            entry(
+                "b",
+                "Rewrite the onboarding guide",
+                "Mentions the pricing cache once.",
+            ),
+            entry("c", "Speed up search", "Nothing shared."),
+        ];
+        let bm25 = index(&entries);
+        let hits = rank(&bm25, &entries, "pricing cache", "", 5, 1, &|_| true);
+        let order: Vec<&str> = hits.iter().map(|h| h.workspace.as_str()).collect();
+        assert_eq!(order, ["a", "b"]);
+        assert_eq!(
+            hits[0].matched,
+            ["cache", "pricing"],
+            "equal shares: by word"
+        );
+        // The query's design counts too: "onboarding" only occurs in b's request.
+        let hits = rank(
+            &bm25,
+            &entries,
+            "pricing",
+            "onboarding guide",
+            5,
+            1,
+            &|_| true,
+        );
+        assert_eq!(hits[0].workspace, "b");
+    }
+
+    #[test]
+    fn prompts_need_two_shared_terms_and_a_score_near_the_best() {
+        let entries = [
+            entry("a", "Fix the login session timeout", ""),
+            entry("b", "Login page colours", ""),
+        ];
+        let bm25 = index(&entries);
+        let hits = rank(
+            &bm25,
+            &entries,
+            "login session timeout",
+            "",
+            5,
+            LAYER4_MIN_MATCHED,
+            &|_| true,
+        );
+        assert_eq!(hits.len(), 1, "b shares one term only");
+        let loose = rank(&bm25, &entries, "login session timeout", "", 5, 1, &|_| {
+            true
+        });
+        assert_eq!(loose.len(), 2);
+        let mut weak = loose.clone();
+        weak[1].score = weak[0].score * 0.1;
+        assert_eq!(strong(weak).len(), 1);
+    }
+}
