@@ -275,8 +275,9 @@ impl HistoryIndex {
         self
     }
 
-    /// fsync every append and rewrite (default off: the file can always be
-    /// rebuilt from the workspaces).
+    /// fsync every append and rewrite (default off: a record lost to a power
+    /// cut is written again by the next catch-up, since the run's own
+    /// `state.json` says it ended).
     pub fn with_durability(mut self, durable: bool) -> HistoryIndex {
         self.file.durable = durable;
         self
