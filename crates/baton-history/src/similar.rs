@@ -63,6 +63,8 @@ pub fn rank(
     min_matched: usize,
     keep: &dyn Fn(usize) -> bool,
 ) -> Vec<SimilarRun> {
+    // A request.md passed whole: its front matter is not the request.
+    let request = crate::text::front_matter(request).1;
     let query = query_terms(request, design);
     let hits = bm25.search(&query, k, min_matched, keep);
     let query_tf: HashMap<&str, u32> = query.iter().map(|(t, n)| (t.as_str(), *n)).collect();
@@ -171,6 +173,14 @@ mod tests {
             &|_| true,
         );
         assert_eq!(hits[0].workspace, "b");
+    }
+
+    #[test]
+    fn front_matter_in_the_query_is_ignored() {
+        let entries = [entry("a", "Fix github webhooks", "")];
+        let bm25 = index(&entries);
+        let q = "---\nsource_type: github\n---\n\nRotate the logs";
+        assert!(rank(&bm25, &entries, q, "", 5, 1, &|_| true).is_empty());
     }
 
     #[test]

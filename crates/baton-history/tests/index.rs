@@ -369,3 +369,9 @@ fn estimates_use_similar_runs_then_the_effort_then_all() {
     assert_eq!((d.runs, d.completed), (5, 5));
     assert_eq!(d.first_pass_rate, Some(1.0));
 }
+
+#[test]
+fn the_handle_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<HistoryIndex>();
+}
