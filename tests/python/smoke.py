@@ -40,16 +40,20 @@ async def exercise(session, label):
     check(json.loads(r.content[0].text) == r.structured_content, f"{label}: text mirror differs")
     check(r.structured_content["skippedPhases"] == ["phase-4b", "checkpoint-b"], f"{label}: {r}")
 
+    # Recovery tools need an explicit force and a reason.
     r = await session.call_tool("phase_start", {"workspace": ws, "phase": "phase-1"})
+    check(r.is_error and json.loads(r.content[0].text)["details"]["rule"] == "recovery_only", f"{label}: {r}")
+    forced = {"force": True, "reason": "python smoke"}
+    r = await session.call_tool("phase_start", {"workspace": ws, "phase": "phase-1", **forced})
     check(not r.is_error and r.structured_content["events"] == ["phase-start"], f"{label}: {r}")
 
-    r = await session.call_tool("phase_complete", {"workspace": ws, "phase": "phase-1"})
+    r = await session.call_tool("phase_complete", {"workspace": ws, "phase": "phase-1", **forced})
     check(r.is_error, f"{label}: completing without analysis.md must fail")
     check(r.structured_content is None, f"{label}: an error result carries no structuredContent: {r}")
     err = json.loads(r.content[0].text)
     check(err["code"] == "blocked" and err["details"]["rule"] == "artifact_missing", f"{label}: {err}")
 
-    r = await session.call_tool("phase_start", {"workspace": "../../etc", "phase": "phase-1"})
+    r = await session.call_tool("phase_start", {"workspace": "../../etc", "phase": "phase-1", **forced})
     check(r.is_error and json.loads(r.content[0].text)["code"] == "out_of_scope", f"{label}: {r}")
 
     r = await session.call_tool("state_resume_info", {"workspace": ws})

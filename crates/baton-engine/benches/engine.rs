@@ -110,6 +110,7 @@ fn plan_pipeline_fan_out(bencher: divan::Bencher) {
         definition: &forge,
         files: &files,
         workspace: ".specs/b",
+        repo: None,
     };
     bencher.bench_local(|| plan(&input, &state).unwrap());
 }

@@ -122,36 +122,43 @@ pub fn check_report(
                 ),
             });
         }
-    }
-    for artifact in &phase.artifacts {
-        match files.file(artifact) {
-            Some(info) if info.len > 0 => {
-                // File times come from a coarse kernel clock that can lag the
-                // system clock by a tick; allow for it.
-                if let (Some(modified), Some(started)) =
-                    (info.modified, state.timestamps.phase_started)
-                    && modified + STALE_TOLERANCE < started
-                {
+        // Where the review file states its verdict (the seed pipeline's
+        // reviews), the reported one must be the file's: a report cannot
+        // approve what the review sent back.
+        let reviews = crate::pipeline::artifacts::check_phase(&phase.id, state, files);
+        for review in reviews.iter().filter(|c| c.valid) {
+            let reported = evidence.verdict.unwrap_or("");
+            match review.verdict {
+                Some(v) if v.as_str().eq_ignore_ascii_case(reported) => {}
+                Some(v) => {
                     return Err(GuardViolation {
-                        rule: "artifact_stale",
+                        rule: "verdict_mismatch",
                         message: format!(
-                            "{artifact} was written before {} started (at {started}); write it for this visit",
-                            phase.id
+                            "{} says {}, but the report says {reported}: report the review's own verdict",
+                            review.file,
+                            v.as_str()
+                        ),
+                    });
+                }
+                None => {
+                    return Err(GuardViolation {
+                        rule: "verdict_missing",
+                        message: format!(
+                            "{} states no verdict ({}); the review must end with a verdict line such as `## Verdict: {}`",
+                            review.file,
+                            review.error.clone().unwrap_or_default(),
+                            phase
+                                .verdicts
+                                .first()
+                                .map(String::as_str)
+                                .unwrap_or("APPROVE")
                         ),
                     });
                 }
             }
-            _ => {
-                return Err(GuardViolation {
-                    rule: "artifact_missing",
-                    message: format!(
-                        "{} must produce {artifact} in the workspace before it completes (missing or empty)",
-                        phase.id
-                    ),
-                });
-            }
         }
     }
+    crate::gate::check_artifacts(phase, state, files)?;
     Ok(())
 }
 

@@ -82,6 +82,7 @@ mod tests {
                 phase: phase.into(),
                 action: HistoryAction::Start,
                 detail: None,
+                by: None,
             });
         }
         s
@@ -181,6 +182,7 @@ mod forge_tests {
                 phase: "phase-3".into(),
                 action: HistoryAction::Start,
                 detail: None,
+                by: None,
             });
         }
         s

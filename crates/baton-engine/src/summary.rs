@@ -109,26 +109,51 @@ pub fn phase_label(definition: &WorkflowDefinition, phase: &str) -> String {
     }
 }
 
-/// A one-line instruction for the agent: which call moves things forward.
+/// Whether runs of `definition` are driven by the pipeline loop
+/// (`pipeline_next_action`) rather than by phase reports (`completePhase`).
+pub fn driven_by_loop(definition: &WorkflowDefinition) -> bool {
+    definition.id == "forge"
+}
+
+/// A one-line instruction for the agent: which call moves the run forward.
+/// It names the run's own loop (`pipeline_next_action` or `completePhase`),
+/// never a recovery tool, and a question for a person is answered by that
+/// person, not by the agent.
 pub fn next_step(state: &WorkspaceState, definition: &WorkflowDefinition) -> String {
     let phase = &state.current_phase;
-    let human = crate::guards::is_human_phase(definition, phase);
+    let ws = &state.workspace;
+    let person = definition.answerer(phase) == baton_workflow::Answerer::Person;
+    let waits = state.current_phase_status == PhaseStatus::AwaitingHuman
+        || (state.current_phase_status == PhaseStatus::Pending
+            && crate::guards::is_human_phase(definition, phase));
     match state.current_phase_status {
-        PhaseStatus::Completed => "the workflow is complete; nothing to do".into(),
-        PhaseStatus::Abandoned => "the workflow was abandoned; start a new one".into(),
-        PhaseStatus::Pending if human => {
-            format!("call checkpoint for {phase} and present it to a person")
+        PhaseStatus::Completed => return "the workflow is complete; nothing to do".into(),
+        PhaseStatus::Abandoned => return "the workflow was abandoned; start a new one".into(),
+        _ => {}
+    }
+    if driven_by_loop(definition) {
+        if waits && person {
+            return format!(
+                "{phase} waits for a person: call pipeline_next_action with workspace {ws:?} to get the question, show it to the person, and let them answer with `baton answer {ws} <option>` in a terminal or on the dashboard; do not answer it yourself"
+            );
         }
-        PhaseStatus::Pending => format!("call phase_start for {phase}"),
-        PhaseStatus::InProgress => {
-            format!("do the work of {phase}, then call phase_complete (or phase_fail)")
-        }
-        PhaseStatus::Failed => {
-            format!("fix the failure, then call phase_start for {phase} again (or skip_phase)")
-        }
-        PhaseStatus::AwaitingHuman => {
-            format!("a person must answer {phase}; on approval call phase_complete, or abandon")
-        }
+        return format!(
+            "call pipeline_next_action with workspace {ws:?} and execute the action it returns"
+        );
+    }
+    match state.current_phase_status {
+        _ if waits && person => format!(
+            "{phase} waits for a person: they answer with `baton answer {ws} <option>` in a terminal or on the dashboard"
+        ),
+        PhaseStatus::InProgress => format!(
+            "do the tasks of {phase}, write its artifacts in the workspace, then call completePhase with phaseName {phase:?}"
+        ),
+        PhaseStatus::Failed => format!(
+            "fix what failed in {phase}, then call completePhase with phaseName {phase:?} and the new evidence"
+        ),
+        _ => format!(
+            "call getCurrentPhase for {ws:?}: {phase} has not started (its loop limit may be used up; a person decides how to go on)"
+        ),
     }
 }
 

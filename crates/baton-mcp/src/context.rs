@@ -1,50 +1,46 @@
-//! What every handler needs: configuration, the state store, the workflow
-//! registry and the event bus. Built once per process; cheap to share.
+//! What every handler needs: the use-case [`Services`] (configuration, state
+//! store, workflow registry, event bus) plus the manual search service.
+//! Built once per process; cheap to share. Derefs to [`Services`], so a
+//! handler passes `ctx` straight to a use case.
 
 use std::sync::Arc;
 
 use baton_config::Config;
-use baton_events::{EventBus, EventRecord};
-use baton_state::{StateStore, WorkspaceRef, WorkspaceState};
-use baton_workflow::{Registry, WorkflowDefinition};
+use baton_events::EventBus;
+use baton_usecases::Services;
 
-use crate::error::{ErrorCode, ToolError};
+use crate::error::{ToolError, manual_error};
 
 /// Shared handler context.
 #[derive(Debug)]
 pub struct AppContext {
-    /// The resolved configuration.
-    pub config: Config,
-    /// The state store over the specs root.
-    pub store: StateStore,
-    /// Known workflow definitions: built-ins plus the project's folder.
-    pub workflows: Registry,
-    /// Problems found in project definition files (those files are skipped).
-    pub workflow_errors: Vec<baton_workflow::Diagnostic>,
-    /// Where events go.
-    pub bus: Arc<EventBus>,
-    /// This build's version.
-    pub version: &'static str,
+    /// The use cases' services.
+    pub services: Services,
     /// The manual search service, opened on first use (it may index).
     manuals: std::sync::OnceLock<Result<Arc<baton_manuals::ManualService>, ToolError>>,
+}
+
+impl std::ops::Deref for AppContext {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.services
+    }
 }
 
 impl AppContext {
     /// Builds the context for `config` with the built-in workflows.
     pub fn new(config: Config, bus: Arc<EventBus>) -> AppContext {
-        let store =
-            StateStore::new(&config.repo_root, &config.specs_root).with_durability(config.fsync);
-        let (workflows, report) = baton_workflow::load_registry(&config.workflows_dir);
-        for problem in &report.errors {
-            tracing::warn!("workflow definition skipped: {problem}");
-        }
         AppContext {
-            config,
-            store,
-            workflows,
-            workflow_errors: report.errors,
-            bus,
-            version: env!("CARGO_PKG_VERSION"),
+            services: Services::new(config, bus, env!("CARGO_PKG_VERSION")),
+            manuals: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// A context over already built services.
+    pub fn with_services(services: Services) -> AppContext {
+        AppContext {
+            services,
             manuals: std::sync::OnceLock::new(),
         }
     }
@@ -55,42 +51,12 @@ impl AppContext {
         self.manuals
             .get_or_init(|| {
                 let config = baton_manuals::ManualConfig::from_env(&self.config.repo_root);
-                let service = baton_manuals::ManualService::open(config)?;
+                let service = baton_manuals::ManualService::open(config).map_err(manual_error)?;
                 for warning in service.startup_warnings() {
                     tracing::warn!("manuals: {warning}");
                 }
                 Ok(Arc::new(service))
             })
             .clone()
-    }
-
-    /// The definition with `id`, or `not_found`.
-    pub fn workflow(&self, id: &str) -> Result<Arc<WorkflowDefinition>, ToolError> {
-        self.workflows.get(id).ok_or_else(|| {
-            let known: Vec<String> = self.workflows.iter().map(|(d, _)| d.id.clone()).collect();
-            ToolError::new(ErrorCode::NotFound, format!("unknown workflow {id:?}"))
-                .with_details(serde_json::json!({ "known": known }))
-        })
-    }
-
-    /// Publishes events after a successful mutation. A failing event-log write
-    /// is reported on stderr and never turns a successful call into a failure.
-    pub fn publish(&self, events: Vec<EventRecord>) {
-        for event in events {
-            if let Err(e) = self.bus.publish(event) {
-                tracing::warn!("event not logged: {e}");
-            }
-        }
-    }
-
-    /// Builds an event record for `ws`.
-    pub fn event(
-        &self,
-        kind: baton_events::EventKind,
-        phase: &str,
-        ws: &WorkspaceRef,
-        state: &WorkspaceState,
-    ) -> EventRecord {
-        EventRecord::new(kind, phase, &state.spec_name, &ws.display)
     }
 }

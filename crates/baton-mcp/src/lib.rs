@@ -9,9 +9,9 @@
 
 pub mod args;
 pub mod context;
+pub mod elicit;
 pub mod error;
 pub mod http;
-pub mod repo_profile;
 pub mod server;
 pub mod tools;
 pub mod transcript;
@@ -19,7 +19,6 @@ pub mod transcript;
 use std::sync::Arc;
 
 use baton_config::Config;
-use baton_events::{EventBus, EventLog};
 use baton_transcript::{Transcript, TranscriptOptions};
 use rmcp::ServiceExt;
 
@@ -43,14 +42,9 @@ pub enum ServeError {
 
 /// Builds the shared context: event log opened, workflows loaded.
 pub fn build_context(config: Config) -> Result<Arc<AppContext>, ServeError> {
-    let log = EventLog::open(
-        &config.events.log_path,
-        config.events.max_bytes,
-        config.events.keep,
-    )
-    .map_err(|e| ServeError::Io(e.to_string()))?;
-    let bus = Arc::new(EventBus::with_log(log));
-    Ok(Arc::new(AppContext::new(config, bus)))
+    let services = baton_usecases::Services::open(config, env!("CARGO_PKG_VERSION"))
+        .map_err(|e| ServeError::Io(e.message))?;
+    Ok(Arc::new(AppContext::with_services(services)))
 }
 
 /// The server with the configured tool groups.

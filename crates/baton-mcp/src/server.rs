@@ -97,10 +97,20 @@ impl ServerHandler for BatonServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let result = match self.call(&request.name, arguments).await {
+        let workspace = arguments["workspace"].as_str().map(str::to_string);
+        let mut outcome = self.call(&request.name, arguments).await;
+        // A question only a person may answer: ask the client's user.
+        if request.name == "pipeline_next_action"
+            && let (Ok(reply), Some(ws)) = (&outcome, workspace)
+        {
+            outcome =
+                crate::elicit::answer_through_client(&self.ctx, &context.peer, &ws, reply.clone())
+                    .await;
+        }
+        let result = match outcome {
             Ok(value) => CallToolResult::structured(value),
             // A refusal carries no structuredContent: clients validate
             // structuredContent against the tool's outputSchema even on

@@ -16,10 +16,11 @@ pub mod store;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
-    CommandGuard, DecisionReason, Effort, FlowTemplate, HistoryAction, HistoryEntry, HumanFeedback,
-    PendingDecision, PhaseLogEntry, PhaseReport, PhaseStatus, SCHEMA_VERSION, Task, WorkspaceState,
+    Actor, AnswerRecord, CommandGuard, DecisionReason, Effort, FlowTemplate, HistoryAction,
+    HistoryEntry, HumanFeedback, PendingDecision, PhaseLogEntry, PhaseReport, PhaseStatus,
+    RepoBaseline, SCHEMA_VERSION, Task, Who, WorkspaceState,
 };
 /// A UTC timestamp, as stored in state.json.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;
 
-pub use store::{StateStore, StoreError, UpdateError, Updated, WorkspaceRef};
+pub use store::{Finish, StateStore, StoreError, UpdateError, Updated, WorkspaceRef};

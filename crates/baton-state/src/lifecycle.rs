@@ -80,7 +80,7 @@ pub enum LifecycleError {
         valid: String,
     },
     /// The phase is not the current one.
-    #[error("{action} {phase:?} refused: the current phase is {current:?}")]
+    #[error("{action} of {phase:?} refused: the run is at {current:?}, not {phase:?}")]
     NotCurrent {
         /// The operation.
         action: &'static str,
@@ -90,7 +90,7 @@ pub enum LifecycleError {
         current: String,
     },
     /// The current status does not allow the operation.
-    #[error("{action} {phase:?} refused: phase status is {status:?}, expected {expected}")]
+    #[error("{action} of {phase:?} refused: the phase is {status}, and this needs it {expected}")]
     WrongStatus {
         /// The operation.
         action: &'static str,
@@ -102,7 +102,9 @@ pub enum LifecycleError {
         expected: &'static str,
     },
     /// The workflow has ended.
-    #[error("{action} refused: the workflow is {status} and accepts no further changes")]
+    #[error(
+        "{action} refused: the workflow is {status}; nothing in it changes any more (start a new run)"
+    )]
     Ended {
         /// The operation.
         action: &'static str,
@@ -116,12 +118,26 @@ pub enum LifecycleError {
 pub struct Lifecycle<'a> {
     definition: &'a WorkflowDefinition,
     now: DateTime<Utc>,
+    by: Option<&'a str>,
 }
 
 impl<'a> Lifecycle<'a> {
     /// Operations on workspaces running `definition`, stamped with `now`.
     pub fn new(definition: &'a WorkflowDefinition, now: DateTime<Utc>) -> Lifecycle<'a> {
-        Lifecycle { definition, now }
+        Lifecycle {
+            definition,
+            now,
+            by: None,
+        }
+    }
+
+    /// The same operations, recording `by` (e.g. `person:terminal`) in each
+    /// history entry they write.
+    pub fn by(self, by: &'a str) -> Lifecycle<'a> {
+        Lifecycle {
+            by: Some(by),
+            ..self
+        }
     }
 
     /// pending/failed → in_progress. Sets `phaseStarted`, clears `error`.
@@ -455,6 +471,7 @@ impl<'a> Lifecycle<'a> {
             phase: phase.to_string(),
             action,
             detail: detail.map(str::to_string),
+            by: self.by.map(str::to_string),
         });
     }
 }

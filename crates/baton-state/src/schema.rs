@@ -128,9 +128,116 @@ pub struct WorkspaceState {
     /// to the phase's agent until that phase completes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub human_feedback: Option<HumanFeedback>,
+    /// Every answer to a question, with who gave it and through which channel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<AnswerRecord>,
+    /// What the repository held when the run started: the final commit never
+    /// stages these files (they were not the run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo_baseline: Option<RepoBaseline>,
+    /// Per artifact file: its fingerprint (modification time and size) when
+    /// the visit of the phase that wrote it last ended. A file still equal to
+    /// it was not written for the current visit (a stale artifact).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub artifact_marks: BTreeMap<String, String>,
+    /// Secret-looking files a person allowed into the run's commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commit_allowed: Vec<String>,
+    /// Files a person kept out of the run's commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commit_excluded: Vec<String>,
     /// Keys written by newer versions or other tools, preserved verbatim.
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
+}
+
+/// Who answered a question, or moved a run by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Who {
+    /// A person, through a channel the agent does not control.
+    Person,
+    /// The agent (its MCP calls).
+    Agent,
+    /// The `--auto` choice a person made when the run started.
+    Auto,
+}
+
+/// Who acted and through which channel (`terminal`, `dashboard`,
+/// `elicitation`, `mcp`, `driver`, `auto`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Actor {
+    /// Person, agent or auto.
+    pub who: Who,
+    /// The channel.
+    pub channel: String,
+}
+
+impl Actor {
+    /// A person answering through `channel`.
+    pub fn person(channel: &str) -> Actor {
+        Actor {
+            who: Who::Person,
+            channel: channel.to_string(),
+        }
+    }
+
+    /// The agent, through its MCP calls.
+    pub fn agent() -> Actor {
+        Actor {
+            who: Who::Agent,
+            channel: "mcp".into(),
+        }
+    }
+
+    /// The person's `--auto` choice.
+    pub fn auto() -> Actor {
+        Actor {
+            who: Who::Auto,
+            channel: "auto".into(),
+        }
+    }
+
+    /// `person:terminal`, `agent:mcp`, `auto:auto`: the form kept in history.
+    pub fn label(&self) -> String {
+        let who = match self.who {
+            Who::Person => "person",
+            Who::Agent => "agent",
+            Who::Auto => "auto",
+        };
+        format!("{who}:{}", self.channel)
+    }
+}
+
+/// One answer to a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerRecord {
+    /// When it was given.
+    pub at: DateTime<Utc>,
+    /// The phase that waited.
+    pub phase: String,
+    /// The question's name.
+    pub question: String,
+    /// The option chosen.
+    pub answer: String,
+    /// Free text given with it (a revision request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// Who answered.
+    pub by: Actor,
+}
+
+/// The repository as the run found it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoBaseline {
+    /// The commit checked out (none in a repository without commits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    /// Paths (repository-relative) that were modified, staged or untracked.
+    #[serde(default)]
+    pub dirty: Vec<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -334,6 +441,10 @@ pub struct HistoryEntry {
     /// Extra text (failure message, abandon reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Who made it happen, when not the pipeline itself (`person:terminal`,
+    /// `person:dashboard`, `person:elicitation`, `auto`, `agent:forced`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 /// Lifecycle transitions recorded in `history`.
@@ -498,6 +609,7 @@ impl WorkspaceState {
                 phase: baton_workflow::SETUP.to_string(),
                 action: HistoryAction::Init,
                 detail: None,
+                by: None,
             }],
             timestamps: Timestamps {
                 created: now,
@@ -510,6 +622,11 @@ impl WorkspaceState {
             command_guard: CommandGuard::Check,
             pending_decision: None,
             human_feedback: None,
+            answers: Vec::new(),
+            artifact_marks: BTreeMap::new(),
+            repo_baseline: None,
+            commit_allowed: Vec::new(),
+            commit_excluded: Vec::new(),
             extra: BTreeMap::new(),
         }
     }

@@ -23,6 +23,15 @@ use crate::schema::{SchemaError, WorkspaceState};
 pub const STATE_FILE: &str = "state.json";
 /// The lock file name inside a workspace.
 pub const LOCK_FILE: &str = ".state.lock";
+/// While a run's final state is sealed into `state.json` (so the run's commit
+/// holds its final form), the live state of the remaining steps is here.
+pub const LIVE_STATE_FILE: &str = ".state.live.json";
+/// The workspace's own ignore file: baton's runtime files never show up in
+/// `git status` or a commit. baton writes ignore files only inside its own
+/// folders.
+pub const IGNORE_FILE: &str = ".gitignore";
+/// What the workspace's ignore file lists.
+pub const IGNORE_CONTENT: &str = "# baton runtime files (locks, temporary and live state)\n.state.lock\n.state.live.json\n.state.json.*.tmp\n";
 /// Longest accepted workspace name.
 pub const MAX_NAME_LEN: usize = 128;
 /// Largest `state.json` read (a guard against a runaway file).
@@ -96,6 +105,16 @@ pub enum UpdateError<E> {
     /// The change function refused; nothing was written.
     #[error("{0}")]
     Rejected(E),
+}
+
+/// How an update ends, besides writing the changed state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finish {
+    /// Write the state where the workspace's live state is.
+    Plain,
+    /// Seal: keep the changed state as the live state and write this final
+    /// form into `state.json` (done before the run's commit).
+    Seal(Box<WorkspaceState>),
 }
 
 /// A successful update: the change function's value and the state as written.
@@ -257,6 +276,7 @@ impl StateStore {
                 path: ws.dir.clone(),
             });
         }
+        self.ensure_ignore_file(ws)?;
         write_atomic(
             &ws.dir,
             &ws.state_file(),
@@ -268,7 +288,12 @@ impl StateStore {
     /// Reads and migrates `state.json` (no lock: a reader sees either the old
     /// or the new file, never a partial one, because writes are renames).
     pub fn load(&self, ws: &WorkspaceRef) -> Result<WorkspaceState, StoreError> {
-        let path = ws.state_file();
+        // A sealed run's live state is the authority until the run ends.
+        let path = if self.is_sealed(ws) {
+            ws.dir.join(LIVE_STATE_FILE)
+        } else {
+            ws.state_file()
+        };
         let meta = match std::fs::symlink_metadata(&path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -320,17 +345,102 @@ impl StateStore {
         now: chrono::DateTime<chrono::Utc>,
         change: impl FnOnce(&mut WorkspaceState) -> Result<T, E>,
     ) -> Result<Updated<T>, UpdateError<E>> {
+        self.update_sealing(ws, now, |state, _| {
+            change(state).map(|v| (v, Finish::Plain))
+        })
+    }
+
+    /// Like [`StateStore::update`], for the one use case that seals a run
+    /// before its commit. `change` also learns whether the workspace is
+    /// sealed already, and says how to finish.
+    ///
+    /// A sealed workspace keeps its live state in [`LIVE_STATE_FILE`]; when
+    /// the live state completes, that file is removed and `state.json` (the
+    /// sealed final form, as committed) stays; when it is abandoned,
+    /// `state.json` gets the abandoned state.
+    pub fn update_sealing<T, E>(
+        &self,
+        ws: &WorkspaceRef,
+        now: chrono::DateTime<chrono::Utc>,
+        change: impl FnOnce(&mut WorkspaceState, bool) -> Result<(T, Finish), E>,
+    ) -> Result<Updated<T>, UpdateError<E>> {
         let _lock = self.lock(ws)?;
+        let sealed = self.is_sealed(ws);
         let mut state = self.load(ws)?;
-        let value = change(&mut state).map_err(UpdateError::Rejected)?;
+        let (value, finish) = change(&mut state, sealed).map_err(UpdateError::Rejected)?;
+        // Workspaces made by older versions (or the Go server) get it on
+        // their first change.
+        self.ensure_ignore_file(ws)?;
         state.timestamps.last_updated = now;
-        write_atomic(
-            &ws.dir,
-            &ws.state_file(),
-            state.to_json().as_bytes(),
-            self.durable,
-        )?;
+        let live = ws.dir.join(LIVE_STATE_FILE);
+        match finish {
+            Finish::Seal(mut final_form) => {
+                final_form.timestamps.last_updated = now;
+                write_atomic(&ws.dir, &live, state.to_json().as_bytes(), self.durable)?;
+                write_atomic(
+                    &ws.dir,
+                    &ws.state_file(),
+                    final_form.to_json().as_bytes(),
+                    self.durable,
+                )?;
+            }
+            Finish::Plain if sealed => {
+                use crate::schema::PhaseStatus;
+                match state.current_phase_status {
+                    // The run ended as sealed: state.json already says so.
+                    PhaseStatus::Completed => self.remove_live(ws)?,
+                    // Any other end: state.json must say what happened.
+                    PhaseStatus::Abandoned => {
+                        write_atomic(
+                            &ws.dir,
+                            &ws.state_file(),
+                            state.to_json().as_bytes(),
+                            self.durable,
+                        )?;
+                        self.remove_live(ws)?;
+                    }
+                    _ => write_atomic(&ws.dir, &live, state.to_json().as_bytes(), self.durable)?,
+                }
+            }
+            Finish::Plain => write_atomic(
+                &ws.dir,
+                &ws.state_file(),
+                state.to_json().as_bytes(),
+                self.durable,
+            )?,
+        }
         Ok(Updated { value, state })
+    }
+
+    /// Whether the workspace's final state is sealed into `state.json` while
+    /// its last steps run (see [`StateStore::update_sealing`]).
+    pub fn is_sealed(&self, ws: &WorkspaceRef) -> bool {
+        std::fs::symlink_metadata(ws.dir.join(LIVE_STATE_FILE)).is_ok_and(|m| m.is_file())
+    }
+
+    fn remove_live(&self, ws: &WorkspaceRef) -> Result<(), StoreError> {
+        let live = ws.dir.join(LIVE_STATE_FILE);
+        match std::fs::remove_file(&live) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "remove",
+                    path: live,
+                    source,
+                });
+            }
+        }
+        if self.durable {
+            File::open(&ws.dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|source| StoreError::Io {
+                    op: "fsync folder",
+                    path: ws.dir.clone(),
+                    source,
+                })?;
+        }
+        Ok(())
     }
 
     /// Every workspace folder under the specs root (those with a `state.json`),
@@ -378,6 +488,16 @@ impl StateStore {
                 (ws, state)
             })
             .collect())
+    }
+
+    /// Writes the workspace's own `.gitignore` (baton's runtime files) when
+    /// it is missing. It is the only ignore file baton writes in a workspace.
+    fn ensure_ignore_file(&self, ws: &WorkspaceRef) -> Result<(), StoreError> {
+        let path = ws.dir.join(IGNORE_FILE);
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Ok(());
+        }
+        write_atomic(&ws.dir, &path, IGNORE_CONTENT.as_bytes(), self.durable)
     }
 
     fn lock(&self, ws: &WorkspaceRef) -> Result<File, StoreError> {

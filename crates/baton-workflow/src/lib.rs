@@ -19,8 +19,8 @@ pub mod validate;
 
 pub use discovery::{LoadReport, load_registry};
 pub use model::{
-    AgentVariant, CommandSource, CommandStep, Condition, GuardedCommand, PerTask, PhaseDefinition,
-    PhaseInstruction, PhaseKind, ResultKind, TransitionRule, WorkflowDefinition,
+    AgentVariant, Answerer, CommandSource, CommandStep, Condition, GuardedCommand, PerTask,
+    PhaseDefinition, PhaseInstruction, PhaseKind, ResultKind, TransitionRule, WorkflowDefinition,
 };
 pub use registry::{DefinitionError, Registry, Source, parse};
 pub use validate::{Diagnostic, parse_definition};

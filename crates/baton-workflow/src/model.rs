@@ -20,6 +20,11 @@ pub struct WorkflowDefinition {
     /// The model label handed to agents when a phase names none (e.g. `sonnet`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Who answers this workflow's questions (checkpoints, human gates,
+    /// decisions a review or a failed command leaves open) unless a phase
+    /// says otherwise. Default `person`: an agent's answer is refused.
+    #[serde(default, skip_serializing_if = "Answerer::is_person")]
+    pub answered_by: Answerer,
     /// The phases, in order.
     pub phases: Vec<PhaseDefinition>,
 }
@@ -97,6 +102,43 @@ pub struct PhaseDefinition {
     /// Verdicts a review phase may give (e.g. APPROVE, REVISE).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<String>,
+    /// Who answers the questions this phase raises (default: the workflow's
+    /// `answered_by`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<Answerer>,
+    /// This command phase makes the run's commit: baton writes the state's
+    /// final form before its commands are handed out (so the commit holds
+    /// it and `git status` is clean after the run), and `{run-files}` in its
+    /// commands expands to exactly the files the run created or changed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub commits: bool,
+}
+
+/// Who may answer a question.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Answerer {
+    /// A person, through a channel the agent does not control (the
+    /// terminal's `baton answer`, the dashboard, MCP elicitation).
+    #[default]
+    Person,
+    /// The agent may answer (`user_response`).
+    Agent,
+}
+
+impl Answerer {
+    /// Whether this is the default (`person`).
+    pub fn is_person(&self) -> bool {
+        *self == Answerer::Person
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answerer::Person => "person",
+            Answerer::Agent => "agent",
+        }
+    }
 }
 
 /// An agent used instead of the phase's own when `phase` is skipped.
@@ -159,7 +201,9 @@ pub enum CommandSource {
     Quality,
     /// These commands, run in order (argv, never through a shell). Placeholders
     /// `{workspace}`, `{branch}`, `{spec-name}`, `{title}`, `{pr-body}`,
-    /// `{commit-message}` are replaced inside single arguments only.
+    /// `{commit-message}` are replaced inside single arguments only; an
+    /// argument that is exactly `{run-files}` (in a `commits` phase) becomes
+    /// one argument per file the run created or changed.
     Fixed(Vec<CommandStep>),
 }
 
@@ -283,6 +327,13 @@ impl WorkflowDefinition {
             .find(|p| !skipped.contains(&p.id))
             .map(|p| p.id.clone())
             .unwrap_or_else(|| crate::COMPLETED.to_string())
+    }
+
+    /// Who answers the questions `phase` raises.
+    pub fn answerer(&self, phase: &str) -> Answerer {
+        self.phase(phase)
+            .and_then(|p| p.answered_by)
+            .unwrap_or(self.answered_by)
     }
 
     /// Ids of the phases skipped for a flow template or effort name.

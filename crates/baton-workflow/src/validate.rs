@@ -221,6 +221,22 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
                 "a write_file phase needs `content` and an artifact to write it to".into(),
             );
         }
+        let uses_run_files = matches!(&phase.commands, Some(crate::CommandSource::Fixed(steps))
+            if steps.iter().any(|s| s.run().iter().any(|a| a == "{run-files}")));
+        if uses_run_files && !phase.commits {
+            push!(
+                id_pos,
+                format!("phases[{i}].commands"),
+                "{run-files} is only known in a phase with `commits: true`".into(),
+            );
+        }
+        if phase.commits && phase.kind != crate::PhaseKind::Command {
+            push!(
+                id_pos,
+                format!("phases[{i}].commits"),
+                "`commits: true` needs a command phase".into(),
+            );
+        }
         if let Some(crate::CommandSource::Fixed(steps)) = &phase.commands {
             for (j, step) in steps.iter().enumerate() {
                 let argvs = [

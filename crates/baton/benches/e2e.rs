@@ -162,13 +162,16 @@ fn main() {
         s.call("init", json!({"spec_name": "bench", "workspace": ws}));
         for _ in 0..10 {
             let t = Instant::now();
-            let r = s.call("phase_start", json!({"workspace": ws, "phase": "phase-1"}));
+            let r = s.call(
+                "phase_start",
+                json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-1"}),
+            );
             mutate.push(t.elapsed().as_secs_f64() * 1000.0);
             assert!(r["result"]["isError"] == false, "{r}");
             let t = Instant::now();
             s.call(
                 "phase_fail",
-                json!({"workspace": ws, "phase": "phase-1", "message": "bench"}),
+                json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-1", "message": "bench"}),
             );
             mutate.push(t.elapsed().as_secs_f64() * 1000.0);
         }
@@ -233,10 +236,13 @@ fn main() {
         let ws = format!("20260102-bench-{w}");
         s.call("init", json!({"spec_name": "bench", "workspace": ws}));
         for _ in 0..10 {
-            s.call("phase_start", json!({"workspace": ws, "phase": "phase-1"}));
+            s.call(
+                "phase_start",
+                json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-1"}),
+            );
             s.call(
                 "phase_fail",
-                json!({"workspace": ws, "phase": "phase-1", "message": "bench"}),
+                json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-1", "message": "bench"}),
             );
         }
     }

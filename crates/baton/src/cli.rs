@@ -102,6 +102,16 @@ enum Command {
         #[command(subcommand)]
         command: crate::history_cmd::HistoryCommand,
     },
+    /// Answer the question a run waits at (a checkpoint, a human gate, a
+    /// decision), as the person at this terminal: e.g. `baton answer
+    /// .specs/20260401-fix approve`, `baton answer 20260401-fix revise "split
+    /// the API change"`. Without an answer it shows the question and asks.
+    Answer {
+        /// The run: folder name, .specs/<name>, or absolute path.
+        workspace: String,
+        /// The answer: one of the question's options, then optional text.
+        answer: Vec<String>,
+    },
     /// Run analytics: per-phase durations, loop trips, per workflow.
     Stats {
         /// Only runs of this workflow id.
@@ -234,7 +244,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let config = Config::load(&overrides)?;
             let repo = config.repo_root.clone();
-            let ctx = baton_mcp::build_context(config)?;
+            let svc = baton_usecases::Services::open(config, env!("CARGO_PKG_VERSION"))
+                .map_err(|e| anyhow::anyhow!(e.message))?;
             let opts = crate::driver::RunOptions {
                 text,
                 effort,
@@ -242,13 +253,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 nopr,
                 agent: crate::driver::Agent::parse(&agent),
             };
-            crate::driver::run(&ctx, &repo, &opts)?;
+            crate::driver::run(&svc, &repo, &opts)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { effort, keep } => crate::demo_cmd::run(&effort, keep),
         Command::History { command } => {
             let config = Config::load(&overrides)?;
             crate::history_cmd::run(&config, command)
+        }
+        Command::Answer { workspace, answer } => {
+            let config = Config::load(&overrides)?;
+            crate::answer_cmd::run(config, &workspace, &answer)
         }
         Command::Stats { workflow, json } => {
             let config = Config::load(&overrides)?;

@@ -72,9 +72,10 @@ fn drive(dir: &Path, effort: &str) -> anyhow::Result<()> {
         repo_root: Some(dir.to_path_buf()),
         ..Overrides::default()
     })?;
-    let ctx = baton_mcp::build_context(config)?;
+    let svc = baton_usecases::Services::open(config, env!("CARGO_PKG_VERSION"))
+        .map_err(|e| anyhow::anyhow!(e.message))?;
     let outcome = crate::driver::run(
-        &ctx,
+        &svc,
         dir,
         &RunOptions {
             text: "Add a greeting feature to the demo project".into(),

@@ -1,5 +1,5 @@
 //! The headless driver: `baton run` and `baton demo` drive a whole pipeline
-//! through the same tool handlers the MCP server exposes (in-process, same
+//! through the same use cases the MCP tools call (in-process, typed, same
 //! validation, same events), executing each action themselves: agents as
 //! commands (or the built-in scripted agent), `exec` argv without a shell,
 //! `write_file`, and checkpoints asked on the terminal or answered by `--auto`.
@@ -11,9 +11,14 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
-use serde_json::{Value, json};
 
-use baton_mcp::AppContext;
+use baton_state::{Actor, Who};
+use baton_usecases::Services;
+use baton_usecases::pipeline::action::{
+    Action, Exec, Question as AskAction, SpawnAgent, WriteFile,
+};
+use baton_usecases::pipeline::init;
+use baton_usecases::pipeline::step::{self, NextArgs};
 
 /// Where agents come from.
 #[derive(Debug, Clone)]
@@ -64,9 +69,8 @@ pub struct RunOutcome {
 /// The most actions one run may take (a runaway guard).
 const MAX_ACTIONS: usize = 500;
 
-fn call(ctx: &AppContext, tool: &str, args: Value) -> anyhow::Result<Value> {
-    baton_mcp::tools::call(ctx, tool, args)
-        .map_err(|e| anyhow!("{tool}: {} ({})", e.message, e.code.as_str()))
+fn failed(what: &str, e: baton_usecases::Error) -> anyhow::Error {
+    anyhow!("{what}: {} ({})", e.message, e.code.as_str())
 }
 
 fn say(line: &str) {
@@ -74,7 +78,7 @@ fn say(line: &str) {
 }
 
 /// Drives a pipeline from the task text to `done`.
-pub fn run(ctx: &AppContext, repo: &Path, opts: &RunOptions) -> anyhow::Result<RunOutcome> {
+pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<RunOutcome> {
     let started = Instant::now();
     let mut arguments = opts.text.clone();
     if let Some(e) = &opts.effort {
@@ -86,117 +90,142 @@ pub fn run(ctx: &AppContext, repo: &Path, opts: &RunOptions) -> anyhow::Result<R
     if opts.nopr {
         arguments.push_str(" --nopr");
     }
-    let init = call(ctx, "pipeline_init", json!({ "arguments": arguments }))?;
-    if let Some(errors) = init["errors"].as_array() {
-        bail!("pipeline_init: {}", join_values(errors));
+    let init = init::pipeline_init(
+        svc,
+        init::InitArgs {
+            arguments,
+            current_branch: None,
+        },
+    )
+    .map_err(|e| failed("pipeline_init", e))?;
+    if let Some(errors) = &init.errors {
+        bail!("pipeline_init: {}", errors.join("; "));
     }
-    let ws = match init["resume_mode"].as_str() {
-        Some(_) => init["workspace"].as_str().unwrap_or_default().to_string(),
-        None => create(ctx, repo, &init, opts)?,
+    let ws = match (&init.resume_mode, &init.workspace) {
+        (Some(_), Some(ws)) => ws.clone(),
+        _ => create(svc, repo, &init, opts)?,
     };
     say(&format!("workspace {ws}"));
-    let mut args = json!({ "workspace": ws });
+    let mut next = NextArgs::for_workspace(&ws);
     let mut retried: BTreeMap<String, bool> = BTreeMap::new();
     for count in 1..=MAX_ACTIONS {
-        let action = call(ctx, "pipeline_next_action", args.clone())?;
-        show_reply(&action);
-        let kind = action["type"].as_str().unwrap_or("");
-        args = match kind {
-            "done" => {
-                let summary = action["summary"].as_str().unwrap_or("").to_string();
+        let reply = step::next_action(svc, next).map_err(|e| failed("pipeline_next_action", e))?;
+        show_reply(&reply);
+        next = NextArgs::for_workspace(&ws);
+        match &reply.action {
+            Action::Done(done) => {
                 say(&format!(
-                    "■ {summary} in {:.1}s{}",
+                    "■ {} in {:.1}s{}",
+                    done.summary,
                     started.elapsed().as_secs_f64(),
-                    match action["summary_path"].as_str() {
-                        Some(p) if !p.is_empty() => format!(" — {p}"),
-                        _ => String::new(),
+                    if done.summary_path.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" — {}", done.summary_path)
                     }
                 ));
                 return Ok(RunOutcome {
                     workspace: ws,
-                    summary,
+                    summary: done.summary.clone(),
                     actions: count,
                 });
             }
-            "spawn_agent" => {
+            Action::SpawnAgent(spawn) => {
                 let t = Instant::now();
-                spawn_agents(repo, &ws, &action, &opts.agent)?;
+                spawn_agents(repo, &ws, spawn, &opts.agent)?;
                 let ms = t.elapsed().as_millis() as u64;
                 say(&format!("  ✓ {:.1}s", ms as f64 / 1000.0));
-                json!({"workspace": ws, "previous_action_complete": true, "previous_duration_ms": ms})
+                next.previous_action_complete = Some(true);
+                next.previous_duration_ms = Some(ms);
             }
-            "exec" => {
+            Action::Exec(exec_action) => {
                 let t = Instant::now();
-                let code = exec(repo, &action)?;
-                json!({"workspace": ws, "previous_action_complete": true,
-                       "previous_duration_ms": t.elapsed().as_millis() as u64, "previous_exit_code": code})
+                let code = exec(repo, exec_action)?;
+                next.previous_action_complete = Some(true);
+                next.previous_duration_ms = Some(t.elapsed().as_millis() as u64);
+                next.previous_exit_code = Some(code);
             }
-            "write_file" => {
-                write_file(repo, &action)?;
-                json!({"workspace": ws, "previous_action_complete": true})
+            Action::WriteFile(write) => {
+                write_file(repo, write)?;
+                next.previous_action_complete = Some(true);
             }
-            "checkpoint" | "human_gate" => {
-                let answer = answer(&action, opts.auto, &mut retried)?;
-                say(&format!("  → {answer}"));
-                json!({"workspace": ws, "user_response": answer})
+            Action::Checkpoint(question) | Action::HumanGate(question) => {
+                // The person at this terminal answers (or their --auto
+                // choice does): never the agent command.
+                let given = answer(question, opts.auto, &mut retried)?;
+                say(&format!("  → {given}"));
+                let by = if opts.auto {
+                    Actor {
+                        who: Who::Auto,
+                        channel: "driver".into(),
+                    }
+                } else {
+                    Actor::person("terminal")
+                };
+                step::answer_question(
+                    svc,
+                    step::AnswerArgs {
+                        workspace: ws.clone(),
+                        answer: given,
+                    },
+                    by,
+                )
+                .map_err(|e| failed("answer", e))?;
             }
-            other => bail!("unknown action type {other:?}"),
-        };
+        }
     }
     bail!("stopped after {MAX_ACTIONS} actions: the pipeline did not finish")
 }
 
-fn join_values(values: &[Value]) -> String {
-    values
-        .iter()
-        .map(|v| {
-            v.as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.to_string())
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
 /// The two confirmation calls; creates the branch when asked to.
 fn create(
-    ctx: &AppContext,
+    svc: &Services,
     repo: &Path,
-    init: &Value,
+    init: &init::InitReply,
     opts: &RunOptions,
 ) -> anyhow::Result<String> {
-    let base = json!({
-        "workspace": init["workspace"],
-        "task_text": init["core_text"],
-        "flags": init["flags"],
-    });
-    let first = call(ctx, "pipeline_init_with_context", base.clone())?;
+    let base = init::InitWithContextArgs {
+        workspace: init.workspace.clone().unwrap_or_default(),
+        source_id: None,
+        source_url: None,
+        external_context: None,
+        flags: init.flags.clone(),
+        task_text: init.core_text.clone(),
+        user_confirmation: None,
+        discussion_answers: None,
+    };
+    let first = init::pipeline_init_with_context(svc, base.clone())
+        .map_err(|e| failed("pipeline_init_with_context", e))?;
     let effort = opts
         .effort
         .clone()
         .or_else(|| {
-            first["needs_user_confirmation"]["detected_effort"]
-                .as_str()
-                .map(str::to_string)
+            first
+                .needs_user_confirmation
+                .as_ref()
+                .map(|n| n.detected_effort.clone())
         })
         .unwrap_or_else(|| "M".to_string());
     let mut confirm = base;
-    confirm["user_confirmation"] = json!({ "effort": effort });
-    let done = call(ctx, "pipeline_init_with_context", confirm)?;
-    let ws = done["workspace"]
-        .as_str()
-        .ok_or_else(|| anyhow!("pipeline_init_with_context returned no workspace"))?
-        .to_string();
+    confirm.user_confirmation = Some(init::UserConfirmation {
+        effort: effort.clone(),
+        workspace_slug: None,
+        use_current_branch: None,
+        enriched_request_body: None,
+    });
+    let done = init::pipeline_init_with_context(svc, confirm)
+        .map_err(|e| failed("pipeline_init_with_context", e))?;
+    let ws = done
+        .workspace
+        .clone()
+        .ok_or_else(|| anyhow!("pipeline_init_with_context returned no workspace"))?;
     say(&format!(
         "effort {effort} ({}), skipping {}",
-        done["flow_template"].as_str().unwrap_or(""),
-        done["skipped_phases"]
-            .as_array()
-            .map(|a| join_values(a))
-            .unwrap_or_default()
+        done.flow_template.clone().unwrap_or_default(),
+        done.skipped_phases.clone().unwrap_or_default().join("; ")
     ));
-    if done["create_branch"] == true
-        && let Some(branch) = done["branch"].as_str()
+    if done.create_branch == Some(true)
+        && let Some(branch) = done.branch.as_deref()
     {
         let ok = Command::new("git")
             .args(["checkout", "-q", "-b", branch])
@@ -215,40 +244,27 @@ fn create(
     Ok(ws)
 }
 
-fn show_reply(action: &Value) {
-    if let Some(r) = action["report_result"].as_object() {
-        let hint = r
-            .get("next_action_hint")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if hint == "revision_required" {
+fn show_reply(reply: &step::NextReply) {
+    if let Some(r) = &reply.report_result
+        && r.next_action_hint == "revision_required"
+    {
+        say(&format!("  ↺ revision required ({})", r.verdict_parsed));
+        for f in &r.findings {
             say(&format!(
-                "  ↺ revision required ({})",
-                r.get("verdict_parsed")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
+                "    [{}] {}",
+                serde_json::to_value(f.severity)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                f.description
             ));
-            for f in r
-                .get("findings")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                say(&format!(
-                    "    [{}] {}",
-                    f["severity"].as_str().unwrap_or(""),
-                    f["description"].as_str().unwrap_or("")
-                ));
-            }
         }
     }
-    if let Some(w) = action["warning"].as_str().filter(|w| !w.is_empty()) {
-        say(&format!("  warning: {w}"));
+    if !reply.warning.is_empty() {
+        say(&format!("  warning: {}", reply.warning));
     }
-    if let Some(d) = action["display_message"].as_str().filter(|d| !d.is_empty())
-        && action["type"] != "done"
-    {
-        say(d);
+    if !reply.display_message.is_empty() && !matches!(reply.action, Action::Done(_)) {
+        say(&reply.display_message);
     }
 }
 
@@ -273,51 +289,41 @@ struct AgentJob {
     output: String,
 }
 
-fn jobs(ws: &str, action: &Value) -> Vec<AgentJob> {
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(|s| format!("{ws}/{s}")))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let agent = action["agent"].as_str().unwrap_or("").to_string();
-    let phase = action["phase"].as_str().unwrap_or("").to_string();
-    let inputs = strings(&action["input_files"]);
-    match action["parallel_tasks"].as_array() {
+fn jobs(ws: &str, spawn: &SpawnAgent) -> Vec<AgentJob> {
+    let paths =
+        |files: &[String]| -> Vec<String> { files.iter().map(|f| format!("{ws}/{f}")).collect() };
+    let inputs = paths(&spawn.input_files);
+    match &spawn.parallel_tasks {
         Some(tasks) => tasks
             .iter()
             .map(|t| {
                 let mut i = inputs.clone();
-                i.extend(strings(&t["input_files"]));
+                i.extend(paths(&t.input_files));
                 AgentJob {
-                    agent: agent.clone(),
-                    phase: phase.clone(),
-                    task: t["id"].as_str().map(str::to_string),
+                    agent: spawn.agent.clone(),
+                    phase: spawn.phase.clone(),
+                    task: Some(t.id.clone()),
                     inputs: i,
-                    output: format!("{ws}/{}", t["output_file"].as_str().unwrap_or("")),
+                    output: format!("{ws}/{}", t.output_file),
                 }
             })
             .collect(),
         None => vec![AgentJob {
-            agent,
-            phase,
+            agent: spawn.agent.clone(),
+            phase: spawn.phase.clone(),
             task: None,
             inputs,
-            output: format!("{ws}/{}", action["output_file"].as_str().unwrap_or("")),
+            output: format!("{ws}/{}", spawn.output_file),
         }],
     }
 }
 
-fn spawn_agents(repo: &Path, ws: &str, action: &Value, agent: &Agent) -> anyhow::Result<()> {
-    let prompt = action["prompt"].as_str().unwrap_or("").to_string();
-    let jobs = jobs(ws, action);
+fn spawn_agents(repo: &Path, ws: &str, spawn: &SpawnAgent, agent: &Agent) -> anyhow::Result<()> {
+    let jobs = jobs(ws, spawn);
     std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
-            .map(|job| scope.spawn(|| run_agent(repo, job, &prompt, agent)))
+            .map(|job| scope.spawn(|| run_agent(repo, job, &spawn.prompt, agent)))
             .collect();
         for h in handles {
             h.join()
@@ -412,20 +418,12 @@ fn run_agent(repo: &Path, job: &AgentJob, prompt: &str, agent: &Agent) -> anyhow
     }
 }
 
-fn exec(repo: &Path, action: &Value) -> anyhow::Result<i64> {
-    let argv: Vec<String> = action["commands"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let Some((program, rest)) = argv.split_first() else {
+fn exec(repo: &Path, action: &Exec) -> anyhow::Result<i64> {
+    let Some((program, rest)) = action.commands.split_first() else {
         bail!("exec action without a command");
     };
     let out = Command::new(program).args(rest).current_dir(repo).output();
-    let check_only = action["check_only"] == true;
+    let check_only = action.check_only;
     let code = match out {
         Ok(out) => {
             let code = out.status.code().unwrap_or(1) as i64;
@@ -454,34 +452,23 @@ fn exec(repo: &Path, action: &Value) -> anyhow::Result<i64> {
     Ok(code)
 }
 
-fn write_file(repo: &Path, action: &Value) -> anyhow::Result<()> {
-    let path = inside(repo, action["path"].as_str().unwrap_or(""))?;
+fn write_file(repo: &Path, action: &WriteFile) -> anyhow::Result<()> {
+    let path = inside(repo, &action.path)?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::write(&path, action["content"].as_str().unwrap_or(""))
-        .with_context(|| format!("writing {}", path.display()))
+    std::fs::write(&path, &action.content).with_context(|| format!("writing {}", path.display()))
 }
 
 /// The answer to a checkpoint or gate: asked on the terminal, or by `--auto`.
 fn answer(
-    action: &Value,
+    question: &AskAction,
     auto: bool,
     retried: &mut BTreeMap<String, bool>,
 ) -> anyhow::Result<String> {
-    let options: Vec<String> = action["options"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let name = action["name"].as_str().unwrap_or("").to_string();
-    say(&format!(
-        "\n{}\n",
-        action["present_to_user"].as_str().unwrap_or("")
-    ));
+    let options = &question.options;
+    let name = question.name.clone();
+    say(&format!("\n{}\n", question.present_to_user));
     if auto {
         let has = |o: &str| options.iter().any(|x| x == o);
         let pick = if has("retry") {
@@ -504,6 +491,11 @@ fn answer(
         return Ok(pick.to_string());
     }
     let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        bail!(
+            "{name} needs a person's answer and stdin is not a terminal: run `baton run` in a terminal, answer later with `baton answer <workspace> <option>`, or pass --auto"
+        );
+    }
     loop {
         eprint!("{} > ", options.join(" / "));
         let mut line = String::new();

@@ -36,7 +36,7 @@ async fn ls_state_show_and_stats_read_the_same_files() {
     .await;
     c.ok(
         "phase_start",
-        json!({"workspace": "20260101-alpha", "phase": "phase-1"}),
+        json!({"force": true, "reason": "test", "workspace": "20260101-alpha", "phase": "phase-1"}),
     )
     .await;
     c.ok("startIssueWorkflow", json!({"issueNumber": "3"}))

@@ -10,11 +10,26 @@ use serde_json::{Value, json};
 /// Tools that take a workspace, with valid other arguments.
 fn workspace_tools() -> Vec<(&'static str, Value)> {
     vec![
-        ("phase_start", json!({"phase": "phase-1"})),
-        ("phase_complete", json!({"phase": "phase-1"})),
-        ("phase_fail", json!({"phase": "phase-1", "message": "m"})),
-        ("checkpoint", json!({"phase": "phase-1"})),
-        ("skip_phase", json!({"phase": "phase-1"})),
+        (
+            "phase_start",
+            json!({"force": true, "reason": "test", "phase": "phase-1"}),
+        ),
+        (
+            "phase_complete",
+            json!({"force": true, "reason": "test", "phase": "phase-1"}),
+        ),
+        (
+            "phase_fail",
+            json!({"force": true, "reason": "test", "phase": "phase-1", "message": "m"}),
+        ),
+        (
+            "checkpoint",
+            json!({"force": true, "reason": "test", "phase": "phase-1"}),
+        ),
+        (
+            "skip_phase",
+            json!({"force": true, "reason": "test", "phase": "phase-1"}),
+        ),
         ("abandon", json!({"reason": "r"})),
         ("state_get", json!({})),
         ("state_resume_info", json!({})),
@@ -184,11 +199,11 @@ async fn every_tool_refuses_bad_arguments_and_writes_nothing() {
         .await;
     }
     // Shell metacharacters in free text are data, not commands.
-    let e = c.err("phase_fail", json!({"workspace": "20260101-target", "phase": "phase-1", "message": "$(touch /tmp/pwned)"}), "invalid_state").await;
+    let e = c.err("phase_fail", json!({"force": true, "reason": "test", "workspace": "20260101-target", "phase": "phase-1", "message": "$(touch /tmp/pwned)"}), "invalid_state").await;
     assert!(e["message"].is_string());
     c.err(
         "phase_fail",
-        json!({"workspace": "20260101-target", "phase": "phase-1", "message": long}),
+        json!({"force": true, "reason": "test", "workspace": "20260101-target", "phase": "phase-1", "message": long}),
         "invalid_parameter",
     )
     .await;

@@ -500,16 +500,21 @@ async fn a_user_defined_workflow_from_the_docs_runs_on_the_same_engine() {
         r["currentPhaseStatus"], "pending",
         "a checkpoint waits for a person"
     );
-    // The human checkpoint goes through the lifecycle tools.
-    c.ok("checkpoint", json!({"workspace": ws, "phase": "approval"}))
+    // The agent cannot pass the checkpoint, with or without force…
+    let e = c
+        .err(
+            "phase_complete",
+            json!({"force": true, "reason": "test", "workspace": ws, "phase": "approval"}),
+            "blocked",
+        )
         .await;
-    c.ok(
-        "phase_complete",
-        json!({"workspace": ws, "phase": "approval"}),
-    )
-    .await;
-    c.ok("phase_start", json!({"workspace": ws, "phase": "publish"}))
-        .await;
+    assert_eq!(e["details"]["rule"], "person_only");
+    // …a person answers it at their terminal, and the next phase starts.
+    let out = common::person_answer(repo.path(), &ws, "proceed");
+    assert!(out.contains("by person:terminal"), "{out}");
+    let r = c.ok("getCurrentPhase", json!({"workspace": ws})).await;
+    assert_eq!(r["currentPhase"], "publish");
+    assert_eq!(r["currentPhaseStatus"], "in_progress");
     write_artifact(&repo, &ws, "publish.md");
     let r = c.ok("completePhase", done("publish", 2, "completed")).await;
     assert_eq!(r["currentPhase"], "completed");
@@ -537,20 +542,37 @@ async fn forge_design_revise_then_approve_runs_on_the_same_engine() {
         }
         json!({"workspace": ws, "phaseResult": r})
     };
-    for (phase, file) in [
-        ("phase-1", "analysis.md"),
-        ("phase-2", "investigation.md"),
-        ("phase-3", "design.md"),
-    ] {
+    let write = |name: &str, text: &str| std::fs::write(repo.ws_dir(&ws).join(name), text).unwrap();
+    let design = "# Design\n\n## Approach\n\nToken bucket.\n";
+    for (phase, file) in [("phase-1", "analysis.md"), ("phase-2", "investigation.md")] {
         write_artifact(&repo, &ws, file);
         c.ok("completePhase", report(phase, None)).await;
     }
-    write_artifact(&repo, &ws, "review-design.md");
-    // A review needs its verdict.
+    // The seed pipeline's own artifact rules hold on this path too.
+    write_artifact(&repo, &ws, "design.md");
+    let e = c
+        .err("completePhase", report("phase-3", None), "blocked")
+        .await;
+    assert_eq!(e["details"]["rule"], "artifact_invalid");
+    write("design.md", design);
+    c.ok("completePhase", report("phase-3", None)).await;
+    write(
+        "review-design.md",
+        "# Review\n\n## Verdict: REVISE\n\n**1. [CRITICAL] No expiry**\n",
+    );
+    // A review needs its verdict, and it is the file's.
     let e = c
         .err("completePhase", report("phase-3b", None), "blocked")
         .await;
     assert_eq!(e["details"]["rule"], "verdict_missing");
+    let e = c
+        .err(
+            "completePhase",
+            report("phase-3b", Some("APPROVE")),
+            "blocked",
+        )
+        .await;
+    assert_eq!(e["details"]["rule"], "verdict_mismatch");
     let r = c
         .ok("completePhase", report("phase-3b", Some("REVISE")))
         .await;
@@ -568,9 +590,9 @@ async fn forge_design_revise_then_approve_runs_on_the_same_engine() {
         .err("completePhase", report("phase-3", None), "blocked")
         .await;
     assert_eq!(e["details"]["rule"], "artifact_stale");
-    write_artifact(&repo, &ws, "design.md");
+    write("design.md", design);
     c.ok("completePhase", report("phase-3", None)).await;
-    write_artifact(&repo, &ws, "review-design.md");
+    write("review-design.md", "# Review\n\n## Verdict: APPROVE\n");
     let r = c
         .ok("completePhase", report("phase-3b", Some("APPROVE")))
         .await;

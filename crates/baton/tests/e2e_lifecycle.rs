@@ -2,17 +2,8 @@
 
 mod common;
 
-use common::{Repo, spawn, write_artifact};
+use common::{Repo, spawn};
 use serde_json::{Value, json};
-
-const ARTIFACTS: &[(&str, &str)] = &[
-    ("phase-1", "analysis.md"),
-    ("phase-3", "design.md"),
-    ("phase-3b", "review-design.md"),
-    ("phase-7", "comprehensive-review.md"),
-    ("final-verification", "final-verification.md"),
-    ("final-summary", "summary.md"),
-];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tool_is_listed_with_input_and_output_schemas() {
@@ -97,10 +88,12 @@ async fn tool_groups_limit_what_is_exposed() {
     assert!(out.stdout.is_empty(), "nothing but protocol on stdout");
 }
 
-/// Walks a whole forge workflow (effort S) with the standalone tools and
-/// checks the state and the event sequence of seed 003 for every phase.
+/// Walks the forge workflow (effort S) with the recovery tools: each needs
+/// an explicit force with a reason, each completion passes the same gate as
+/// the pipeline loop, a checkpoint is a person's, and a gated phase is never
+/// skipped; the events keep seed 003's sequence and say who forced what.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn forge_effort_s_walks_to_completion_with_seed_003_events() {
+async fn forge_walked_by_hand_keeps_every_gate_and_seed_003_events() {
     let repo = Repo::new();
     let c = spawn(repo.path(), &[], &[]).await;
     let init = c
@@ -119,109 +112,140 @@ async fn forge_effort_s_walks_to_completion_with_seed_003_events() {
         init["skippedPhases"],
         json!(["phase-2", "phase-4", "phase-4b", "checkpoint-b", "phase-6"])
     );
+    let dir = repo.ws_dir(&ws);
+    let write = |f: &str, text: &str| std::fs::write(dir.join(f), text).unwrap();
+    let forced =
+        |p: &str| json!({"workspace": ws, "phase": p, "force": true, "reason": "repair by hand"});
 
-    let mut expected: Vec<(String, String)> = vec![("pipeline-init".into(), "setup".into())];
-    let mut visited = Vec::new();
-    loop {
-        let info = c.ok("state_resume_info", json!({"workspace": ws})).await;
-        let phase = info["currentPhase"].as_str().unwrap().to_string();
-        if phase == "completed" {
-            assert_eq!(info["currentPhaseStatus"], "completed");
-            break;
-        }
-        assert_eq!(info["currentPhaseStatus"], "pending", "{info}");
-        visited.push(phase.clone());
-        let args = json!({"workspace": ws, "phase": phase});
-        match phase.as_str() {
-            "checkpoint-a" | "post-to-source" => {
-                // A checkpoint is presented, never started.
-                c.err("phase_start", args.clone(), "blocked").await;
-                c.err("phase_complete", args.clone(), "invalid_state").await;
-                let r = c.ok("checkpoint", args.clone()).await;
-                assert_eq!(r["currentPhaseStatus"], "awaiting_human");
-                assert_eq!(r["events"], json!(["checkpoint"]));
-                expected.push(("checkpoint".into(), phase.clone()));
-            }
-            "phase-5" => {
-                let e = c.err("phase_start", args.clone(), "blocked").await;
-                assert_eq!(e["details"]["rule"], "tasks_required");
-                let r = c.ok("skip_phase", args.clone()).await;
-                assert_eq!(r["events"], json!([]), "skips publish no events");
-                continue;
-            }
-            _ => {
-                let r = c.ok("phase_start", args.clone()).await;
-                assert_eq!(r["currentPhaseStatus"], "in_progress");
-                expected.push(("phase-start".into(), phase.clone()));
-                if let Some((_, file)) = ARTIFACTS.iter().find(|(p, _)| *p == phase) {
-                    let e = c.err("phase_complete", args.clone(), "blocked").await;
-                    assert_eq!(e["details"]["rule"], "artifact_missing");
-                    assert!(e["message"].as_str().unwrap().contains(file));
-                    write_artifact(&repo, &ws, file);
-                }
-            }
-        }
-        let r = c.ok("phase_complete", args).await;
-        expected.push(("phase-complete".into(), phase.clone()));
-        if r["currentPhase"] == "completed" {
-            expected.push(("pipeline-complete".into(), phase.clone()));
-        }
-    }
-    assert_eq!(
-        visited,
-        [
-            "phase-1",
-            "phase-3",
-            "phase-3b",
-            "checkpoint-a",
-            "phase-5",
-            "phase-7",
-            "final-verification",
-            "pr-creation",
-            "final-summary",
-            "post-to-source",
-            "final-commit",
-            "final-push"
-        ]
+    // Without force a recovery tool explains what moves a run instead.
+    let e = c
+        .err(
+            "phase_start",
+            json!({"workspace": ws, "phase": "phase-1"}),
+            "blocked",
+        )
+        .await;
+    assert_eq!(e["details"]["rule"], "recovery_only");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("pipeline_next_action")
     );
+    let e = c
+        .err(
+            "phase_start",
+            json!({"workspace": ws, "phase": "phase-1", "force": true}),
+            "invalid_parameter",
+        )
+        .await;
+    assert_eq!(e["details"]["field"], "reason");
+
+    for (phase, file, bad, good) in [
+        ("phase-1", "analysis.md", "", "# Analysis\n\nfacts\n"),
+        (
+            "phase-3",
+            "design.md",
+            "# Design\nno sections\n",
+            "# Design\n\n## Approach\n\nx\n",
+        ),
+        (
+            "phase-3b",
+            "review-design.md",
+            "",
+            "# Review\n\n## Verdict: APPROVE\n",
+        ),
+    ] {
+        c.ok("phase_start", forced(phase)).await;
+        if !bad.is_empty() {
+            write(file, bad);
+            let e = c.err("phase_complete", forced(phase), "blocked").await;
+            assert_eq!(e["details"]["rule"], "artifact_invalid", "{phase}: {e}");
+        } else {
+            let e = c.err("phase_complete", forced(phase), "blocked").await;
+            assert_eq!(e["details"]["rule"], "artifact_missing", "{phase}: {e}");
+        }
+        write(file, good);
+        c.ok("phase_complete", forced(phase)).await;
+    }
+    // The checkpoint is a person's: neither started nor completed by a tool.
+    let e = c
+        .err("phase_start", forced("checkpoint-a"), "blocked")
+        .await;
+    assert_eq!(e["details"]["rule"], "human_phase_not_startable");
+    let r = c.ok("checkpoint", forced("checkpoint-a")).await;
+    assert_eq!(r["currentPhaseStatus"], "awaiting_human");
+    let e = c
+        .err("phase_complete", forced("checkpoint-a"), "blocked")
+        .await;
+    assert_eq!(e["details"]["rule"], "person_only");
+    let out = common::person_answer(repo.path(), &ws, "proceed");
+    assert!(out.contains("by person:terminal"), "{out}");
+    // The implementation cannot start without tasks, nor be skipped.
+    let e = c.err("phase_start", forced("phase-5"), "blocked").await;
+    assert_eq!(e["details"]["rule"], "tasks_required");
+    let e = c.err("skip_phase", forced("phase-5"), "blocked").await;
+    assert_eq!(e["details"]["rule"], "gated_phase");
 
     let state = repo.state(&ws);
-    assert_eq!(state["currentPhase"], "completed");
-    assert_eq!(state["currentPhaseStatus"], "completed");
-    assert_eq!(state["completedPhases"].as_array().unwrap().len(), 12); // setup + 11 run
-    assert!(
-        state["skippedPhases"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("phase-5"))
+    assert_eq!(state["currentPhase"], "phase-5");
+    assert_eq!(
+        state["answers"][0]["by"],
+        json!({"who": "person", "channel": "terminal"})
     );
-
+    let by: Vec<&str> = state["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["by"].as_str())
+        .collect();
+    assert!(by.contains(&"forced (repair by hand)"), "{by:?}");
+    assert!(by.contains(&"person:terminal"), "{by:?}");
     let got: Vec<(String, String)> = repo
         .events()
         .iter()
-        .filter(|e| e["workspace"] == ws)
         .map(|e| {
             (
-                e["event"].as_str().unwrap().into(),
-                e["phase"].as_str().unwrap().into(),
+                e["event"].as_str().unwrap().to_string(),
+                e["phase"].as_str().unwrap().to_string(),
             )
         })
         .collect();
-    assert_eq!(got, expected);
-    // Outcomes follow seed 003's table.
-    for e in repo.events() {
-        let outcome = match e["event"].as_str().unwrap() {
-            "pipeline-init" | "phase-start" => "in_progress",
-            "checkpoint" => "awaiting_human",
-            _ => "completed",
-        };
-        assert_eq!(e["outcome"], outcome, "{e}");
-        assert_eq!(e["specName"], "fix-auth-timeout");
-    }
-
-    // The ended workflow refuses every change.
-    c.err("abandon", json!({"workspace": ws}), "invalid_state")
-        .await;
+    let expect = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        got,
+        expect(&[
+            ("pipeline-init", "setup"),
+            ("phase-start", "phase-1"),
+            ("phase-complete", "phase-1"),
+            ("phase-start", "phase-3"),
+            ("phase-complete", "phase-3"),
+            ("phase-start", "phase-3b"),
+            ("phase-complete", "phase-3b"),
+            ("checkpoint", "checkpoint-a"),
+            ("phase-complete", "checkpoint-a"),
+        ])
+    );
+    let details: Vec<String> = repo
+        .events()
+        .iter()
+        .filter_map(|e| e["detail"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        details.iter().any(|d| d == "forced (repair by hand)"),
+        "{details:?}"
+    );
+    assert!(
+        details
+            .iter()
+            .any(|d| d == "checkpoint-a: proceed by person:terminal"),
+        "{details:?}"
+    );
     c.close().await;
 }
 
@@ -245,7 +269,7 @@ async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
     let e = c
         .err(
             "phase_complete",
-            json!({"workspace": ws, "phase": "phase-1"}),
+            json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-1"}),
             "invalid_state",
         )
         .await;
@@ -253,7 +277,7 @@ async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
     let e = c
         .err(
             "phase_start",
-            json!({"workspace": ws, "phase": "phase-3"}),
+            json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-3"}),
             "invalid_state",
         )
         .await;
@@ -261,7 +285,7 @@ async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
     let e = c
         .err(
             "skip_phase",
-            json!({"workspace": ws, "phase": "phase-2"}),
+            json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-2"}),
             "invalid_state",
         )
         .await;
@@ -269,7 +293,7 @@ async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
     let e = c
         .err(
             "phase_start",
-            json!({"workspace": ws, "phase": "phase-99"}),
+            json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-99"}),
             "invalid_parameter",
         )
         .await;
@@ -281,7 +305,7 @@ async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
     );
     c.err(
         "phase_fail",
-        json!({"workspace": ws, "phase": "phase-1"}),
+        json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-1"}),
         "invalid_state",
     )
     .await;
@@ -300,13 +324,13 @@ async fn lifecycle_rules_are_enforced_and_refusals_change_nothing() {
     .await;
 
     // Duplicate start is refused; fail then restart works and clears the error.
-    let args = json!({"workspace": ws, "phase": "phase-1"});
+    let args = json!({"workspace": ws, "phase": "phase-1", "force": true, "reason": "test"});
     c.ok("phase_start", args.clone()).await;
     c.err("phase_start", args.clone(), "invalid_state").await;
     let r = c
         .ok(
             "phase_fail",
-            json!({"workspace": ws, "phase": "phase-1", "message": "tests red"}),
+            json!({"force": true, "reason": "test", "workspace": ws, "phase": "phase-1", "message": "tests red"}),
         )
         .await;
     assert_eq!(r["currentPhaseStatus"], "failed");
@@ -435,7 +459,7 @@ async fn state_tools_read_whole_documents_fields_and_lists() {
     );
     c.err(
         "phase_start",
-        json!({"workspace": "20260101-one", "phase": "phase-1"}),
+        json!({"force": true, "reason": "test", "workspace": "20260101-one", "phase": "phase-1"}),
         "corrupt_state",
     )
     .await;
@@ -452,7 +476,7 @@ async fn the_transcript_records_every_message_with_durations() {
     c.ok("init", json!({"spec_name": "t"})).await;
     c.err(
         "phase_start",
-        json!({"workspace": "x/../../y", "phase": "p"}),
+        json!({"force": true, "reason": "test", "workspace": "x/../../y", "phase": "p"}),
         "out_of_scope",
     )
     .await;

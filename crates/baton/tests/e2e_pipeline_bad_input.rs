@@ -487,7 +487,7 @@ async fn pipeline_next_action_and_report_result_refuse_bad_fields() {
         .await;
     assert_eq!(
         e["message"],
-        "report \"phase-3\" refused: the current phase is \"phase-1\""
+        "report of \"phase-3\" refused: the run is at \"phase-1\", not \"phase-3\""
     );
     c.close().await;
 }

@@ -278,7 +278,7 @@ async fn report_result_checks_artifacts_and_routes_reviews() {
     let ws = done["workspace"].as_str().unwrap().to_string();
     let dir = repo.path().join(&ws);
     let write = |f: &str, text: &str| std::fs::write(dir.join(f), text).unwrap();
-    let start = |p: &str| json!({"workspace": ws, "phase": p});
+    let start = |p: &str| json!({"workspace": ws, "phase": p, "force": true, "reason": "test"});
     let report = |p: &str| json!({"workspace": ws, "phase": p, "tokens_used": 1500, "duration_ms": 65000, "model": "sonnet"});
 
     // Reporting a phase that was not started is refused.

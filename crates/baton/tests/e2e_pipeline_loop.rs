@@ -124,7 +124,12 @@ fn perform(
                 let options = action["options"].as_array().unwrap();
                 options[0].as_str().unwrap().to_string()
             });
-            json!({"workspace": ws, "user_response": answer})
+            // Every question of the seed pipeline is a person's: they
+            // answer at their terminal, and the agent asks for the next
+            // action.
+            assert_eq!(action["answered_by"], "person", "{action}");
+            common::person_answer(repo, ws, &answer);
+            json!({"workspace": ws})
         }
         other => panic!("unexpected action {other}: {action}"),
     }
@@ -428,12 +433,7 @@ async fn design_revise_then_approve_and_a_stale_review_is_refused() {
 
     // Stale review: send the design back at the checkpoint, let the reviewer
     // "forget" to write; the old review cannot pass for the new design.
-    let a = c
-        .ok(
-            "pipeline_next_action",
-            json!({"workspace": ws, "user_response": "revise: use a sliding window"}),
-        )
-        .await;
+    let a = person_then_next(&c, repo.path(), &ws, "revise: use a sliding window").await;
     assert_eq!(a["phase"], "phase-3");
     assert!(
         a["prompt"]
@@ -493,24 +493,32 @@ async fn checkpoint_abandon_ends_the_run_and_bad_answers_are_refused() {
         json!(["proceed", "revise", "abandon"])
     );
     let before = repo.snapshot();
-    let e = c
-        .err(
-            "pipeline_next_action",
-            json!({"workspace": ws, "user_response": "maybe"}),
-            "invalid_parameter",
-        )
-        .await;
-    assert_eq!(
-        e["details"]["options"],
-        json!(["proceed", "revise", "abandon"])
+    // The agent may not answer a person's question, not even with a valid option.
+    for answer in ["proceed", "maybe"] {
+        let e = c
+            .err(
+                "pipeline_next_action",
+                json!({"workspace": ws, "user_response": answer}),
+                "blocked",
+            )
+            .await;
+        assert_eq!(e["details"]["rule"], "person_only");
+        assert!(
+            e["message"].as_str().unwrap().contains("baton answer"),
+            "the refusal says how the person answers: {e}"
+        );
+    }
+    assert_eq!(repo.snapshot(), before);
+    // A person's answer that is not an option is refused with the options.
+    let bad = common::person_answers(repo.path(), &ws, "maybe");
+    assert!(!bad.ok);
+    assert!(
+        bad.output.contains("proceed, revise, abandon"),
+        "{}",
+        bad.output
     );
     assert_eq!(repo.snapshot(), before);
-    let done = c
-        .ok(
-            "pipeline_next_action",
-            json!({"workspace": ws, "user_response": "abandon"}),
-        )
-        .await;
+    let done = person_then_next(&c, repo.path(), &ws, "abandon").await;
     assert_eq!(done["type"], "done");
     assert_eq!(done["summary"], "Pipeline abandoned at checkpoint-a");
     assert_eq!(repo.state(&ws)["currentPhaseStatus"], "abandoned");
@@ -572,12 +580,7 @@ async fn a_human_gate_closes_only_on_an_explicit_answer() {
         assert_eq!(again["type"], "human_gate");
         assert_eq!(again["current_phase_status"], "awaiting_human");
     }
-    let next = c
-        .ok(
-            "pipeline_next_action",
-            json!({"workspace": ws, "user_response": "done"}),
-        )
-        .await;
+    let next = person_then_next(&c, repo.path(), &ws, "done").await;
     assert_eq!(next["phase"], "phase-6", "{next}");
     let state = repo.state(&ws);
     assert_eq!(state["tasks"]["2"]["reviewStatus"], "done_by_human");
@@ -603,12 +606,7 @@ async fn a_review_without_a_verdict_asks_a_person_who_can_approve() {
     assert_eq!(q["name"], "phase-3b-unknown-verdict");
     assert_eq!(q["options"], json!(["approve", "revise", "abandon"]));
     assert!(q["warning"].as_str().unwrap().contains("no clear verdict"));
-    let next = c
-        .ok(
-            "pipeline_next_action",
-            json!({"workspace": ws, "user_response": "approve"}),
-        )
-        .await;
+    let next = person_then_next(&c, repo.path(), &ws, "approve").await;
     assert_eq!(next["name"], "checkpoint-a", "{next}");
     c.close().await;
 }
@@ -653,7 +651,8 @@ async fn a_failed_command_asks_retry_skip_or_abandon() {
         }
         assert_ne!(a["type"], "done", "{a}");
         if a["type"] == "checkpoint" {
-            args = json!({"workspace": ws, "user_response": "proceed"});
+            common::person_answer(repo.path(), &ws, "proceed");
+            args = json!({"workspace": ws});
             continue;
         }
         args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
@@ -667,12 +666,7 @@ async fn a_failed_command_asks_retry_skip_or_abandon() {
         "{q}"
     );
     assert_eq!(q["current_phase_status"], "failed");
-    let retry = c
-        .ok(
-            "pipeline_next_action",
-            json!({"workspace": ws, "user_response": "retry"}),
-        )
-        .await;
+    let retry = person_then_next(&c, repo.path(), &ws, "retry").await;
     assert_eq!(retry["type"], "exec");
     assert_eq!(
         retry["commands"],
@@ -685,12 +679,7 @@ async fn a_failed_command_asks_retry_skip_or_abandon() {
         )
         .await;
     assert_eq!(failed["name"], "pr-creation-failed");
-    let next = c
-        .ok(
-            "pipeline_next_action",
-            json!({"workspace": ws, "user_response": "skip"}),
-        )
-        .await;
+    let next = person_then_next(&c, repo.path(), &ws, "skip").await;
     assert_eq!(next["phase"], "final-summary", "{next}");
     c.close().await;
 }
@@ -933,15 +922,16 @@ async fn five_revisions_then_a_person_decides_at_the_retry_limit() {
     assert_eq!(designs, 6, "the first design and five revisions");
     assert_eq!(q["name"], "phase-3b-retry-limit");
     assert_eq!(q["options"], json!(["approve", "abandon"]));
-    let next = c
-        .ok(
-            "pipeline_next_action",
-            json!({"workspace": ws, "user_response": "approve"}),
-        )
-        .await;
+    let next = person_then_next(&c, repo.path(), &ws, "approve").await;
     assert_eq!(next["name"], "checkpoint-a", "{next}");
     assert_eq!(repo.state(&ws)["revisions"]["designRevisions"], 5);
     c.close().await;
+}
+
+/// A person answers at their terminal, then the agent asks for the next action.
+async fn person_then_next(c: &Client, repo: &Path, ws: &str, answer: &str) -> Value {
+    common::person_answer(repo, ws, answer);
+    c.ok("pipeline_next_action", json!({"workspace": ws})).await
 }
 
 /// Counts the commits of the repository.
@@ -1116,11 +1106,7 @@ async fn questions_and_failed_commands_name_their_phase_in_events() {
     assert!(phase_events(&repo, "task-1").is_empty());
     // With a PR and no remote, `git push` fails: the command's
     // action-complete is `failed`, then phase-fail.
-    c.ok(
-        "pipeline_next_action",
-        json!({"workspace": ws, "user_response": "done"}),
-    )
-    .await;
+    person_then_next(&c, repo.path(), &ws, "done").await;
     let failed = drive_until(&c, &repo, &ws, &mut script, |a| {
         a["name"] == "pr-creation-failed"
     })

@@ -90,9 +90,39 @@ fn the_history_reads_state_definitions_reviews_and_the_tokenizer_only() {
 }
 
 #[test]
+fn use_cases_sit_between_adapters_and_the_engine() {
+    // Transport-free: no MCP SDK, no HTTP framework, no async runtime.
+    let external = deps("baton-usecases");
+    for forbidden in [
+        "rmcp",
+        "axum",
+        "tokio",
+        "baton-mcp",
+        "baton-transcript",
+        "baton-manuals",
+    ] {
+        assert!(
+            !external.contains(forbidden),
+            "baton-usecases must not depend on {forbidden}"
+        );
+    }
+    let internal = internal("baton-usecases");
+    for needed in [
+        "baton-engine",
+        "baton-state",
+        "baton-events",
+        "baton-workflow",
+        "baton-config",
+    ] {
+        assert!(internal.contains(needed), "baton-usecases uses {needed}");
+    }
+}
+
+#[test]
 fn handlers_sit_on_top() {
     let mcp = internal("baton-mcp");
     for needed in [
+        "baton-usecases",
         "baton-engine",
         "baton-state",
         "baton-events",

@@ -70,13 +70,49 @@ fn review(file: &str, files: &dyn WorkspaceFiles, vocabulary: &[Verdict]) -> Art
 /// [`crate::report::STALE_TOLERANCE`]). A file from an earlier visit — a
 /// design before its revision, a review of an older design — is not fresh.
 /// Unknown times count as fresh.
+///
+/// A file still identical (same modification time and size) to what it was
+/// when the phase's previous visit ended is stale whatever the clock says:
+/// it is left over from that visit.
 pub fn is_fresh(file: &str, state: &WorkspaceState, files: &dyn WorkspaceFiles) -> bool {
+    let info = files.file(file);
+    if let (Some(info), Some(mark)) = (info, state.artifact_marks.get(file))
+        && fingerprint(&info) == *mark
+    {
+        return false;
+    }
     match (
-        files.file(file).and_then(|f| f.modified),
+        info.and_then(|f| f.modified),
         state.timestamps.phase_started,
     ) {
         (Some(modified), Some(started)) => modified + crate::report::STALE_TOLERANCE >= started,
         _ => true,
+    }
+}
+
+/// A file's fingerprint: modification time (nanoseconds) and size.
+pub fn fingerprint(info: &crate::FileInfo) -> String {
+    let nanos = info
+        .modified
+        .and_then(|m| m.timestamp_nanos_opt())
+        .unwrap_or(0);
+    format!("{nanos}:{}", info.len)
+}
+
+/// Records the fingerprints of `names` as they are now, when a visit ends:
+/// the next visit must write them again.
+pub fn mark(state: &mut WorkspaceState, files: &dyn WorkspaceFiles, names: &[String]) {
+    for name in names {
+        match files.file(name) {
+            Some(info) => {
+                state
+                    .artifact_marks
+                    .insert(name.clone(), fingerprint(&info));
+            }
+            None => {
+                state.artifact_marks.remove(name);
+            }
+        }
     }
 }
 

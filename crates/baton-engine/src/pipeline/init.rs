@@ -27,6 +27,19 @@ pub enum SourceType {
     Workspace,
 }
 
+impl SourceType {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceType::GithubIssue => "github_issue",
+            SourceType::JiraIssue => "jira_issue",
+            SourceType::LinearIssue => "linear_issue",
+            SourceType::Text => "text",
+            SourceType::Workspace => "workspace",
+        }
+    }
+}
+
 /// Flags parsed from the raw arguments.
 ///
 /// As an argument (echoed back to `pipeline_init_with_context`) a missing

@@ -2,6 +2,7 @@
 //! source detection, effort detection, slugs and branch names.
 
 pub mod artifacts;
+pub mod commit;
 pub mod init;
 pub mod next;
 pub mod prompt;

@@ -9,12 +9,13 @@
 
 use baton_state::{CommandGuard, DecisionReason, PhaseStatus, WorkspaceState};
 use baton_workflow::{
-    COMPLETED, CommandSource, CommandStep, PerTask, PhaseDefinition, PhaseKind, ResultKind,
-    WorkflowDefinition,
+    Answerer, COMPLETED, CommandSource, CommandStep, PerTask, PhaseDefinition, PhaseKind,
+    ResultKind, WorkflowDefinition,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::commit::{RepoStatus, RunPaths, stage_plan};
 use super::tasks::{next_batch, ordered_keys};
 use crate::WorkspaceFiles;
 use crate::route::decide;
@@ -28,7 +29,7 @@ pub const SINGLE_TASK_STUB: &str = "# Tasks\n\n## Task 1: Implement\n\nApply all
 pub const DEFAULT_MODEL: &str = "sonnet";
 
 /// One agent of a fan-out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ParallelTask {
     /// The task key.
     pub id: String,
@@ -78,6 +79,18 @@ pub enum QuestionKind {
     },
     /// A human-gate phase: done, skip, abandon.
     PhaseGate,
+    /// Tasks that can never become ready (a dependency that does not exist
+    /// or cannot finish): skip them, send the task list back, or abandon.
+    StuckTasks {
+        /// The task keys.
+        tasks: Vec<String>,
+    },
+    /// Files of the run's commit that look like secrets: include, exclude,
+    /// or abandon.
+    SecretFiles {
+        /// The files.
+        files: Vec<String>,
+    },
 }
 
 /// A question for a person.
@@ -93,6 +106,8 @@ pub struct Question {
     pub options: Vec<String>,
     /// What kind of question.
     pub kind: QuestionKind,
+    /// Who may answer it (the phase's `answered_by`, default `person`).
+    pub answered_by: Answerer,
 }
 
 impl Question {
@@ -140,6 +155,25 @@ pub enum Plan {
     /// Internal: the phase's per-task work is all done; complete it, then
     /// plan again.
     CompletePhase {
+        /// The phase.
+        phase: String,
+    },
+    /// Internal: the run rests on a phase its template or flags skip (a
+    /// state written by hand or by another tool); skip it without events,
+    /// then plan again.
+    Skip {
+        /// The phase.
+        phase: String,
+    },
+    /// Internal: the current command step has nothing to do (its
+    /// `{run-files}` list is empty); move to the next step, then plan again.
+    SkipStep {
+        /// The phase.
+        phase: String,
+    },
+    /// Internal: the next step needs the repository's status
+    /// ([`PlanInput::repo`]); read it, then plan again.
+    ReadRepo {
         /// The phase.
         phase: String,
     },
@@ -206,7 +240,45 @@ pub fn request_meta(text: &str) -> RequestMeta {
         .find(|l| !l.is_empty())
         .unwrap_or("");
     meta.title = first.chars().take(72).collect();
+    // The URL decides the source, whatever the front matter says (seed 001's
+    // patterns); a request without a recognised URL is text.
+    meta.source_type = match super::init::classify(&meta.source_url) {
+        Ok((kind, _, Some(_))) if !meta.source_url.is_empty() => kind.as_str().to_string(),
+        _ => "text".to_string(),
+    };
     meta
+}
+
+/// The phases the run skips, read from the state at every step: those it
+/// recorded, its flow template's (or its effort's), `nopr` when `skipPr` is
+/// set, and `no_source` when the request did not come from an issue tracker.
+pub fn effective_skips(
+    def: &WorkflowDefinition,
+    state: &WorkspaceState,
+    request: &RequestMeta,
+) -> Vec<String> {
+    let mut skips = state.skipped_phases.clone();
+    let template = state
+        .flow_template
+        .or_else(|| state.effort.map(baton_state::FlowTemplate::for_effort));
+    let mut groups: Vec<&str> = Vec::new();
+    if let Some(t) = template {
+        groups.push(t.as_str());
+    }
+    if state.skip_pr {
+        groups.push("nopr");
+    }
+    if request.source_type == "text" {
+        groups.push("no_source");
+    }
+    for group in groups {
+        for id in def.skipped_for(group) {
+            if !skips.contains(&id) && !state.completed_phases.contains(&id) {
+                skips.push(id);
+            }
+        }
+    }
+    skips
 }
 
 /// The values placeholders in commands and contents are replaced with.
@@ -299,10 +371,21 @@ pub struct PlanInput<'a> {
     pub files: &'a dyn WorkspaceFiles,
     /// The workspace as shown to people and agents (e.g. `.specs/20260401-x`).
     pub workspace: &'a str,
+    /// What changed in the repository (`git status`), read by the caller for
+    /// a `commits` phase; `None` elsewhere or outside a git repository.
+    pub repo: Option<&'a RepoStatus>,
 }
 
 /// Decides the next step of the run.
 pub fn plan(input: &PlanInput<'_>, state: &WorkspaceState) -> Result<Plan, PlanError> {
+    let mut plan = decide_plan(input, state)?;
+    if let Plan::Ask(q) = &mut plan {
+        q.answered_by = input.definition.answerer(&q.phase);
+    }
+    Ok(plan)
+}
+
+fn decide_plan(input: &PlanInput<'_>, state: &WorkspaceState) -> Result<Plan, PlanError> {
     let def = input.definition;
     match state.current_phase_status {
         PhaseStatus::Abandoned => {
@@ -321,6 +404,21 @@ pub fn plan(input: &PlanInput<'_>, state: &WorkspaceState) -> Result<Plan, PlanE
             def.id, state.current_phase
         )));
     };
+    let request = input
+        .files
+        .read("request.md")
+        .map(|t| request_meta(&t))
+        .unwrap_or_else(|| RequestMeta {
+            source_type: "text".into(),
+            ..RequestMeta::default()
+        });
+    if state.current_phase_status != PhaseStatus::AwaitingHuman
+        && effective_skips(def, state, &request).contains(&phase.id)
+    {
+        return Ok(Plan::Skip {
+            phase: phase.id.clone(),
+        });
+    }
     if state.current_phase_status == PhaseStatus::AwaitingHuman {
         if let Some(task) = &state.pending_human_gate {
             return Ok(Plan::Ask(task_gate(phase, state, task)));
@@ -365,6 +463,7 @@ pub fn plan(input: &PlanInput<'_>, state: &WorkspaceState) -> Result<Plan, PlanE
                 ),
             options: options(&["done", "skip", "abandon"]),
             kind: QuestionKind::PhaseGate,
+            answered_by: Answerer::Person,
         })),
         PhaseKind::Command => command(input, state, phase),
         PhaseKind::WriteFile => {
@@ -488,11 +587,25 @@ fn implement(
             phase.id
         )));
     }
-    let batch = next_batch(&state.tasks);
+    // A task counts as implemented only with its impl-N.md on disk: a task
+    // recorded as done whose file is gone is implemented again.
+    let tasks = implemented_on_disk(state, input.files);
+    let batch = next_batch(&tasks);
     let Some(first) = batch.first() else {
+        let stuck: Vec<String> = ordered_keys(&tasks)
+            .into_iter()
+            .filter(|k| tasks[k].impl_status != "completed")
+            .collect();
+        if !stuck.is_empty() {
+            return Ok(Plan::Ask(stuck_tasks(input, state, phase, &tasks, stuck)));
+        }
         return Ok(Plan::CompletePhase {
             phase: phase.id.clone(),
         });
+    };
+    let state = &WorkspaceState {
+        tasks,
+        ..state.clone()
     };
     if state.tasks[first].execution_mode == "human_gate" {
         return Ok(Plan::Ask(task_gate(phase, state, first)));
@@ -546,6 +659,106 @@ fn implement(
     }))
 }
 
+/// The task registry with every non-gate task whose `impl-N.md` is missing
+/// or empty reset to not implemented.
+pub fn implemented_on_disk(
+    state: &WorkspaceState,
+    files: &dyn WorkspaceFiles,
+) -> std::collections::BTreeMap<String, baton_state::Task> {
+    let mut tasks = state.tasks.clone();
+    for (key, task) in tasks.iter_mut() {
+        if task.execution_mode != "human_gate"
+            && task.impl_status == "completed"
+            && !files.is_nonempty_file(&format!("impl-{key}.md"))
+        {
+            task.impl_status = "pending".into();
+        }
+    }
+    tasks
+}
+
+/// Why a task can never become ready, if it cannot: a dependency that does
+/// not exist, or one that cannot finish itself.
+pub fn blocked_reason(
+    tasks: &std::collections::BTreeMap<String, baton_state::Task>,
+    key: &str,
+) -> Option<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack = vec![key.to_string()];
+    while let Some(k) = stack.pop() {
+        if !seen.insert(k.clone()) {
+            continue;
+        }
+        let task = tasks.get(&k)?;
+        for d in task.depends_on.iter().flatten() {
+            let d = d.to_string();
+            match tasks.get(&d) {
+                None => {
+                    return Some(if k == key {
+                        format!("it depends on task {d}, which does not exist")
+                    } else {
+                        format!(
+                            "it waits for task {k}, which depends on task {d}, which does not exist"
+                        )
+                    });
+                }
+                Some(dep) if dep.impl_status != "completed" => stack.push(d),
+                Some(_) => {}
+            }
+        }
+    }
+    None
+}
+
+fn stuck_tasks(
+    input: &PlanInput<'_>,
+    state: &WorkspaceState,
+    phase: &PhaseDefinition,
+    tasks: &std::collections::BTreeMap<String, baton_state::Task>,
+    stuck: Vec<String>,
+) -> Question {
+    let mut message = format!(
+        "## {} — tasks that can never start\n\nThese tasks are not implemented and can never become ready:\n",
+        phase.label
+    );
+    for k in &stuck {
+        let why = blocked_reason(tasks, k)
+            .unwrap_or_else(|| "its dependencies cannot finish".to_string());
+        let title = tasks.get(k).map(|t| t.title.as_str()).unwrap_or("");
+        message.push_str(&format!("- Task {k} ({title}): {why}\n"));
+    }
+    // Revising means sending the task list back to its author.
+    let author = input
+        .definition
+        .phases
+        .iter()
+        .find(|p| {
+            p.artifacts.iter().any(|a| a == "tasks.md") && !state.skipped_phases.contains(&p.id)
+        })
+        .map(|p| p.id.clone());
+    let mut opts = vec!["skip"];
+    if author.is_some() {
+        opts.push("revise");
+    }
+    opts.push("abandon");
+    message.push_str(&format!(
+        "\nAnswer `skip` to go on without them{}, or `abandon`.",
+        if author.is_some() {
+            ", `revise: <what to change>` to send the task list back"
+        } else {
+            ""
+        }
+    ));
+    Question {
+        phase: phase.id.clone(),
+        name: format!("{}-stuck-tasks", phase.id),
+        message,
+        options: options(&opts),
+        kind: QuestionKind::StuckTasks { tasks: stuck },
+        answered_by: Answerer::Person,
+    }
+}
+
 /// Tasks implemented by an agent whose review has not passed.
 pub fn tasks_to_review(state: &WorkspaceState) -> Vec<String> {
     ordered_keys(&state.tasks)
@@ -562,7 +775,36 @@ pub fn tasks_to_review(state: &WorkspaceState) -> Vec<String> {
         .collect()
 }
 
+/// The task registry with every review recorded as passed whose
+/// `review-N.md` is missing or does not pass reset to not reviewed.
+pub fn reviewed_on_disk(
+    state: &WorkspaceState,
+    files: &dyn WorkspaceFiles,
+) -> std::collections::BTreeMap<String, baton_state::Task> {
+    use super::verdict::{Verdict, parse_review};
+    let mut tasks = state.tasks.clone();
+    for (key, task) in tasks.iter_mut() {
+        if matches!(
+            task.review_status.as_str(),
+            "completed_pass" | "completed_pass_with_notes"
+        ) {
+            let passing = files
+                .read(&format!("review-{key}.md"))
+                .and_then(|t| parse_review(&t, &Verdict::IMPL_REVIEW).verdict)
+                .is_some_and(Verdict::is_positive);
+            if !passing {
+                task.review_status = String::new();
+            }
+        }
+    }
+    tasks
+}
+
 fn review_tasks(input: &PlanInput<'_>, state: &WorkspaceState, phase: &PhaseDefinition) -> Plan {
+    let state = &WorkspaceState {
+        tasks: reviewed_on_disk(state, input.files),
+        ..state.clone()
+    };
     let keys = tasks_to_review(state);
     let base = existing(input.files, &phase.inputs, None);
     let model = model(input.definition, phase);
@@ -620,6 +862,7 @@ fn task_gate(phase: &PhaseDefinition, state: &WorkspaceState, task: &str) -> Que
         kind: QuestionKind::TaskGate {
             task: task.to_string(),
         },
+        answered_by: Answerer::Person,
     }
 }
 
@@ -676,6 +919,7 @@ fn checkpoint(input: &PlanInput<'_>, state: &WorkspaceState, phase: &PhaseDefini
         message,
         options: options(&opts),
         kind: QuestionKind::Checkpoint,
+        answered_by: Answerer::Person,
     }
 }
 
@@ -700,6 +944,7 @@ fn post_to_source(input: &PlanInput<'_>, phase: &PhaseDefinition) -> Question {
         ),
         options: options(&["post", "skip"]),
         kind: QuestionKind::PostToSource,
+        answered_by: Answerer::Person,
     }
 }
 
@@ -791,6 +1036,7 @@ fn decision_question(
         message,
         options: options(&opts),
         kind: QuestionKind::Decision(reason),
+        answered_by: Answerer::Person,
     }
 }
 
@@ -819,6 +1065,61 @@ fn command_failed(phase: &PhaseDefinition, state: &WorkspaceState) -> Question {
         ),
         options: options(&["retry", "skip", "abandon"]),
         kind: QuestionKind::CommandFailed,
+        answered_by: Answerer::Person,
+    }
+}
+
+/// The argument that expands to the run's files in a `commits` phase.
+pub const RUN_FILES: &str = "{run-files}";
+
+fn run_files(
+    input: &PlanInput<'_>,
+    state: &WorkspaceState,
+    phase: &PhaseDefinition,
+) -> Result<Option<super::commit::StagePlan>, PlanError> {
+    if !phase.commits {
+        return Err(PlanError(format!(
+            "{} uses {RUN_FILES} but is not a `commits` phase",
+            phase.id
+        )));
+    }
+    let Some(status) = input.repo else {
+        return Ok(None);
+    };
+    let specs_dir = input
+        .workspace
+        .rsplit_once('/')
+        .map(|(dir, _)| dir)
+        .unwrap_or("");
+    Ok(Some(stage_plan(
+        state,
+        status,
+        RunPaths {
+            specs_dir,
+            workspace: input.workspace,
+        },
+    )))
+}
+
+fn secret_files(input: &PlanInput<'_>, phase: &PhaseDefinition, files: Vec<String>) -> Question {
+    let mut message = format!(
+        "## {} — files that look like secrets\n\nThe run changed these files, which look like secrets (keys, environment or credential files):\n",
+        phase.label
+    );
+    for f in &files {
+        message.push_str(&format!("- {f}\n"));
+    }
+    message.push_str(&format!(
+        "\nThey are not committed unless you say so. Answer `exclude` to leave them out of the commit, `include` to commit them, or `abandon`. (Workspace: {})",
+        input.workspace
+    ));
+    Question {
+        phase: phase.id.clone(),
+        name: format!("{}-secret-files", phase.id),
+        message,
+        options: options(&["exclude", "include", "abandon"]),
+        kind: QuestionKind::SecretFiles { files },
+        answered_by: Answerer::Person,
     }
 }
 
@@ -844,7 +1145,32 @@ fn command(
         _ => (command.run(), false),
     };
     let vars = placeholders(input, state);
-    let argv: Vec<String> = argv.iter().map(|a| vars.render(a)).collect();
+    let mut rendered = Vec::with_capacity(argv.len());
+    for arg in argv {
+        if arg == RUN_FILES {
+            let Some(files) = run_files(input, state, phase)? else {
+                return Ok(Plan::ReadRepo {
+                    phase: phase.id.clone(),
+                });
+            };
+            if !files.undecided_secrets.is_empty() {
+                return Ok(Plan::Ask(secret_files(
+                    input,
+                    phase,
+                    files.undecided_secrets,
+                )));
+            }
+            if files.stage.is_empty() {
+                return Ok(Plan::SkipStep {
+                    phase: phase.id.clone(),
+                });
+            }
+            rendered.extend(files.stage);
+        } else {
+            rendered.push(vars.render(arg));
+        }
+    }
+    let argv = rendered;
     if argv.first().is_none_or(|a| a.is_empty()) {
         return Err(PlanError(format!(
             "{} command {} is empty",
@@ -903,6 +1229,7 @@ mod tests {
                 definition: &def,
                 files: f,
                 workspace: ".specs/20260101-fix-auth",
+                repo: None,
             },
             s,
         )
@@ -976,6 +1303,12 @@ mod tests {
         assert_eq!(one.task.as_deref(), Some("1"));
         assert_eq!(one.output.as_deref(), Some("impl-1.md"));
         s.tasks.get_mut("1").unwrap().impl_status = "completed".into();
+        // Recorded as done without its impl-1.md: implemented again.
+        let Plan::Spawn(again) = plan_for(&s, &f) else {
+            panic!()
+        };
+        assert_eq!(again.task.as_deref(), Some("1"));
+        f.insert("impl-1.md".into(), "done".into());
         let Plan::Spawn(fan) = plan_for(&s, &f) else {
             panic!()
         };
@@ -985,6 +1318,7 @@ mod tests {
         assert_eq!(fan.parallel[1].output_file, "impl-3.md");
         for k in ["2", "3"] {
             s.tasks.get_mut(k).unwrap().impl_status = "completed".into();
+            f.insert(format!("impl-{k}.md"), "done".into());
         }
         let Plan::Ask(gate) = plan_for(&s, &f) else {
             panic!()
@@ -1078,6 +1412,7 @@ mod tests {
                 phase: "phase-3".into(),
                 action: baton_state::HistoryAction::Start,
                 detail: None,
+                by: None,
             });
         }
         let Plan::Ask(q) = plan_for(&s, &f) else {

@@ -70,6 +70,7 @@ pub fn write_run(specs: &Path, run: &Run<'_>) -> PathBuf {
                 phase: phase.into(),
                 action,
                 detail: None,
+                by: None,
             });
         };
     let log = |state: &mut WorkspaceState, phase: &str, tokens: u64| {
@@ -114,6 +115,7 @@ pub fn write_run(specs: &Path, run: &Run<'_>) -> PathBuf {
                 phase: "final-summary".into(),
                 action: HistoryAction::Abandon,
                 detail: Some("no longer needed".into()),
+                by: None,
             });
         }
         _ => {

@@ -1,154 +1,17 @@
-//! The `issue` group: seed 004's tools with their exact names, on the engine.
-//! `completePhase` is a real gate: current phase only, evidence checked against
-//! the phase's tasks, acceptance criteria and fresh artifacts, and failures
-//! routed by the definition (a red quality check or CI can only go to fix).
+//! The `issue` group: seed 004's tools with their exact names, adapters
+//! over [`baton_usecases::issue`].
 
-use chrono::Utc;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use baton_engine::report::{ReportEvidence, check_report};
-use baton_engine::route::{Decision, decide, visits};
-use baton_engine::stats::{RunStats, run_stats};
-use baton_state::{Lifecycle, PhaseReport, Transition};
-use baton_workflow::{COMPLETED, ResultKind};
+use baton_usecases::issue as uc;
+#[allow(unused_imports)]
+use baton_usecases::runs::RunView;
+use uc::{CompletePhaseArgs, CompletePhaseReply, SelectArgs, StartIssueArgs, StatusReply};
 
-use super::lifecycle::{DiskFiles, events_for};
-use super::runs::{RunView, fresh_folder, normalize_issue, select, start_run, view};
-use super::{ToolSpec, input_schema, output_schema};
-use crate::args::{check_text, parse};
+use super::{ToolSpec, input_schema, output_schema, reply};
+use crate::args::parse;
 use crate::context::AppContext;
-use crate::error::{ErrorCode, ToolError};
-
-/// Longest list of files or tasks accepted in a report.
-const MAX_ITEMS: usize = 500;
-/// Longest single path or task text.
-const MAX_ITEM: usize = 1024;
-/// Longest notes.
-const MAX_NOTES: usize = 16 * 1024;
-
-/// Arguments of `startIssueWorkflow`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct StartIssueArgs {
-    /// The issue number, as a string ("42", "#42", "PROJ-123").
-    pub issue_number: String,
-}
-
-/// Selects a run; both optional when exactly one issue workflow is active.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SelectArgs {
-    /// The issue whose workflow is meant.
-    #[serde(default)]
-    pub issue_number: Option<String>,
-    /// The workspace (any workflow): folder name, ".specs/<name>" or absolute path.
-    #[serde(default)]
-    pub workspace: Option<String>,
-}
-
-/// The outcome an agent reports for a phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ReportStatus {
-    /// The phase's work is done and its checks passed.
-    Completed,
-    /// The phase's work failed (e.g. lint errors, red CI); say why in notes.
-    Failed,
-}
-
-/// Seed 004's PhaseResult, with the evidence baton checks.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PhaseResultArgs {
-    /// The phase being completed; must be the current phase.
-    pub phase_name: String,
-    /// "completed" or "failed". A failed quality check or CI goes to the fix phase.
-    pub status: ReportStatus,
-    /// Files created or changed in this phase (relative to the repository root).
-    pub working_files: Vec<String>,
-    /// The phase's tasks that are done: their text or their number ("1", "2", …). All are required for "completed".
-    pub completed_tasks: Vec<String>,
-    /// The phase's acceptance criteria that are met: text or number. All are required for "completed".
-    #[serde(default)]
-    pub acceptance_criteria_met: Vec<String>,
-    /// The review verdict, for review phases.
-    #[serde(default)]
-    pub verdict: Option<String>,
-    /// Notes; required for "failed" (what failed).
-    #[serde(default)]
-    pub notes: Option<String>,
-    /// Optional: the phase you expect next. If given it must match baton's decision.
-    #[serde(default)]
-    pub next_phase: Option<String>,
-    /// Optional: when you finished (RFC 3339, any offset). baton stamps its own time too.
-    #[serde(default)]
-    pub completed_at: Option<String>,
-}
-
-/// Arguments of `completePhase`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CompletePhaseArgs {
-    /// The report.
-    pub phase_result: PhaseResultArgs,
-    /// The issue whose workflow is meant (needed when several are active).
-    #[serde(default)]
-    pub issue_number: Option<String>,
-    /// The workspace (any workflow), instead of issueNumber.
-    #[serde(default)]
-    pub workspace: Option<String>,
-}
-
-/// Reply of `completePhase`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CompletePhaseReply {
-    /// The phase reported.
-    pub completed_phase: String,
-    /// What baton did: "advanced", "completed" (workflow done) or "retry" (the phase failed and starts again).
-    pub outcome: String,
-    /// The run as it is now, with the instruction of the phase to do next.
-    #[serde(flatten)]
-    pub run: RunView,
-}
-
-/// Reply of `getWorkflowStatus`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StatusReply {
-    /// The workspace.
-    pub workspace: String,
-    /// Workflow id.
-    pub workflow: String,
-    /// The issue, for issue workflows.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub issue_number: Option<String>,
-    /// The workflow has not ended.
-    pub active: bool,
-    /// Current phase.
-    pub current_phase: String,
-    /// Its status.
-    pub current_phase_status: String,
-    /// Distinct phases completed so far.
-    pub completed_phases: Vec<String>,
-    /// Phases still ahead on the default path.
-    pub remaining_phases: Vec<String>,
-    /// Every report, in order.
-    pub phase_history: Vec<PhaseReport>,
-    /// Files worked on so far.
-    pub working_files: Vec<String>,
-    /// The last failure message, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-    /// When the run started (RFC 3339).
-    pub started_at: String,
-    /// Last change (RFC 3339).
-    pub updated_at: String,
-    /// Durations and visits per phase.
-    pub stats: RunStats,
-}
+use crate::error::ToolError;
 
 /// The tools of this group.
 pub fn tools() -> Vec<ToolSpec> {
@@ -161,7 +24,7 @@ pub fn tools() -> Vec<ToolSpec> {
             output_schema: output_schema::<RunView>,
             read_only: false,
             destructive: false,
-            handler: start_issue,
+            handler: start_issue_tool,
         },
         ToolSpec {
             name: "completePhase",
@@ -171,7 +34,7 @@ pub fn tools() -> Vec<ToolSpec> {
             output_schema: output_schema::<CompletePhaseReply>,
             read_only: false,
             destructive: false,
-            handler: complete_phase,
+            handler: complete_phase_tool,
         },
         ToolSpec {
             name: "getCurrentPhase",
@@ -181,7 +44,7 @@ pub fn tools() -> Vec<ToolSpec> {
             output_schema: output_schema::<RunView>,
             read_only: true,
             destructive: false,
-            handler: get_current_phase,
+            handler: get_current_phase_tool,
         },
         ToolSpec {
             name: "getWorkflowStatus",
@@ -191,254 +54,23 @@ pub fn tools() -> Vec<ToolSpec> {
             output_schema: output_schema::<StatusReply>,
             read_only: true,
             destructive: false,
-            handler: get_workflow_status,
+            handler: get_workflow_status_tool,
         },
     ]
 }
 
-fn start_issue(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
-    let args: StartIssueArgs = parse(arguments)?;
-    let number = normalize_issue(&args.issue_number)?;
-    let active = super::runs::runs_named(
-        ctx,
-        |name| super::runs::issue_folder(name, &number),
-        |s| {
-            s.issue_number.as_deref() == Some(number.as_str())
-                && !s.current_phase_status.is_terminal()
-        },
-    )?;
-    if let Some((ws, _)) = active.first() {
-        return Err(ToolError::new(
-            ErrorCode::Conflict,
-            format!(
-                "issue {number} already has an active workflow in {}",
-                ws.display
-            ),
-        )
-        .with_details(serde_json::json!({"workspace": ws.display})));
-    }
-    let definition = ctx.workflow("issue")?;
-    let slug = format!("issue-{}", number.to_ascii_lowercase());
-    let folder = fresh_folder(ctx, &slug)?;
-    let (ws, state, events) = start_run(ctx, &definition, &folder, &slug, Some(number))?;
-    to_value(&view(ctx, &ws, &state, &definition, events))
+fn start_issue_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    reply(uc::start_issue(ctx, parse(arguments)?)?)
 }
 
-fn get_current_phase(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
-    let args: SelectArgs = parse(arguments)?;
-    let (ws, state) = select(ctx, args.workspace.as_deref(), args.issue_number.as_deref())?;
-    let definition = ctx.workflow(&state.workflow)?;
-    to_value(&view(ctx, &ws, &state, &definition, Vec::new()))
+fn complete_phase_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    reply(uc::complete_phase(ctx, parse(arguments)?)?)
 }
 
-fn get_workflow_status(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
-    let args: SelectArgs = parse(arguments)?;
-    let (ws, state) = select(ctx, args.workspace.as_deref(), args.issue_number.as_deref())?;
-    let definition = ctx.workflow(&state.workflow)?;
-    let mut remaining = Vec::new();
-    if !state.current_phase_status.is_terminal() {
-        let mut cursor = state.current_phase.clone();
-        while cursor != COMPLETED && remaining.len() < definition.phases.len() {
-            cursor = definition.default_successor(&cursor, &state.skipped_phases);
-            if cursor != COMPLETED {
-                remaining.push(cursor.clone());
-            }
-        }
-    }
-    to_value(&StatusReply {
-        workspace: ws.display.clone(),
-        workflow: state.workflow.clone(),
-        issue_number: state.issue_number.clone(),
-        active: !state.current_phase_status.is_terminal(),
-        current_phase: state.current_phase.clone(),
-        current_phase_status: state.current_phase_status.as_str().to_string(),
-        completed_phases: state
-            .completed_phases
-            .iter()
-            .filter(|p| *p != baton_workflow::SETUP)
-            .cloned()
-            .collect(),
-        remaining_phases: remaining,
-        phase_history: state.phase_results.clone(),
-        working_files: state.working_files.clone(),
-        last_error: state.error.as_ref().map(|e| e.message.clone()),
-        started_at: state.timestamps.created.to_rfc3339(),
-        updated_at: state.timestamps.last_updated.to_rfc3339(),
-        stats: run_stats(&state, Some(&definition)),
-    })
+fn get_current_phase_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    reply(uc::get_current_phase(ctx, parse(arguments)?)?)
 }
 
-fn check_list(field: &str, items: &[String]) -> Result<(), ToolError> {
-    if items.len() > MAX_ITEMS {
-        return Err(ToolError::invalid(
-            field,
-            format!("{field} has more than {MAX_ITEMS} entries"),
-        ));
-    }
-    for item in items {
-        check_text(field, item, MAX_ITEM)?;
-    }
-    Ok(())
-}
-
-/// A working-file path: relative, inside the repository, no `..`.
-fn check_path(path: &str) -> Result<String, ToolError> {
-    let p = std::path::Path::new(path.trim());
-    let ok = !p.is_absolute()
-        && p.components().all(|c| {
-            matches!(
-                c,
-                std::path::Component::Normal(_) | std::path::Component::CurDir
-            )
-        });
-    if !ok {
-        return Err(ToolError::new(
-            ErrorCode::OutOfScope,
-            format!("working file {path:?} must be a relative path inside the repository"),
-        )
-        .with_details(serde_json::json!({"field": "phaseResult.workingFiles"})));
-    }
-    Ok(p.components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
-        .map(|c| c.as_os_str().to_string_lossy().to_string())
-        .collect::<Vec<_>>()
-        .join("/"))
-}
-
-fn complete_phase(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
-    let args: CompletePhaseArgs = parse(arguments)?;
-    let report = args.phase_result;
-    check_text("phaseResult.phaseName", &report.phase_name, 64)?;
-    check_list("phaseResult.workingFiles", &report.working_files)?;
-    check_list("phaseResult.completedTasks", &report.completed_tasks)?;
-    check_list(
-        "phaseResult.acceptanceCriteriaMet",
-        &report.acceptance_criteria_met,
-    )?;
-    if let Some(v) = &report.verdict {
-        check_text("phaseResult.verdict", v, 64)?;
-    }
-    if let Some(n) = &report.notes {
-        check_text("phaseResult.notes", n, MAX_NOTES)?;
-    }
-    let completed_at = match &report.completed_at {
-        Some(t) => Some(
-            chrono::DateTime::parse_from_rfc3339(t)
-                .map_err(|e| {
-                    ToolError::invalid(
-                        "phaseResult.completedAt",
-                        format!("not an RFC 3339 time: {e}"),
-                    )
-                })?
-                .with_timezone(&Utc),
-        ),
-        None => None,
-    };
-    let files: Vec<String> = report
-        .working_files
-        .iter()
-        .map(|f| check_path(f))
-        .collect::<Result<_, _>>()?;
-
-    let (ws, _) = select(ctx, args.workspace.as_deref(), args.issue_number.as_deref())?;
-    let disk = DiskFiles {
-        dir: ws.dir.clone(),
-    };
-    let now = Utc::now();
-    let succeeded = report.status == ReportStatus::Completed;
-    let mut definition = None;
-    let updated = ctx.store.update(&ws, now, |state| -> Result<_, ToolError> {
-        let def = ctx.workflow(&state.workflow)?;
-        let lc = Lifecycle::new(&def, now);
-        // Lifecycle checks first: right phase, in progress, workflow not ended.
-        let mut probe = state.clone();
-        lc.fail(&mut probe, &report.phase_name, "probe")?;
-        let evidence = ReportEvidence {
-            phase: &report.phase_name,
-            succeeded,
-            completed_tasks: &report.completed_tasks,
-            criteria_met: &report.acceptance_criteria_met,
-            verdict: report.verdict.as_deref(),
-            notes: report.notes.as_deref(),
-        };
-        check_report(&def, state, &evidence, &disk)?;
-        let result = if succeeded { ResultKind::Success } else { ResultKind::Failure };
-        let decision = decide(&def, state, &report.phase_name, result, report.verdict.as_deref())?;
-        if let Some(expected) = &report.next_phase {
-            let actual = match &decision {
-                Decision::Advance { target } => target.as_str(),
-                Decision::FailInPlace => report.phase_name.as_str(),
-            };
-            if expected != actual {
-                return Err(ToolError::invalid(
-                    "phaseResult.nextPhase",
-                    format!("nextPhase {expected:?} does not match the workflow: this report leads to {actual:?}"),
-                )
-                .with_details(serde_json::json!({"field": "phaseResult.nextPhase", "decided": actual})));
-            }
-        }
-        for f in &files {
-            if !state.working_files.contains(f) {
-                state.working_files.push(f.clone());
-            }
-        }
-        state.phase_results.push(PhaseReport {
-            phase_name: report.phase_name.clone(),
-            status: if succeeded { "completed" } else { "failed" }.to_string(),
-            completed_tasks: report.completed_tasks.clone(),
-            acceptance_criteria_met: report.acceptance_criteria_met.clone(),
-            working_files: files.clone(),
-            verdict: report.verdict.clone(),
-            notes: report.notes.clone(),
-            recorded_at: now,
-            completed_at,
-        });
-        let mut transitions: Vec<Transition>;
-        let outcome;
-        match decision {
-            Decision::Advance { target } => {
-                transitions = lc.complete_to(state, &report.phase_name, &target)?;
-                outcome = if state.current_phase == COMPLETED { "completed" } else { "advanced" };
-            }
-            Decision::FailInPlace => {
-                let message = report.notes.clone().unwrap_or_else(|| "failed".into());
-                transitions = lc.fail(state, &report.phase_name, &message)?;
-                outcome = "retry";
-            }
-        }
-        // Start the next piece of work right away, unless it waits for a person
-        // or its loop limit is used up.
-        let next = state.current_phase.clone();
-        if !state.current_phase_status.is_terminal()
-            && let Some(p) = def.phase(&next)
-            && !p.kind.waits_for_human()
-            && p.max_visits.is_none_or(|limit| visits(state, &next) < limit)
-        {
-            transitions.extend(lc.start(state, &next)?);
-        }
-        definition = Some(def);
-        Ok((transitions, outcome))
-    })?;
-    let (transitions, outcome) = updated.value;
-    let events = events_for(ctx, &ws, &updated.state, &transitions);
-    let names = events
-        .iter()
-        .map(|e| e.event.as_str().to_string())
-        .collect();
-    ctx.publish(events);
-    let Some(definition) = definition else {
-        return Err(ToolError::new(
-            ErrorCode::Internal,
-            "no definition after update",
-        ));
-    };
-    to_value(&CompletePhaseReply {
-        completed_phase: report.phase_name,
-        outcome: outcome.to_string(),
-        run: view(ctx, &ws, &updated.state, &definition, names),
-    })
-}
-
-fn to_value<T: Serialize>(reply: &T) -> Result<Value, ToolError> {
-    serde_json::to_value(reply).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
+fn get_workflow_status_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    reply(uc::get_workflow_status(ctx, parse(arguments)?)?)
 }

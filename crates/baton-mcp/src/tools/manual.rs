@@ -12,7 +12,7 @@ use crate::context::AppContext;
 use crate::error::{ErrorCode, ToolError};
 
 fn reply<T: Serialize>(result: Result<T, m::ManualError>) -> Result<Value, ToolError> {
-    let value = result.map_err(ToolError::from)?;
+    let value = result.map_err(crate::error::manual_error)?;
     serde_json::to_value(value).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
 }
 

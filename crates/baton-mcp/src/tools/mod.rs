@@ -17,7 +17,7 @@ pub mod manual;
 pub mod next;
 pub mod pipeline;
 pub mod report;
-pub mod runs;
+
 pub mod state;
 pub mod workflow;
 
@@ -71,6 +71,11 @@ impl ToolSpec {
         ));
         tool
     }
+}
+
+/// A reply value: the use case's typed output as JSON.
+pub fn reply<T: serde::Serialize>(value: T) -> Result<Value, ToolError> {
+    serde_json::to_value(value).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
 }
 
 /// The input schema of `T`.
@@ -145,22 +150,4 @@ pub fn select(groups: Option<&[String]>) -> Result<Vec<ToolSpec>, String> {
         .into_iter()
         .filter(|t| groups.iter().any(|g| g == t.group))
         .collect())
-}
-
-/// The slug of a workspace folder name: without a leading `YYYYMMDD-`.
-pub fn runs_slug(folder: &str) -> String {
-    baton_state::store::strip_date_prefix(folder).to_string()
-}
-
-/// Calls tool `name` in-process on the current thread, exactly as the MCP
-/// server would (same handler, same validation, same events). The headless
-/// driver (`baton run`) uses it; the MCP server uses [`crate::BatonServer::call`].
-pub fn call(ctx: &AppContext, name: &str, arguments: Value) -> Result<Value, ToolError> {
-    let Some(spec) = all_tools().into_iter().find(|t| t.name == name) else {
-        return Err(ToolError::new(
-            ErrorCode::UnknownTool,
-            format!("no tool named {name:?}"),
-        ));
-    };
-    (spec.handler)(ctx, arguments)
 }

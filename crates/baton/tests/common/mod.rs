@@ -42,9 +42,17 @@ impl Repo {
         self.path().join(display)
     }
 
+    /// The run's live state: `state.json`, or while a run's final form is
+    /// sealed into it before the commit, `.state.live.json`.
     pub fn state(&self, display: &str) -> Value {
-        let text =
-            std::fs::read_to_string(self.ws_dir(display).join("state.json")).expect("state.json");
+        let dir = self.ws_dir(display);
+        let live = dir.join(".state.live.json");
+        let path = if live.is_file() {
+            live
+        } else {
+            dir.join("state.json")
+        };
+        let text = std::fs::read_to_string(path).expect("state.json");
         serde_json::from_str(&text).expect("state.json parses")
     }
 
@@ -219,4 +227,58 @@ pub fn install_example_workflow(repo: &Repo) {
         dir.join("release.yaml"),
     )
     .expect("copy example");
+}
+
+/// Quotes one argument for `sh`.
+pub fn sh_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', "'\\''"))
+}
+
+/// What a person at a terminal sees when they answer.
+#[derive(Debug)]
+pub struct Answered {
+    /// `baton answer` exited 0.
+    pub ok: bool,
+    /// Everything it printed (the pseudo-terminal merges stdout and stderr).
+    pub output: String,
+}
+
+/// A person answers the run's question at a terminal: `baton answer WS
+/// WORDS…` under a pseudo-terminal (`script`), the channel an agent's
+/// shell tool does not have.
+pub fn person_answers(repo: &Path, ws: &str, answer: &str) -> Answered {
+    let mut cmd = format!(
+        "{} answer {}",
+        sh_quote(&baton_bin().display().to_string()),
+        sh_quote(ws)
+    );
+    // `revise: text` → the option, then the text as one argument.
+    let (word, text) = match answer.split_once([':', ' ']) {
+        Some((w, t)) => (w.to_string(), t.trim().to_string()),
+        None => (answer.to_string(), String::new()),
+    };
+    cmd.push(' ');
+    cmd.push_str(&sh_quote(&word));
+    if !text.is_empty() {
+        cmd.push(' ');
+        cmd.push_str(&sh_quote(&text));
+    }
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(repo)
+        .env_remove("BATON_TOOLS")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (util-linux) runs baton answer under a pseudo-terminal");
+    Answered {
+        ok: out.status.success(),
+        output: String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),
+    }
+}
+
+/// Like [`person_answers`], which must succeed.
+pub fn person_answer(repo: &Path, ws: &str, answer: &str) -> String {
+    let a = person_answers(repo, ws, answer);
+    assert!(a.ok, "baton answer {ws} {answer} failed:\n{}", a.output);
+    a.output
 }

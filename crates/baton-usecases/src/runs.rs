@@ -12,10 +12,9 @@ use baton_engine::summary::next_step;
 use baton_state::{Lifecycle, WorkspaceRef, WorkspaceState};
 use baton_workflow::WorkflowDefinition;
 
-use super::lifecycle::events_for;
-use crate::context::AppContext;
-use crate::error::{ErrorCode, ToolError};
+use crate::events::events_for;
 use crate::repo_profile;
+use crate::{Error, ErrorCode, Result, Services};
 
 /// The view of a run returned by start and current-phase calls.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -47,7 +46,7 @@ pub struct RunView {
 
 /// Builds the view of `state`.
 pub fn view(
-    ctx: &AppContext,
+    svc: &Services,
     ws: &WorkspaceRef,
     state: &WorkspaceState,
     definition: &WorkflowDefinition,
@@ -58,7 +57,7 @@ pub fn view(
         .phase(&state.current_phase)
         .is_some_and(|p| matches!(p.commands, Some(baton_workflow::CommandSource::Quality)));
     let profile = if needs_commands {
-        repo_profile::detect(&ctx.config.repo_root)
+        repo_profile::detect(&svc.config.repo_root)
     } else {
         Default::default()
     };
@@ -84,28 +83,21 @@ pub fn view(
 
 /// The next call, phrased for the seed-004 tools.
 pub fn seed_next_step(state: &WorkspaceState, definition: &WorkflowDefinition) -> String {
-    use baton_state::PhaseStatus::*;
-    match state.current_phase_status {
-        InProgress => format!(
-            "do the tasks of {}, write its artifacts in the workspace, then call completePhase with phaseName {:?}",
-            state.current_phase, state.current_phase
-        ),
-        _ => next_step(state, definition),
-    }
+    next_step(state, definition)
 }
 
 /// Creates a workspace for `definition` and starts its first phase (unless it
 /// waits for a person). Returns the workspace, the state and the events.
 pub fn start_run(
-    ctx: &AppContext,
+    svc: &Services,
     definition: &WorkflowDefinition,
     folder: &str,
     slug: &str,
     issue_number: Option<String>,
-) -> Result<(WorkspaceRef, WorkspaceState, Vec<String>), ToolError> {
-    let ws = ctx.store.resolve(folder)?;
+) -> Result<(WorkspaceRef, WorkspaceState, Vec<String>), Error> {
+    let ws = svc.store.resolve(folder)?;
     let Some(first) = definition.first_phase() else {
-        return Err(ToolError::new(
+        return Err(Error::new(
             ErrorCode::Internal,
             format!("workflow {:?} has no phases", definition.id),
         ));
@@ -116,13 +108,14 @@ pub fn start_run(
         &first.id,
         slug,
         &ws.display,
-        ctx.version,
+        svc.version,
         now,
     );
     state.issue_number = issue_number;
-    ctx.store.create(&ws, &state)?;
+    state.repo_baseline = crate::git::baseline(&svc.config.repo_root);
+    svc.store.create(&ws, &state)?;
     let mut events = vec![
-        ctx.event(
+        svc.event(
             baton_events::EventKind::PipelineInit,
             baton_workflow::SETUP,
             &ws,
@@ -132,22 +125,22 @@ pub fn start_run(
     ];
     let mut names = vec!["pipeline-init".to_string()];
     if !first.kind.waits_for_human() {
-        let updated = ctx.store.update(&ws, Utc::now(), |s| {
+        let updated = svc.store.update(&ws, Utc::now(), |s| {
             let lc = Lifecycle::new(definition, Utc::now());
-            lc.start(s, &first.id).map_err(ToolError::from)
+            lc.start(s, &first.id).map_err(Error::from)
         })?;
-        let started = events_for(ctx, &ws, &updated.state, &updated.value);
+        let started = events_for(svc, &ws, &updated.state, &updated.value);
         names.extend(started.iter().map(|e| e.event.as_str().to_string()));
         events.extend(started);
         state = updated.state;
     }
-    ctx.publish(events);
+    svc.publish(events);
     Ok((ws, state, names))
 }
 
 /// A folder name for a new run: `YYYYMMDD-<slug>`, with `-2`, `-3`, … when
 /// that folder already holds an ended run (a restart).
-pub fn fresh_folder(ctx: &AppContext, slug: &str) -> Result<String, ToolError> {
+pub fn fresh_folder(svc: &Services, slug: &str) -> Result<String, Error> {
     let base = format!("{}-{slug}", Utc::now().format("%Y%m%d"));
     for n in 1..1000 {
         let name = if n == 1 {
@@ -155,12 +148,12 @@ pub fn fresh_folder(ctx: &AppContext, slug: &str) -> Result<String, ToolError> {
         } else {
             format!("{base}-{n}")
         };
-        let ws = ctx.store.resolve(&name)?;
+        let ws = svc.store.resolve(&name)?;
         if !ws.state_file().exists() {
             return Ok(name);
         }
     }
-    Err(ToolError::new(
+    Err(Error::new(
         ErrorCode::Conflict,
         format!("too many runs named {base}"),
     ))
@@ -168,23 +161,34 @@ pub fn fresh_folder(ctx: &AppContext, slug: &str) -> Result<String, ToolError> {
 
 /// The runs of the repository that match, most recent first.
 pub fn runs(
-    ctx: &AppContext,
+    svc: &Services,
     filter: impl Fn(&WorkspaceState) -> bool,
-) -> Result<Vec<(WorkspaceRef, WorkspaceState)>, ToolError> {
-    runs_named(ctx, |_| true, filter)
+) -> Result<Vec<(WorkspaceRef, WorkspaceState)>, Error> {
+    runs_named(svc, |_| true, filter)
+}
+
+/// The workspaces whose folder name passes `name` and whose state cannot be
+/// read, as the error each gives.
+pub fn unreadable_named(svc: &Services, name: impl Fn(&str) -> bool) -> Result<Vec<Error>> {
+    Ok(svc
+        .store
+        .list_refs_where(name)?
+        .into_iter()
+        .filter_map(|ws| svc.store.load(&ws).err().map(Error::from))
+        .collect())
 }
 
 /// Like [`runs`], reading only the workspaces whose folder name passes `name`.
 pub fn runs_named(
-    ctx: &AppContext,
+    svc: &Services,
     name: impl Fn(&str) -> bool,
     filter: impl Fn(&WorkspaceState) -> bool,
-) -> Result<Vec<(WorkspaceRef, WorkspaceState)>, ToolError> {
-    let mut out: Vec<(WorkspaceRef, WorkspaceState)> = ctx
+) -> Result<Vec<(WorkspaceRef, WorkspaceState)>, Error> {
+    let mut out: Vec<(WorkspaceRef, WorkspaceState)> = svc
         .store
         .list_refs_where(name)?
         .into_iter()
-        .filter_map(|ws| ctx.store.load(&ws).ok().map(|s| (ws, s)))
+        .filter_map(|ws| svc.store.load(&ws).ok().map(|s| (ws, s)))
         .filter(|(_, s)| filter(s))
         .collect();
     out.sort_by_key(|b| std::cmp::Reverse(b.1.timestamps.created));
@@ -194,18 +198,18 @@ pub fn runs_named(
 /// Finds the run a call means: by `workspace`, by `issue_number`, or the only
 /// active issue run. Ambiguity is an error listing the candidates.
 pub fn select(
-    ctx: &AppContext,
+    svc: &Services,
     workspace: Option<&str>,
     issue_number: Option<&str>,
-) -> Result<(WorkspaceRef, WorkspaceState), ToolError> {
+) -> Result<(WorkspaceRef, WorkspaceState), Error> {
     if let Some(w) = workspace {
-        crate::args::check_text("workspace", w, 1024)?;
-        let ws = ctx.store.resolve(w)?;
-        let state = ctx.store.load(&ws)?;
+        crate::validate::check_text("workspace", w, 1024)?;
+        let ws = svc.store.resolve(w)?;
+        let state = svc.store.load(&ws)?;
         if let Some(n) = issue_number
             && state.issue_number.as_deref() != Some(n)
         {
-            return Err(ToolError::invalid(
+            return Err(Error::invalid(
                 "issueNumber",
                 format!("workspace {} is not the run of issue {n}", ws.display),
             ));
@@ -213,9 +217,17 @@ pub fn select(
         return Ok((ws, state));
     }
     if let Some(n) = issue_number {
-        let number = normalize_issue(n)?;
+        let number = crate::validate::normalize_issue(n)?;
+        // A run of this issue whose state cannot be read is still its run:
+        // say so instead of pretending there is none.
+        if let Some(e) = unreadable_named(svc, |name| issue_folder(name, &number))?
+            .into_iter()
+            .next()
+        {
+            return Err(e);
+        }
         let mut matching = runs_named(
-            ctx,
+            svc,
             |name| issue_folder(name, &number),
             |s| s.issue_number.as_deref() == Some(number.as_str()),
         )?;
@@ -226,19 +238,19 @@ pub fn select(
         return match active {
             Some(i) => Ok(matching.swap_remove(i)),
             None if !matching.is_empty() => Ok(matching.swap_remove(0)),
-            None => Err(ToolError::new(
+            None => Err(Error::new(
                 ErrorCode::NotFound,
                 format!("no workflow for issue {number}; call startIssueWorkflow"),
             )),
         };
     }
     let mut active = runs_named(
-        ctx,
+        svc,
         |name| name.contains("-issue-"),
         |s| s.workflow == "issue" && !s.current_phase_status.is_terminal(),
     )?;
     match active.len() {
-        0 => Err(ToolError::new(
+        0 => Err(Error::new(
             ErrorCode::NotFound,
             "no active issue workflow; call startIssueWorkflow (or pass workspace for another workflow)",
         )),
@@ -248,7 +260,7 @@ pub fn select(
                 .iter()
                 .map(|(ws, s)| serde_json::json!({"issueNumber": s.issue_number, "workspace": ws.display}))
                 .collect();
-            Err(ToolError::new(
+            Err(Error::new(
                 ErrorCode::InvalidParameter,
                 format!(
                     "{} issue workflows are active; pass issueNumber or workspace to choose one",
@@ -276,29 +288,6 @@ pub fn issue_folder(name: &str, number: &str) -> bool {
     }
 }
 
-/// Issue numbers: 1–64 characters of `[A-Za-z0-9._-]`, a leading `#` dropped
-/// ("42", "#42", "PROJ-123").
-pub fn normalize_issue(raw: &str) -> Result<String, ToolError> {
-    let n = raw.trim();
-    let n = n.strip_prefix('#').unwrap_or(n);
-    if n.is_empty() || n.len() > 64 {
-        return Err(ToolError::invalid(
-            "issueNumber",
-            "issueNumber must be 1 to 64 characters",
-        ));
-    }
-    if !n
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-    {
-        return Err(ToolError::invalid(
-            "issueNumber",
-            format!("issueNumber {n:?} may contain only ASCII letters, digits, '.', '_' and '-'"),
-        ));
-    }
-    Ok(n.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,14 +301,5 @@ mod tests {
         assert!(!issue_folder("20261122-issue-4", "42"));
         assert!(!issue_folder("20261122-fix-auth", "42"));
         assert!(!issue_folder("20261122-issue-42-x", "42"));
-    }
-
-    #[test]
-    fn issue_numbers_are_normalised_or_refused() {
-        assert_eq!(normalize_issue(" #42 ").unwrap(), "42");
-        assert_eq!(normalize_issue("PROJ-123").unwrap(), "PROJ-123");
-        for bad in ["", "#", "4 2", "a/b", "x;y", &"9".repeat(65)] {
-            assert!(normalize_issue(bad).is_err(), "{bad:?}");
-        }
     }
 }

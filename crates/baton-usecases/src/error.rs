@@ -1,0 +1,190 @@
+//! Use-case errors: a closed set of stable codes (docs/errors.md). Every
+//! adapter shows them the same way: the MCP server as an `isError` result
+//! whose text is `{code, message, details?}`, the CLI as a message and an
+//! exit code, HTTP as a JSON body with a status.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use baton_engine::guards::GuardViolation;
+use baton_state::{LifecycleError, StoreError, UpdateError};
+
+/// The closed set of error codes. Documented in `docs/errors.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// An argument is missing, of the wrong type, out of range, too long, or unknown.
+    InvalidParameter,
+    /// The named workspace, phase, workflow or file does not exist.
+    NotFound,
+    /// A path argument points outside the folder it must stay in.
+    OutOfScope,
+    /// The call is not allowed in the workflow's current state (wrong phase,
+    /// wrong status, workflow ended).
+    InvalidState,
+    /// A guard refused the call (artifact missing, checkpoint not presented, …).
+    Blocked,
+    /// The thing to create already exists.
+    Conflict,
+    /// `state.json` is unreadable; it was left untouched.
+    CorruptState,
+    /// `state.json` was written by a newer baton.
+    UnsupportedVersion,
+    /// The named tool group or tool is not exposed by this server.
+    UnknownTool,
+    /// A manual read scope is not allowed for the file (seed 002).
+    InvalidScope,
+    /// A manual path is malformed (seed 002).
+    InvalidPath,
+    /// The manual operation is not permitted by configuration (seed 002).
+    Forbidden,
+    /// The request would return too much; narrow it (seed 002).
+    NeedsNarrowScope,
+    /// A file operation failed.
+    IoError,
+    /// A defect in baton; please report it.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidParameter => "invalid_parameter",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::OutOfScope => "out_of_scope",
+            ErrorCode::InvalidState => "invalid_state",
+            ErrorCode::Blocked => "blocked",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::CorruptState => "corrupt_state",
+            ErrorCode::UnsupportedVersion => "unsupported_version",
+            ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::InvalidScope => "invalid_scope",
+            ErrorCode::InvalidPath => "invalid_path",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NeedsNarrowScope => "needs_narrow_scope",
+            ErrorCode::IoError => "io_error",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+/// A refused or failed use case: a stable code, a message that says what
+/// to do next, and structured details.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, thiserror::Error)]
+#[error("{}: {message}", code.as_str())]
+pub struct Error {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// What went wrong and how to fix it.
+    pub message: String,
+    /// Structured detail (the offending field, valid values, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl Error {
+    /// An error with a code and message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error {
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// Adds structured details.
+    pub fn with_details(mut self, details: Value) -> Error {
+        self.details = Some(details);
+        self
+    }
+
+    /// The JSON text of the error: `{"code", "message", "details"?}`.
+    pub fn to_json_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| {
+            format!(
+                "{{\"code\":\"{}\",\"message\":\"error\"}}",
+                self.code.as_str()
+            )
+        })
+    }
+
+    /// `invalid_parameter` naming the field.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Error {
+        Error::new(ErrorCode::InvalidParameter, message)
+            .with_details(serde_json::json!({ "field": field }))
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Error {
+        let code = match &e {
+            StoreError::InvalidWorkspace { .. } => ErrorCode::InvalidParameter,
+            StoreError::OutOfScope { .. } => ErrorCode::OutOfScope,
+            StoreError::NotFound { .. } => ErrorCode::NotFound,
+            StoreError::AlreadyExists { .. } => ErrorCode::Conflict,
+            StoreError::Corrupt { .. } => ErrorCode::CorruptState,
+            StoreError::UnsupportedVersion { .. } => ErrorCode::UnsupportedVersion,
+            StoreError::Io { .. } => ErrorCode::IoError,
+        };
+        let mut err = match &e {
+            StoreError::Corrupt { path, .. } => Error::new(
+                code,
+                format!(
+                    "{e}. baton never overwrites it: restore it (`git checkout -- {}` if it is committed, or from a backup) or repair the JSON by hand, then call again",
+                    path.display()
+                ),
+            )
+            .with_details(serde_json::json!({ "file": path.display().to_string() })),
+            _ => Error::new(code, e.to_string()),
+        };
+        if matches!(
+            e,
+            StoreError::InvalidWorkspace { .. } | StoreError::OutOfScope { .. }
+        ) {
+            err = err.with_details(serde_json::json!({ "field": "workspace" }));
+        }
+        err
+    }
+}
+
+impl From<LifecycleError> for Error {
+    fn from(e: LifecycleError) -> Error {
+        match &e {
+            LifecycleError::UnknownPhase { valid, .. } => {
+                let valid: Vec<&str> = valid.split(", ").collect();
+                Error::new(ErrorCode::InvalidParameter, e.to_string())
+                    .with_details(serde_json::json!({ "field": "phase", "valid": valid }))
+            }
+            LifecycleError::NotCurrent { current, .. } => {
+                Error::new(ErrorCode::InvalidState, e.to_string())
+                    .with_details(serde_json::json!({ "currentPhase": current }))
+            }
+            LifecycleError::WrongStatus { status, .. } => {
+                Error::new(ErrorCode::InvalidState, e.to_string())
+                    .with_details(serde_json::json!({ "currentPhaseStatus": status }))
+            }
+            LifecycleError::Ended { status, .. } => {
+                Error::new(ErrorCode::InvalidState, e.to_string())
+                    .with_details(serde_json::json!({ "currentPhaseStatus": status }))
+            }
+        }
+    }
+}
+
+impl From<GuardViolation> for Error {
+    fn from(v: GuardViolation) -> Error {
+        Error::new(ErrorCode::Blocked, v.message)
+            .with_details(serde_json::json!({ "rule": v.rule }))
+    }
+}
+
+impl<E: Into<Error>> From<UpdateError<E>> for Error {
+    fn from(e: UpdateError<E>) -> Error {
+        match e {
+            UpdateError::Store(s) => s.into(),
+            UpdateError::Rejected(r) => r.into(),
+        }
+    }
+}

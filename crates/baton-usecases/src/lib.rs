@@ -1,0 +1,148 @@
+//! # baton-usecases
+//!
+//! What baton does, without any transport: start a run, take the next step,
+//! report a phase, answer a question, abandon, recover by hand, list and show
+//! runs. Every adapter — the MCP tools, the HTTP routes, the CLI and the
+//! headless driver — parses its own input, calls one use case with typed
+//! values and shapes the typed result for its medium.
+//!
+//! Layering (ARCHITECTURE.md): adapters → **use cases** → engine (pure
+//! decisions) → state store (locked load-modify-write). A use case loads the
+//! state under the workspace lock, asks the engine what is allowed and what
+//! comes next, applies the lifecycle transitions, lets the store write, and
+//! only then publishes the events that happened.
+//!
+//! * [`Services`] — what every use case needs (configuration, store,
+//!   workflow registry, event bus); built once per process.
+//! * [`error`] — the closed set of error codes every adapter shows.
+//! * [`validate`] — input limits shared by all adapters.
+//! * [`files`] — the engine's view of a workspace on disk.
+//! * [`events`] — seed-003 events for lifecycle transitions.
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod events;
+pub mod files;
+pub mod git;
+pub mod issue;
+pub mod pipeline;
+pub mod recovery;
+pub mod repo_profile;
+pub mod runs;
+pub mod show;
+pub mod validate;
+pub mod workflows;
+
+use std::sync::Arc;
+
+use baton_config::Config;
+use baton_events::{EventBus, EventKind, EventRecord};
+use baton_state::{StateStore, WorkspaceRef, WorkspaceState};
+use baton_workflow::{Registry, WorkflowDefinition};
+
+pub use error::{Error, ErrorCode};
+
+/// A use case's result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What every use case needs: configuration, the state store, the workflow
+/// registry and the event bus. Built once per process; cheap to share.
+#[derive(Debug)]
+pub struct Services {
+    /// The resolved configuration.
+    pub config: Config,
+    /// The state store over the specs root.
+    pub store: StateStore,
+    /// Known workflow definitions: built-ins plus the project's folder.
+    pub workflows: Registry,
+    /// Problems found in project definition files (those files are skipped).
+    pub workflow_errors: Vec<baton_workflow::Diagnostic>,
+    /// Where events go (subscribers and the repository's event log).
+    pub bus: Arc<EventBus>,
+    /// This build's version.
+    pub version: &'static str,
+}
+
+impl Services {
+    /// Builds the services for `config`, loading the built-in and project
+    /// workflow definitions (invalid project files are skipped and kept in
+    /// [`Services::workflow_errors`]).
+    pub fn new(config: Config, bus: Arc<EventBus>, version: &'static str) -> Services {
+        let store =
+            StateStore::new(&config.repo_root, &config.specs_root).with_durability(config.fsync);
+        let (workflows, report) = baton_workflow::load_registry(&config.workflows_dir);
+        for problem in &report.errors {
+            tracing::warn!("workflow definition skipped: {problem}");
+        }
+        Services {
+            config,
+            store,
+            workflows,
+            workflow_errors: report.errors,
+            bus,
+            version,
+        }
+    }
+
+    /// Opens the repository's event log (rotated JSONL, shared by every
+    /// baton process of the repository) and builds the services on it.
+    pub fn open(config: Config, version: &'static str) -> Result<Services> {
+        let log = baton_events::EventLog::open(
+            &config.events.log_path,
+            config.events.max_bytes,
+            config.events.keep,
+        )
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::IoError,
+                format!(
+                    "cannot open the event log {}: {e}; check BATON_EVENTS_LOG or [events] in baton.toml",
+                    config.events.log_path.display()
+                ),
+            )
+        })?;
+        Ok(Services::new(
+            config,
+            Arc::new(EventBus::with_log(log)),
+            version,
+        ))
+    }
+
+    /// The definition with `id`, or `not_found` listing the known ones.
+    pub fn workflow(&self, id: &str) -> Result<Arc<WorkflowDefinition>> {
+        self.workflows.get(id).ok_or_else(|| {
+            let known: Vec<String> = self.workflows.iter().map(|(d, _)| d.id.clone()).collect();
+            Error::new(
+                ErrorCode::NotFound,
+                format!(
+                    "unknown workflow {id:?}; known workflows: {} (project definitions live in {})",
+                    known.join(", "),
+                    self.config.workflows_dir.display()
+                ),
+            )
+            .with_details(serde_json::json!({ "known": known }))
+        })
+    }
+
+    /// Publishes events after a successful change. A failing event-log write
+    /// is reported on stderr and never turns a successful call into a failure.
+    pub fn publish(&self, events: Vec<EventRecord>) {
+        for event in events {
+            if let Err(e) = self.bus.publish(event) {
+                tracing::warn!("event not logged: {e}");
+            }
+        }
+    }
+
+    /// An event record about `ws`.
+    pub fn event(
+        &self,
+        kind: EventKind,
+        phase: &str,
+        ws: &WorkspaceRef,
+        state: &WorkspaceState,
+    ) -> EventRecord {
+        EventRecord::new(kind, phase, &state.spec_name, &ws.display)
+    }
+}

@@ -1,0 +1,8 @@
+//! The seed pipeline (seeds 001/000/003): initialisation, the step loop
+//! (`pipeline_next_action`) and phase reports (`pipeline_report_result`).
+
+pub mod action;
+pub mod answer;
+pub mod init;
+pub mod report;
+pub mod step;

@@ -1,0 +1,530 @@
+//! Phase reports of the seed pipeline (seed 001 §4): records a phase's metrics, checks
+//! its artifacts, parses review verdicts with the one parser, and moves the
+//! pipeline by the `forge` definition — one locked write, events after it.
+
+use chrono::Utc;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use baton_engine::pipeline::artifacts::{check_phase, is_fresh, require_fresh};
+use baton_engine::pipeline::tasks::parse_tasks;
+use baton_engine::pipeline::verdict::{Finding, Verdict};
+use baton_engine::route::{Decision, decide};
+use baton_engine::{WorkspaceFiles, guards::GuardViolation};
+use baton_events::EventKind;
+use baton_state::{
+    CommandGuard, DecisionReason, Lifecycle, PendingDecision, PhaseLogEntry, Transition,
+    WorkspaceState,
+};
+use baton_workflow::{CommandSource, PerTask, ResultKind, WorkflowDefinition};
+
+use crate::events::events_for;
+use crate::files::DiskFiles;
+use crate::validate::check_text;
+use crate::{Error, ErrorCode, Result, Services};
+
+/// Arguments of `pipeline_report_result` (seed 001).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportArgs {
+    /// Workspace path.
+    pub workspace: String,
+    /// Phase id (e.g. "phase-3"); must be the current, in-progress phase.
+    pub phase: String,
+    /// Tokens consumed by the phase.
+    #[serde(default)]
+    pub tokens_used: Option<u64>,
+    /// Wall-clock duration in ms.
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+    /// Model used (e.g. "sonnet", "opus").
+    #[serde(default)]
+    pub model: Option<String>,
+    /// True if the exec was setup-only (no agent ran).
+    #[serde(default)]
+    pub setup_only: Option<bool>,
+    /// Extension: the exit code of an `exec` command (non-zero fails the
+    /// command phase; a person then answers retry, skip or abandon).
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+}
+
+/// Reply of `pipeline_report_result` (seed 001 field names).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReportReply {
+    /// The state changed.
+    pub state_updated: bool,
+    /// The first artifact checked.
+    pub artifact_written: String,
+    /// The parsed verdict (review phases), or "" when none.
+    pub verdict_parsed: String,
+    /// Review findings.
+    pub findings: Vec<Finding>,
+    /// `proceed`, `revision_required` or `setup_continue`.
+    pub next_action_hint: String,
+    /// Non-blocking remarks.
+    pub warning: String,
+    /// A line to show the person.
+    pub display_message: String,
+}
+
+/// What a report changed, for the reply and the events.
+pub struct Outcome {
+    /// Lifecycle transitions, to publish after the write.
+    pub transitions: Vec<Transition>,
+    /// `proceed`, `revision_required` or `setup_continue`.
+    pub hint: &'static str,
+    /// The deciding verdict of a review.
+    pub verdict: Option<Verdict>,
+    /// Review findings.
+    pub findings: Vec<Finding>,
+    /// The first artifact checked.
+    pub artifact: String,
+    /// Non-blocking remarks.
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    /// An outcome with `hint` and nothing else yet.
+    pub fn empty(hint: &'static str) -> Outcome {
+        Outcome {
+            transitions: Vec::new(),
+            hint,
+            verdict: None,
+            findings: Vec::new(),
+            artifact: String::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The seed's `report_result` object embedded in a next-action reply.
+    pub fn to_embedded(&self) -> super::action::EmbeddedReport {
+        super::action::EmbeddedReport {
+            next_action_hint: self.hint.to_string(),
+            verdict_parsed: self.verdict.map(Verdict::as_str).unwrap_or("").to_string(),
+            findings: self.findings.clone(),
+            warning: self.warnings.join("; "),
+            display_message: String::new(),
+        }
+    }
+}
+
+/// One report of the current phase, as the standalone tool and the embedded
+/// path of `pipeline_next_action` both make it.
+pub struct ReportInput {
+    /// The phase reported (must be current and in progress).
+    pub phase: String,
+    /// Tokens used.
+    pub tokens: u64,
+    /// Duration in ms.
+    pub duration_ms: u64,
+    /// Model label (default: the last dispatch's).
+    pub model: Option<String>,
+    /// A setup step: log only.
+    pub setup_only: bool,
+    /// A command's exit code.
+    pub exit_code: Option<i64>,
+}
+
+/// An event a report emits before its transitions.
+pub struct ReportEvent {
+    /// `action-complete` or `revision-required`.
+    pub kind: EventKind,
+    /// For `action-complete`: the model that ran.
+    pub detail: Option<String>,
+    /// An outcome other than the kind's (a failed command).
+    pub outcome: Option<baton_events::Outcome>,
+}
+
+/// The events of an accepted report, in seed 003's order, whichever tool
+/// made it: `action-complete` (detail: the model reported, else the one
+/// dispatched; `failed` for a command that failed its phase), then
+/// `revision-required` for a REVISE/FAIL sent back. `state` is the state
+/// after the report.
+pub fn report_events(
+    input: &ReportInput,
+    state: &WorkspaceState,
+    outcome: &Outcome,
+) -> Vec<ReportEvent> {
+    let model = input
+        .model
+        .clone()
+        .or_else(|| state.last_dispatch.as_ref().map(|d| d.model.clone()))
+        .filter(|m| !m.is_empty());
+    let failed = input.exit_code.is_some_and(|c| c != 0)
+        && state.current_phase_status == baton_state::PhaseStatus::Failed;
+    let mut events = vec![ReportEvent {
+        kind: EventKind::ActionComplete,
+        detail: model,
+        outcome: failed.then_some(baton_events::Outcome::Failed),
+    }];
+    if outcome.hint == "revision_required" {
+        events.push(ReportEvent {
+            kind: EventKind::RevisionRequired,
+            detail: None,
+            outcome: None,
+        });
+    }
+    events
+}
+
+fn stop_for_person(
+    lc: &Lifecycle<'_>,
+    state: &mut WorkspaceState,
+    phase: &str,
+    reason: DecisionReason,
+    detail: String,
+    mut outcome: Outcome,
+) -> Result<Outcome, Error> {
+    outcome
+        .warnings
+        .push(format!("a person must decide: {detail}"));
+    outcome.transitions = lc.checkpoint(state, phase)?;
+    state.pending_decision = Some(PendingDecision {
+        phase: phase.to_string(),
+        reason,
+        detail,
+    });
+    Ok(outcome)
+}
+
+/// The report procedure on a loaded state (inside the store's locked update).
+/// Artifacts are checked before anything is logged; on error nothing changes.
+pub fn report_core(
+    def: &WorkflowDefinition,
+    state: &mut WorkspaceState,
+    files: &DiskFiles,
+    now: chrono::DateTime<Utc>,
+    input: &ReportInput,
+) -> Result<Outcome, Error> {
+    let phase = input.phase.as_str();
+    let lc = Lifecycle::new(def, now);
+    // The phase must be the current one and in progress.
+    lc.ensure_running(state, "report", phase)?;
+    let phase_def = def.phase(phase);
+    let log = PhaseLogEntry {
+        phase: phase.to_string(),
+        tokens: input.tokens,
+        duration_ms: input.duration_ms,
+        model: input
+            .model
+            .clone()
+            .or_else(|| state.last_dispatch.as_ref().map(|d| d.model.clone()))
+            .unwrap_or_default(),
+        timestamp: now,
+    };
+    if input.setup_only {
+        state.phase_log.push(log);
+        return Ok(Outcome::empty("setup_continue"));
+    }
+    if let Some(CommandSource::Fixed(commands)) = phase_def.and_then(|p| p.commands.as_ref()) {
+        state.phase_log.push(log);
+        let step = state.command_step as usize;
+        let current = commands.get(step);
+        let shown = current.map(|c| c.run().join(" ")).unwrap_or_default();
+        let mut skipped_as_done = None;
+        if let Some(check) = current.and_then(|c| c.skip_if())
+            && state.command_guard == CommandGuard::Check
+        {
+            // This report is the "already done" check's. Without an exit
+            // code the work is assumed not done (never skip real work).
+            if input.exit_code != Some(0) {
+                state.command_guard = CommandGuard::Run;
+                return Ok(Outcome::empty("setup_continue"));
+            }
+            skipped_as_done = Some(format!(
+                "`{}` exited 0: `{shown}` was already done and is skipped",
+                check.join(" ")
+            ));
+        }
+        if skipped_as_done.is_none()
+            && let Some(code) = input.exit_code.filter(|c| *c != 0)
+        {
+            let message = format!(
+                "command {} of {phase} (`{shown}`) exited with code {code}",
+                step + 1
+            );
+            let mut outcome = Outcome::empty("setup_continue");
+            outcome.transitions = lc.fail(state, phase, &message)?;
+            outcome.warnings.push(message);
+            return Ok(outcome);
+        }
+        state.command_step += 1;
+        state.command_guard = CommandGuard::Check;
+        if (state.command_step as usize) < commands.len() {
+            let mut outcome = Outcome::empty("setup_continue");
+            outcome.warnings.extend(skipped_as_done);
+            return Ok(outcome);
+        }
+        state.command_step = 0;
+        let mut outcome = Outcome::empty("proceed");
+        outcome.warnings.extend(skipped_as_done);
+        outcome.transitions = lc.complete_to(
+            state,
+            phase,
+            &def.default_successor(phase, &state.skipped_phases),
+        )?;
+        return Ok(outcome);
+    }
+    let mut checks = check_phase(phase, state, files as &dyn WorkspaceFiles);
+    require_fresh(&mut checks, phase, state, files);
+    let artifact = checks.first().map(|c| c.file.clone()).unwrap_or_default();
+    if let Some(bad) = checks.iter().find(|c| !c.valid) {
+        return Err(Error::from(GuardViolation {
+            rule: "artifact_invalid",
+            message: format!(
+                "artifact invalid for {phase}: {}",
+                bad.error
+                    .clone()
+                    .unwrap_or_else(|| format!("{} is not valid", bad.file))
+            ),
+        }));
+    }
+    state.phase_log.push(log);
+    let mut outcome = Outcome::empty("proceed");
+    outcome.artifact = artifact;
+    outcome.findings = checks.iter().flat_map(|c| c.findings.clone()).collect();
+    let is_review = phase_def.is_some_and(|p| !p.verdicts.is_empty());
+    // A review whose verdict is missing or unclear goes to a person.
+    if is_review && checks.iter().any(|c| c.verdict.is_none()) {
+        let why: Vec<String> = checks.iter().filter_map(|c| c.error.clone()).collect();
+        outcome.hint = "setup_continue";
+        return stop_for_person(
+            &lc,
+            state,
+            phase,
+            DecisionReason::NoVerdict,
+            format!("no clear verdict ({})", why.join("; ")),
+            outcome,
+        );
+    }
+    // The worst verdict across the phase's reviews decides.
+    outcome.verdict = checks
+        .iter()
+        .filter_map(|c| c.verdict)
+        .min_by_key(|v| v.is_positive());
+    if phase_def.is_some_and(|p| p.artifacts.iter().any(|a| a == "tasks.md")) {
+        let text = files.read("tasks.md").unwrap_or_default();
+        let (tasks, task_warnings) = parse_tasks(&text).map_err(|errors| {
+            Error::new(
+                ErrorCode::Blocked,
+                format!("tasks.md: {}", errors.join("; ")),
+            )
+        })?;
+        state.tasks = tasks;
+        outcome.warnings.extend(task_warnings);
+    }
+    let per_task = phase_def.and_then(|p| p.per_task);
+    if per_task == Some(PerTask::Implement) {
+        let written: Vec<String> = state
+            .tasks
+            .keys()
+            .filter(|key| {
+                let file = format!("impl-{key}.md");
+                files.is_nonempty_file(&file) && is_fresh(&file, state, files)
+            })
+            .cloned()
+            .collect();
+        let mut pending = Vec::new();
+        for (key, task) in state.tasks.iter_mut() {
+            if task.execution_mode == "human_gate" || task.impl_status == "completed" {
+                continue;
+            }
+            if written.contains(key) {
+                task.impl_status = "completed".into();
+            } else {
+                pending.push(key.clone());
+            }
+        }
+        let gates_open = state
+            .tasks
+            .values()
+            .any(|t| t.execution_mode == "human_gate" && t.impl_status != "completed");
+        if !pending.is_empty() || gates_open {
+            if !pending.is_empty() {
+                outcome
+                    .warnings
+                    .push(format!("tasks still to implement: {}", pending.join(", ")));
+            }
+            outcome.hint = "setup_continue";
+            return Ok(outcome);
+        }
+    }
+    let mut failed_impls: Vec<String> = Vec::new();
+    if per_task == Some(PerTask::Review) {
+        for check in &checks {
+            let key = check
+                .file
+                .trim_start_matches("review-")
+                .trim_end_matches(".md")
+                .to_string();
+            if let Some(task) = state.tasks.get_mut(&key) {
+                match check.verdict {
+                    Some(Verdict::Fail) => {
+                        task.review_status = "completed_fail".into();
+                        task.impl_status = "pending".into();
+                        task.impl_retries += 1;
+                        failed_impls.push(format!("impl-{key}.md"));
+                    }
+                    Some(Verdict::PassWithNotes) => {
+                        task.review_status = "completed_pass_with_notes".into()
+                    }
+                    Some(_) => task.review_status = "completed_pass".into(),
+                    None => {}
+                }
+            }
+        }
+    }
+    // A failed task's implementation must be written again on its retry.
+    baton_engine::pipeline::artifacts::mark(state, files, &failed_impls);
+    let decision = decide(
+        def,
+        state,
+        phase,
+        ResultKind::Success,
+        outcome.verdict.map(Verdict::as_str),
+    );
+    let decision = match decision {
+        Ok(d) => d,
+        Err(limit) => {
+            outcome.hint = "setup_continue";
+            return stop_for_person(
+                &lc,
+                state,
+                phase,
+                DecisionReason::RetryLimit,
+                limit.message,
+                outcome,
+            );
+        }
+    };
+    let Decision::Advance { target } = decision else {
+        return Err(Error::new(
+            ErrorCode::Internal,
+            "a success cannot fail in place",
+        ));
+    };
+    advance(def, state, &lc, files, phase, &target, &mut outcome)?;
+    Ok(outcome)
+}
+
+/// Completes `phase` towards `target`, counting a revision when the move goes
+/// backwards, and clears what the phase's completion answers.
+///
+/// A forward move of a work phase passes the one gatekeeper first
+/// ([`baton_engine::gate::check_completion`]); a move back (a revision) does
+/// not need the evidence it is sent back for. Either way the phase's
+/// artifacts are fingerprinted, so the next visit must write them anew.
+pub fn advance(
+    def: &WorkflowDefinition,
+    state: &mut WorkspaceState,
+    lc: &Lifecycle<'_>,
+    files: &dyn WorkspaceFiles,
+    phase: &str,
+    target: &str,
+    outcome: &mut Outcome,
+) -> Result<(), Error> {
+    let backwards = def
+        .position(target)
+        .zip(def.position(phase))
+        .is_some_and(|(t, p)| t < p);
+    let work = def.phase(phase).filter(|p| !p.kind.waits_for_human());
+    if !backwards && work.is_some() {
+        baton_engine::gate::check_completion(def, state, phase, files)?;
+    }
+    if let Some(p) = work {
+        baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+    }
+    if backwards {
+        match phase {
+            "phase-3b" => state.revisions.design_revisions += 1,
+            "phase-4b" => state.revisions.task_revisions += 1,
+            _ => {}
+        }
+    }
+    state.pending_decision = None;
+    if state
+        .human_feedback
+        .as_ref()
+        .is_some_and(|f| f.phase == phase)
+    {
+        state.human_feedback = None;
+    }
+    outcome
+        .transitions
+        .extend(lc.complete_to(state, phase, target)?);
+    if backwards && outcome.hint == "proceed" {
+        outcome.hint = "revision_required";
+    }
+    Ok(())
+}
+
+/// `pipeline_report_result` (seed 001 §4): reports the current phase as
+/// done — one locked write, the seed-003 events after it.
+pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
+    check_text("workspace", &args.workspace, 1024)?;
+    check_text("phase", &args.phase, 64)?;
+    if let Some(m) = &args.model {
+        check_text("model", m, 128)?;
+    }
+    let ws = svc.store.resolve(&args.workspace)?;
+    let files = DiskFiles {
+        dir: ws.dir.clone(),
+    };
+    let now = Utc::now();
+    let phase = args.phase.clone();
+    let input = ReportInput {
+        phase: args.phase.clone(),
+        tokens: args.tokens_used.unwrap_or(0),
+        duration_ms: args.duration_ms.unwrap_or(0),
+        model: args.model.clone(),
+        setup_only: args.setup_only.unwrap_or(false),
+        exit_code: args.exit_code,
+    };
+    let updated = svc
+        .store
+        .update(&ws, now, |state| -> Result<Outcome, Error> {
+            let def = svc.workflow(&state.workflow)?;
+            report_core(&def, state, &files, now, &input)
+        })?;
+    let outcome = updated.value;
+    // The same per-phase sequence as the embedded report (seed 003).
+    let mut events: Vec<_> = report_events(&input, &updated.state, &outcome)
+        .into_iter()
+        .map(|e| {
+            let mut record = svc.event(e.kind, &phase, &ws, &updated.state);
+            if let Some(d) = e.detail {
+                record = record.with_detail(d);
+            }
+            if let Some(o) = e.outcome {
+                record.outcome = o;
+            }
+            record
+        })
+        .collect();
+    events.extend(events_for(svc, &ws, &updated.state, &outcome.transitions));
+    svc.publish(events);
+    let display = if outcome.hint == "proceed" {
+        let secs = args.duration_ms.unwrap_or(0) / 1000;
+        format!(
+            "  ✓ Complete  ·  {} tokens · {}:{:02}",
+            args.tokens_used.unwrap_or(0),
+            secs / 60,
+            secs % 60
+        )
+    } else {
+        String::new()
+    };
+    Ok(ReportReply {
+        state_updated: true,
+        artifact_written: outcome.artifact,
+        verdict_parsed: outcome
+            .verdict
+            .map(|v| v.as_str().to_string())
+            .unwrap_or_default(),
+        findings: outcome.findings,
+        next_action_hint: outcome.hint.to_string(),
+        warning: outcome.warnings.join("; "),
+        display_message: display,
+    })
+}

@@ -1,0 +1,64 @@
+//! `baton answer`: a person answers the question a run waits at, from a
+//! terminal. The terminal is a channel the agent does not control: the
+//! command refuses to run when its input is not a terminal (an agent's
+//! shell tool has none), so an agent cannot answer its own checkpoint by
+//! running it.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail};
+
+use baton_config::Config;
+use baton_state::Actor;
+use baton_usecases::Services;
+use baton_usecases::pipeline::step::{AnswerArgs, answer_question, pending_question};
+
+/// Answers the run's pending question with `words` (or asks for it).
+pub fn run(config: Config, workspace: &str, words: &[String]) -> anyhow::Result<ExitCode> {
+    if !std::io::stdin().is_terminal() {
+        bail!(
+            "baton answer takes a person's answer and must run in a terminal (its input is not one). \
+             If you are an agent: show the question to the person and let them run this command themselves."
+        );
+    }
+    let svc = Services::open(config, env!("CARGO_PKG_VERSION")).map_err(|e| anyhow!(e.message))?;
+    let Some(q) = pending_question(&svc, workspace).map_err(|e| anyhow!(e.message))? else {
+        bail!("nothing in {workspace} waits for an answer (see `baton state show {workspace}`)");
+    };
+    let answer = if words.is_empty() {
+        eprintln!("\n{}\n", q.present_to_user.trim_end());
+        eprint!("{} > ", q.options.join(" / "));
+        std::io::stderr().flush().ok();
+        let mut line = String::new();
+        if std::io::stdin().lock().read_line(&mut line)? == 0 {
+            bail!("no answer given");
+        }
+        line.trim().to_string()
+    } else {
+        let (first, rest) = words
+            .split_first()
+            .map(|(f, r)| (f.clone(), r.join(" ")))
+            .unwrap_or_default();
+        if rest.trim().is_empty() {
+            first
+        } else {
+            format!("{first}: {}", rest.trim())
+        }
+    };
+    let reply = answer_question(
+        &svc,
+        AnswerArgs {
+            workspace: workspace.to_string(),
+            answer,
+        },
+        Actor::person("terminal"),
+    )
+    .map_err(|e| anyhow!(e.message))?;
+    println!(
+        "{}: {} (by {}) — {} is now {}",
+        reply.question, reply.answer, reply.by, reply.current_phase, reply.current_phase_status
+    );
+    println!("next: {}", reply.next_step);
+    Ok(ExitCode::SUCCESS)
+}
