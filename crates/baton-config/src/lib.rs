@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -39,6 +40,8 @@ pub mod env {
     /// How long a call waits for a workspace lock held by another call, in
     /// milliseconds, before it answers `busy` (default 5000).
     pub const LOCK_TIMEOUT_MS: &str = "BATON_LOCK_TIMEOUT_MS";
+    /// Default token price for cost figures, US dollars per million tokens (default 6).
+    pub const PRICE_USD_PER_MTOK: &str = "BATON_PRICE_USD_PER_MTOK";
 }
 
 /// Name of the optional configuration file at the repository root.
@@ -49,6 +52,9 @@ pub const DEFAULT_EVENTS_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Number of rotated event-log files kept beside the live one.
 pub const DEFAULT_EVENTS_KEEP: usize = 3;
+
+/// Default token price for cost figures: US dollars per million tokens.
+pub const DEFAULT_USD_PER_MTOK: f64 = 6.0;
 
 /// Errors while resolving the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +109,29 @@ pub struct Config {
     pub fsync: bool,
     /// How long a call waits for a held workspace lock (milliseconds).
     pub lock_timeout_ms: u64,
+    /// Token prices for the cost figures of analytics and estimates.
+    pub prices: Prices,
+}
+
+/// Token prices in US dollars per million tokens (`[prices]` in `baton.toml`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prices {
+    /// The price of a model without an entry (`default`).
+    pub default_usd_per_mtok: f64,
+    /// Per model label (every other key of `[prices]`, lower case).
+    pub models: BTreeMap<String, f64>,
+}
+
+// Prices are validated finite, so equality is reflexive.
+impl Eq for Prices {}
+
+impl Default for Prices {
+    fn default() -> Prices {
+        Prices {
+            default_usd_per_mtok: DEFAULT_USD_PER_MTOK,
+            models: BTreeMap::new(),
+        }
+    }
 }
 
 /// Where and whether the JSON-RPC transcript is written.
@@ -156,6 +185,8 @@ struct FileConfig {
     events: FileEvents,
     #[serde(default)]
     tools: FileTools,
+    #[serde(default)]
+    prices: BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -365,6 +396,8 @@ impl Config {
                 });
             }
         }
+        let prices = resolve_prices(env, file.prices)?;
+
         Ok(Config {
             repo_root,
             specs_root,
@@ -374,6 +407,7 @@ impl Config {
             tool_groups,
             fsync,
             lock_timeout_ms,
+            prices,
         })
     }
 }
@@ -392,6 +426,43 @@ pub fn symlink_below(root: &Path, path: &Path) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// `[prices]` from the file (`default` and one key per model label), the
+/// default price overridden by the environment.
+fn resolve_prices(
+    env: &dyn EnvSource,
+    table: BTreeMap<String, f64>,
+) -> Result<Prices, ConfigError> {
+    let check = |name: String, value: f64| {
+        if value.is_finite() && value >= 0.0 {
+            Ok(value)
+        } else {
+            Err(ConfigError::InvalidValue {
+                name,
+                value: value.to_string(),
+                reason: "expected a price >= 0 in US dollars per million tokens".into(),
+            })
+        }
+    };
+    let mut prices = Prices::default();
+    for (key, value) in table {
+        let value = check(format!("prices.{key}"), value)?;
+        if key == "default" {
+            prices.default_usd_per_mtok = value;
+        } else {
+            prices.models.insert(key.to_lowercase(), value);
+        }
+    }
+    if let Some(v) = env.var(env::PRICE_USD_PER_MTOK) {
+        let parsed = v.parse::<f64>().map_err(|_| ConfigError::InvalidValue {
+            name: env::PRICE_USD_PER_MTOK.into(),
+            value: v.clone(),
+            reason: "expected a number of US dollars per million tokens".into(),
+        })?;
+        prices.default_usd_per_mtok = check(env::PRICE_USD_PER_MTOK.into(), parsed)?;
+    }
+    Ok(prices)
 }
 
 /// Splits a comma-separated group list, trimming blanks and dropping empty entries.
@@ -547,6 +618,37 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains(env::EVENTS_MAX_BYTES));
+    }
+
+    #[test]
+    fn prices_come_from_baton_toml_and_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            Config::resolve(dir.path(), &[], &Overrides::default())
+                .unwrap()
+                .prices,
+            Prices::default()
+        );
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[prices]\ndefault = 5.5\nOpus = 30\nsonnet = 6.0\n",
+        )
+        .unwrap();
+        let cfg = Config::resolve(dir.path(), &[], &Overrides::default()).unwrap();
+        assert_eq!(cfg.prices.default_usd_per_mtok, 5.5);
+        assert_eq!(cfg.prices.models["opus"], 30.0);
+        assert_eq!(cfg.prices.models["sonnet"], 6.0);
+        let env = [(env::PRICE_USD_PER_MTOK, "2.5")];
+        let cfg = Config::resolve(dir.path(), &env, &Overrides::default()).unwrap();
+        assert_eq!(cfg.prices.default_usd_per_mtok, 2.5);
+        assert_eq!(cfg.prices.models["opus"], 30.0);
+        let bad = [(env::PRICE_USD_PER_MTOK, "-1")];
+        assert!(Config::resolve(dir.path(), &bad, &Overrides::default()).is_err());
+        let bad = [(env::PRICE_USD_PER_MTOK, "cheap")];
+        let err = Config::resolve(dir.path(), &bad, &Overrides::default()).unwrap_err();
+        assert!(err.to_string().contains(env::PRICE_USD_PER_MTOK));
+        std::fs::write(dir.path().join(CONFIG_FILE), "[prices]\nopus = \"x\"\n").unwrap();
+        assert!(Config::resolve(dir.path(), &[], &Overrides::default()).is_err());
     }
 
     #[test]

@@ -68,6 +68,18 @@ pub use tools::scan::SCAN_MAX_CHARS;
 pub use tools::toc::TOC_MAX_FILES;
 pub use types::*;
 
+/// The index terms of `text` exactly as manual search derives them: the text
+/// in normal form (NFKC, lower case), then CJK character bigrams (plus a
+/// unigram per kanji) and lightly stemmed words, in text order, repeats
+/// kept. For other crates that rank text the way manual search does (the run
+/// history's similar-run search).
+pub fn index_terms(text: &str) -> Vec<String> {
+    let normal = text::normalize(text);
+    let mut terms = Vec::new();
+    tokenize::for_each_token(&normal, |term, _| terms.push(term.to_string()));
+    terms
+}
+
 /// One candidate handed to a [`LateReranker`].
 #[derive(Debug, Clone, Copy)]
 pub struct LateRerankCandidate<'a> {

@@ -97,6 +97,11 @@ enum Command {
         #[arg(long)]
         keep: bool,
     },
+    /// Past runs: similar runs, review patterns, friction, estimates, reindex.
+    History {
+        #[command(subcommand)]
+        command: crate::history_cmd::HistoryCommand,
+    },
     /// Answer the question a run waits at (a checkpoint, a human gate, a
     /// decision), as the person at this terminal: e.g. `baton answer
     /// .specs/20260401-fix approve`, `baton answer 20260401-fix revise "split
@@ -252,6 +257,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { effort, keep } => crate::demo_cmd::run(&effort, keep),
+        Command::History { command } => {
+            let config = Config::load(&overrides)?;
+            crate::history_cmd::run(&config, command)
+        }
         Command::Answer { workspace, answer } => {
             let config = Config::load(&overrides)?;
             crate::answer_cmd::run(config, &workspace, &answer)

@@ -7,6 +7,7 @@ mod answer_cmd;
 mod cli;
 mod demo_cmd;
 mod driver;
+mod history_cmd;
 mod init_cmd;
 mod manuals_cmd;
 mod scripted;

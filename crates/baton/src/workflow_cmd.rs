@@ -152,14 +152,19 @@ pub fn stats(config: &Config, workflow: Option<&str>, json: bool) -> anyhow::Res
         .map(|s| run_stats(&s, registry.get(&s.workflow).as_deref()))
         .collect();
     let by_workflow = aggregate(&runs);
+    // Ended runs from the run history: the numbers the analytics tools give.
+    let dashboard = crate::history_cmd::dashboard(config, workflow);
     if json {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &serde_json::json!({"runs": runs, "byWorkflow": by_workflow})
+                &serde_json::json!({"runs": runs, "byWorkflow": by_workflow, "dashboard": dashboard})
             )?
         );
         return Ok(ExitCode::SUCCESS);
+    }
+    if dashboard.runs > 0 {
+        crate::history_cmd::print_dashboard(&dashboard);
     }
     if runs.is_empty() {
         println!("no runs under {}", config.specs_root.display());

@@ -63,6 +63,33 @@ fn the_engine_is_pure() {
 }
 
 #[test]
+fn the_history_reads_state_definitions_reviews_and_the_tokenizer_only() {
+    assert_eq!(
+        internal("baton-history"),
+        set(&[
+            "baton-engine",
+            "baton-manuals",
+            "baton-state",
+            "baton-workflow"
+        ])
+    );
+    let external = deps("baton-history");
+    for forbidden in [
+        "tokio",
+        "rmcp",
+        "axum",
+        "baton-mcp",
+        "baton-events",
+        "baton-config",
+    ] {
+        assert!(
+            !external.contains(forbidden),
+            "baton-history must not depend on {forbidden}"
+        );
+    }
+}
+
+#[test]
 fn use_cases_sit_between_adapters_and_the_engine() {
     // Transport-free: no MCP SDK, no HTTP framework, no async runtime.
     let external = deps("baton-usecases");

@@ -1,7 +1,12 @@
 //! The 4-layer prompt of a `spawn_agent` action (seed 001): agent
 //! instructions, input/output artifacts (paths only — agents read the files
 //! themselves), repository context and cross-run learning when data exists,
-//! within a token budget. Layers 1 and 2 are never cut.
+//! within a token budget. Layers 1 and 2 are never cut; Layer 3 goes in
+//! whole or not at all; Layer 4 is cut line by line from its end (the last
+//! block's last line first), so its most relevant lines survive.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::instruction::RepoProfile;
 
@@ -27,8 +32,34 @@ pub struct PromptParts<'a> {
     pub output_file: Option<&'a str>,
     /// Layer 3 data.
     pub profile: &'a RepoProfile,
-    /// Layer 4: lines of cross-run learning (similar runs, review patterns), if any.
-    pub learning: &'a [String],
+    /// Layer 4: cross-run learning (similar runs, review patterns, friction
+    /// points), most relevant block and line first; empty when there is none.
+    pub learning: &'a [LearningBlock],
+}
+
+/// One Layer-4 subsection: a `## heading` and its bullet lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LearningBlock {
+    /// The subsection title (e.g. `Similar Past Pipelines`).
+    pub heading: String,
+    /// One bullet per line, without the leading `- `, most relevant first.
+    pub lines: Vec<String>,
+}
+
+impl LearningBlock {
+    /// The block as Markdown (`## heading`, a blank line, `- line` bullets).
+    pub fn render(&self) -> String {
+        let mut out = format!("## {}\n", self.heading);
+        if !self.lines.is_empty() {
+            out.push('\n');
+        }
+        for line in &self.lines {
+            out.push_str("- ");
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
 }
 
 fn estimate_tokens(text: &str) -> usize {
@@ -92,7 +123,6 @@ pub fn assemble(parts: &PromptParts<'_>) -> String {
     } else {
         format!("{layer1}\n\n{}", layer2.trim_end())
     };
-    let mut optional = Vec::new();
     if !parts.profile.quality_commands.is_empty() {
         let mut l3 = String::from(
             "## Repository Context\n\nThe repository's own checks (run them from the repository root):\n",
@@ -105,23 +135,70 @@ pub fn assemble(parts: &PromptParts<'_>) -> String {
                 c.source
             ));
         }
-        optional.push(l3.trim_end().to_string());
-    }
-    if !parts.learning.is_empty() {
-        let mut l4 = String::from("## Lessons From Past Runs\n\n");
-        for line in parts.learning {
-            l4.push_str(&format!("- {line}\n"));
-        }
-        optional.push(l4.trim_end().to_string());
-    }
-    for layer in optional {
-        let candidate = format!("{prompt}\n\n{layer}");
+        let candidate = format!("{prompt}\n\n{}", l3.trim_end());
         if estimate_tokens(&candidate) <= PROMPT_BUDGET_TOKENS {
             prompt = candidate;
         }
     }
+    let layer4 = fit_learning(
+        parts.learning,
+        PROMPT_BUDGET_TOKENS.saturating_mul(4),
+        prompt.chars().count(),
+    );
+    if !layer4.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(layer4.trim_end());
+    }
     prompt.push('\n');
     prompt
+}
+
+/// Layer 4 as Markdown, cut so that `used` characters plus it stay within
+/// `budget_chars` (the token estimate is characters / 4): whole lines are
+/// dropped from the end — the last block's last line first — and a block
+/// left without lines is dropped with its heading.
+fn fit_learning(blocks: &[LearningBlock], budget_chars: usize, used: usize) -> String {
+    const SEPARATOR: usize = 2; // "\n\n" before the layer and between blocks
+    let line_chars = |l: &String| l.chars().count() + 3; // "- " and "\n"
+    let heading_chars = |b: &LearningBlock| b.heading.chars().count() + 5; // "## ", "\n\n"
+    let mut kept: Vec<usize> = blocks.iter().map(|b| b.lines.len()).collect();
+    let block_size = |b: &LearningBlock, n: usize| -> usize {
+        if n == 0 {
+            0
+        } else {
+            SEPARATOR + heading_chars(b) + b.lines[..n].iter().map(line_chars).sum::<usize>()
+        }
+    };
+    let mut total: usize = blocks
+        .iter()
+        .zip(&kept)
+        .map(|(b, n)| block_size(b, *n))
+        .sum();
+    // Drop lines from the end until the layer fits.
+    let mut i = blocks.len();
+    while used + total > budget_chars && i > 0 {
+        let b = &blocks[i - 1];
+        let n = kept[i - 1];
+        if n == 0 {
+            i -= 1;
+            continue;
+        }
+        total -= block_size(b, n) - block_size(b, n - 1);
+        kept[i - 1] = n - 1;
+    }
+    blocks
+        .iter()
+        .zip(&kept)
+        .filter(|(_, n)| **n > 0)
+        .map(|(b, n)| {
+            LearningBlock {
+                heading: b.heading.clone(),
+                lines: b.lines[..*n].to_vec(),
+            }
+            .render()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
@@ -133,7 +210,7 @@ mod tests {
         body: &'a str,
         inputs: &'a [String],
         profile: &'a RepoProfile,
-        learning: &'a [String],
+        learning: &'a [LearningBlock],
     ) -> PromptParts<'a> {
         PromptParts {
             agent_body: body,
@@ -169,6 +246,13 @@ mod tests {
         );
     }
 
+    fn block(heading: &str, lines: &[&str]) -> LearningBlock {
+        LearningBlock {
+            heading: heading.into(),
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+        }
+    }
+
     #[test]
     fn layers_three_and_four_come_with_data_and_respect_the_budget() {
         let profile = RepoProfile {
@@ -178,19 +262,69 @@ mod tests {
                 source: "Cargo.toml".into(),
             }],
         };
-        let learning = vec!["review often flags missing error context".to_string()];
+        let learning = vec![
+            block(
+                "Similar Past Pipelines",
+                &["20260301-fix-auth: token refresh"],
+            ),
+            block(
+                "Past Review Patterns",
+                &["CRITICAL x3: missing error context"],
+            ),
+        ];
         let p = assemble(&parts("# A\n", &[], &profile, &learning));
         assert!(
             p.contains("## Repository Context") && p.contains("`cargo test` (from Cargo.toml)")
         );
-        assert!(p.contains("## Lessons From Past Runs\n\n- review often flags"));
+        assert!(p.contains(
+            "## Similar Past Pipelines\n\n- 20260301-fix-auth: token refresh\n\n## Past Review Patterns\n\n- CRITICAL x3"
+        ));
+        assert!(p.ends_with("missing error context\n"));
         let huge = "x".repeat(4 * PROMPT_BUDGET_TOKENS);
         let p = assemble(&parts(&huge, &[], &profile, &learning));
         assert!(
             !p.contains("## Repository Context"),
             "optional layers are dropped over budget"
         );
+        assert!(!p.contains("## Similar Past Pipelines"));
         assert!(p.contains("## Output File"), "layers 1-2 are never cut");
+    }
+
+    #[test]
+    fn layer_four_is_cut_from_its_last_line_and_the_budget_holds() {
+        let profile = RepoProfile::default();
+        let line = "y".repeat(400);
+        let lines: Vec<&str> = (0..20).map(|_| line.as_str()).collect();
+        let learning = vec![
+            block("Similar Past Pipelines", &lines),
+            block("Past Review Patterns", &lines),
+        ];
+        // Layers 1-2 take about 3/4 of the budget: only some lines fit.
+        let body = "z".repeat(3 * PROMPT_BUDGET_TOKENS);
+        let p = assemble(&parts(&body, &[], &profile, &learning));
+        assert!(
+            estimate_tokens(&p) <= PROMPT_BUDGET_TOKENS,
+            "{}",
+            estimate_tokens(&p)
+        );
+        assert!(
+            p.contains("## Similar Past Pipelines"),
+            "the first block is kept"
+        );
+        assert!(
+            !p.contains("## Past Review Patterns"),
+            "the last block goes first"
+        );
+        let kept = p.matches(&format!("- {line}")).count();
+        assert!(kept > 0 && kept < 20, "{kept} lines kept");
+        // With room for everything, nothing is cut.
+        let p = assemble(&parts("# A\n", &[], &profile, &learning));
+        assert_eq!(p.matches(&format!("- {line}")).count(), 40);
+        assert!(estimate_tokens(&p) <= PROMPT_BUDGET_TOKENS);
+        // Empty blocks never leave a dangling heading.
+        let empty = vec![block("AI Friction Points", &[])];
+        let p = assemble(&parts("# A\n", &[], &profile, &empty));
+        assert!(!p.contains("AI Friction Points"));
     }
 
     #[test]

@@ -1,0 +1,808 @@
+//! [`HistoryIndex`]: the handle the server and the CLI hold.
+//!
+//! Opening costs nothing. The file is read on first use and kept in memory;
+//! every later call looks at the file's size and modification time (one
+//! `stat`) and reads only what other processes appended since (a new
+//! generation — a rewrite — is read whole). On first use the index also
+//! records ended runs it has no record of (forge workspaces, runs that ended
+//! while no baton was watching): one listing of the specs root, and only the
+//! unknown folders' `state.json` are read. Nothing is ever rescanned at
+//! start.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use baton_engine::pipeline::prompt::LearningBlock;
+use baton_engine::pipeline::verdict::Severity;
+use baton_state::{Effort, WorkspaceState};
+use baton_workflow::{Registry, WorkflowDefinition};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::analytics::{
+    Basis, Dashboard, Estimate, MIN_SIMILAR, PriceTable, RunSummary, dashboard, estimate,
+    run_summary,
+};
+use crate::bm25::Bm25;
+use crate::collect::{Folder, build_record, outcome};
+use crate::entry::Entry;
+use crate::error::HistoryError;
+use crate::file::HistoryFile;
+use crate::friction::{FrictionObservation, FrictionPoint};
+use crate::merge::{Observation, Pattern, merge_findings};
+use crate::record::{Outcome, RunRecord};
+use crate::similar::{LAYER4_MIN_MATCHED, SimilarRun, rank, strong};
+
+/// Runs whose findings and friction count, newest first (older ones weigh
+/// under 0.1 %).
+pub const WINDOW_RUNS: usize = 250;
+/// A run's findings weigh half as much as those of the run
+/// `HALF_LIFE_RUNS` runs newer.
+pub const HALF_LIFE_RUNS: f64 = 25.0;
+/// Runs an estimate falls back to (the newest of the effort, or of all).
+pub const ESTIMATE_FALLBACK_RUNS: usize = 50;
+/// Warnings kept until taken.
+const MAX_WARNINGS: usize = 32;
+
+/// Which patterns to return.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PatternFilter {
+    /// Only findings of this reviewing agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only findings of this review phase.
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// Only CRITICAL or only MINOR findings.
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// At most this many (0: 10).
+    #[serde(default)]
+    pub limit: usize,
+}
+
+/// Merged review patterns.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Patterns {
+    /// Patterns, heaviest first.
+    pub patterns: Vec<Pattern>,
+    /// Runs whose reviews were analysed (the newest [`WINDOW_RUNS`]).
+    pub runs_analyzed: u32,
+}
+
+/// The friction map.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Friction {
+    /// Friction points, heaviest first.
+    pub points: Vec<FrictionPoint>,
+    /// Improvement reports analysed.
+    pub reports_analyzed: u32,
+}
+
+/// What `reindex` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Reindexed {
+    /// Ended runs recorded.
+    pub runs: u32,
+    /// Workspaces still running (not recorded).
+    pub running: u32,
+    /// Workspaces whose `state.json` could not be read.
+    pub unreadable: Vec<String>,
+}
+
+/// The run history of one specs root. Cheap to open; share one per process.
+#[derive(Debug)]
+pub struct HistoryIndex {
+    file: HistoryFile,
+    registry: Option<Arc<Registry>>,
+    loaded: Mutex<Option<Loaded>>,
+    warnings: Mutex<Vec<String>>,
+}
+
+#[derive(Debug, Default)]
+struct Loaded {
+    generation: String,
+    offset: u64,
+    identity: Option<(u64, Option<std::time::SystemTime>)>,
+    entries: Vec<Entry>,
+    alive: Vec<bool>,
+    by_workspace: HashMap<String, usize>,
+    bm25: Bm25,
+    derived: Option<Arc<Derived>>,
+    /// The last Layer-4 similar-run query (hash of request and design) and
+    /// its answer: the prompts of one run share them.
+    similar_cache: Option<(u64, Vec<SimilarRun>)>,
+    caught_up: bool,
+}
+
+#[derive(Debug)]
+struct Derived {
+    patterns: Vec<Pattern>,
+    friction: Vec<FrictionPoint>,
+    runs_with_reviews: u32,
+    reports: u32,
+}
+
+impl Loaded {
+    fn add(&mut self, entry: Entry) {
+        if let Some(old) = self.by_workspace.get(&entry.workspace).copied() {
+            let same = {
+                let o = &self.entries[old];
+                o.ended == entry.ended
+                    && o.terms == entry.terms
+                    && o.tokens == entry.tokens
+                    && o.outcome == entry.outcome
+                    && o.line_len == entry.line_len
+            };
+            if same {
+                // The same record again: point at the newer line.
+                self.entries[old].offset = entry.offset;
+                return;
+            }
+            self.alive[old] = false;
+            self.bm25
+                .remove(old, crate::entry::terms(&self.entries[old].terms));
+        }
+        let doc = self.bm25.add(crate::entry::terms(&entry.terms), entry.len);
+        debug_assert_eq!(doc, self.entries.len());
+        self.by_workspace.insert(entry.workspace.clone(), doc);
+        self.entries.push(entry);
+        self.alive.push(true);
+        self.derived = None;
+        self.similar_cache = None;
+    }
+
+    /// Live documents, newest first (by end time, then workspace name).
+    fn newest_first(&self) -> Vec<usize> {
+        let mut docs: Vec<usize> = (0..self.entries.len()).filter(|d| self.alive[*d]).collect();
+        docs.sort_by(|a, b| {
+            let (ea, eb) = (&self.entries[*a], &self.entries[*b]);
+            eb.ended
+                .cmp(&ea.ended)
+                .then_with(|| eb.workspace.cmp(&ea.workspace))
+        });
+        docs
+    }
+
+    /// Full records of documents, read from the file (unreadable ones left out).
+    fn records(&self, file: &HistoryFile, docs: &[usize]) -> Vec<RunRecord> {
+        let lines: Vec<(u64, u32)> = docs
+            .iter()
+            .map(|d| (self.entries[*d].offset, self.entries[*d].line_len))
+            .collect();
+        file.read_records(&lines)
+            .into_iter()
+            .zip(docs)
+            .filter_map(|(r, d)| r.filter(|r| r.workspace == self.entries[*d].workspace))
+            .collect()
+    }
+
+    fn derived(&mut self, file: &HistoryFile) -> Arc<Derived> {
+        if let Some(d) = &self.derived {
+            return Arc::clone(d);
+        }
+        let newest = self.newest_first();
+        let window: Vec<usize> = newest.into_iter().take(WINDOW_RUNS).collect();
+        // Only runs with findings or friction need reading.
+        let wanted: Vec<(usize, usize)> = window
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| self.entries[**d].reviewed || self.entries[**d].reported)
+            .map(|(age, d)| (age, *d))
+            .collect();
+        let docs: Vec<usize> = wanted.iter().map(|(_, d)| *d).collect();
+        let records = self.records(file, &docs);
+        let ages: HashMap<&str, usize> = wanted
+            .iter()
+            .map(|(age, d)| (self.entries[*d].workspace.as_str(), *age))
+            .collect();
+        let mut findings = Vec::new();
+        let mut friction = Vec::new();
+        let (mut runs_with_reviews, mut reports) = (0u32, 0u32);
+        for r in &records {
+            let Some(age) = ages.get(r.workspace.as_str()).copied() else {
+                continue;
+            };
+            let weight = recency_weight(age);
+            let seen = (WINDOW_RUNS - age) as u64;
+            if !r.findings.is_empty() || !r.verdicts.is_empty() {
+                runs_with_reviews += 1;
+            }
+            if !r.friction.is_empty() {
+                reports += 1;
+            }
+            for f in &r.findings {
+                findings.push(Observation {
+                    text: f.text.clone(),
+                    phase: f.phase.clone(),
+                    agent: f.agent.clone(),
+                    severity: f.severity,
+                    count: 1,
+                    weight,
+                    seen,
+                    run: r.workspace.clone(),
+                });
+            }
+            for item in &r.friction {
+                friction.push(FrictionObservation {
+                    item: item.clone(),
+                    weight,
+                    seen,
+                    run: r.workspace.clone(),
+                });
+            }
+        }
+        let d = Arc::new(Derived {
+            patterns: merge_findings(&findings),
+            friction: crate::friction::merge(&friction),
+            runs_with_reviews,
+            reports,
+        });
+        self.derived = Some(Arc::clone(&d));
+        d
+    }
+}
+
+/// The weight of a run `age` runs older than the newest, in millionths.
+pub fn recency_weight(age: usize) -> u64 {
+    (crate::WEIGHT_UNIT as f64 * 0.5f64.powf(age as f64 / HALF_LIFE_RUNS)).round() as u64
+}
+
+fn builtin_registry() -> &'static Registry {
+    static BUILTIN: OnceLock<Registry> = OnceLock::new();
+    BUILTIN.get_or_init(Registry::builtin)
+}
+
+impl HistoryIndex {
+    /// The history of the workspaces under `specs_root`. Reads nothing yet.
+    pub fn open(specs_root: &Path) -> HistoryIndex {
+        HistoryIndex {
+            file: HistoryFile {
+                root: specs_root.to_path_buf(),
+                durable: false,
+            },
+            registry: None,
+            loaded: Mutex::new(None),
+            warnings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Workflow definitions used to find review phases and their artifacts
+    /// (default: the built-in ones).
+    pub fn with_registry(mut self, registry: Arc<Registry>) -> HistoryIndex {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// fsync every append and rewrite (default off: a record lost to a power
+    /// cut is written again by the next catch-up, since the run's own
+    /// `state.json` says it ended).
+    pub fn with_durability(mut self, durable: bool) -> HistoryIndex {
+        self.file.durable = durable;
+        self
+    }
+
+    /// The history file's path.
+    pub fn path(&self) -> PathBuf {
+        self.file.path()
+    }
+
+    /// Problems met since the last call (a corrupt file and its rebuild, an
+    /// unreadable file), for the server log or the terminal.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.warnings))
+    }
+
+    fn warn(&self, message: String) {
+        let mut w = lock(&self.warnings);
+        if w.len() < MAX_WARNINGS {
+            w.push(message);
+        }
+    }
+
+    fn definition(&self, workflow: &str) -> Option<Arc<WorkflowDefinition>> {
+        match &self.registry {
+            Some(r) => r.get(workflow),
+            None => builtin_registry().get(workflow),
+        }
+    }
+
+    /// Appends a record (a newer record of the same workspace replaces the
+    /// older one when read). Called after the state write that ended a run.
+    pub fn append(&self, record: &RunRecord) -> Result<(), HistoryError> {
+        let guard = self.file.exclusive()?;
+        self.file.append(&guard, record)
+    }
+
+    /// The record of the run in `dir` from its state and files. Works for a
+    /// live run too (outcome `running`), for summaries.
+    pub fn build(&self, dir: &Path, state: &WorkspaceState) -> RunRecord {
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let def = self.definition(&state.workflow);
+        build_record(&name, state, &Folder(dir), def.as_deref())
+    }
+
+    /// Records the run in `dir` if `state` says it ended; returns the record.
+    pub fn record_run(
+        &self,
+        dir: &Path,
+        state: &WorkspaceState,
+    ) -> Result<Option<RunRecord>, HistoryError> {
+        if outcome(state) == Outcome::Running {
+            return Ok(None);
+        }
+        let record = self.build(dir, state);
+        self.append(&record)?;
+        Ok(Some(record))
+    }
+
+    /// Records the run in `dir` if it ended and has no record yet (for a
+    /// finished workspace met on disk); returns whether it was recorded.
+    pub fn record_if_missing(
+        &self,
+        dir: &Path,
+        state: &WorkspaceState,
+    ) -> Result<bool, HistoryError> {
+        if outcome(state) == Outcome::Running {
+            return Ok(false);
+        }
+        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let known = self.with(|l, _| l.by_workspace.contains_key(name));
+        if known {
+            return Ok(false);
+        }
+        Ok(self.record_run(dir, state)?.is_some())
+    }
+
+    /// Records every ended run under the specs root that has no record yet:
+    /// one listing of the folder; only unknown folders' `state.json` are
+    /// read. Returns how many were recorded. Runs once by itself on first use.
+    pub fn catch_up(&self) -> Result<usize, HistoryError> {
+        let mut slot = lock(&self.loaded);
+        self.refresh(&mut slot);
+        let Some(l) = slot.as_mut() else {
+            return Ok(0);
+        };
+        self.catch_up_loaded(l)
+    }
+
+    fn catch_up_loaded(&self, l: &mut Loaded) -> Result<usize, HistoryError> {
+        l.caught_up = true;
+        let mut found = Vec::new();
+        for (name, dir) in workspace_dirs(&self.file.root) {
+            if l.by_workspace.contains_key(&name) {
+                continue;
+            }
+            if let Ok(state) = read_state(&dir)
+                && outcome(&state) != Outcome::Running
+            {
+                found.push(self.build(&dir, &state));
+            }
+        }
+        if found.is_empty() {
+            return Ok(0);
+        }
+        {
+            let guard = self.file.exclusive()?;
+            for r in &found {
+                self.file.append(&guard, r)?;
+            }
+        }
+        let mut slot = Some(std::mem::take(l));
+        self.refresh(&mut slot);
+        *l = slot.unwrap_or_default();
+        l.caught_up = true;
+        Ok(found.len())
+    }
+
+    /// Rebuilds the file from every workspace under the specs root (a new
+    /// generation; other processes reload it).
+    pub fn reindex(&self) -> Result<Reindexed, HistoryError> {
+        let mut slot = lock(&self.loaded);
+        self.rebuild(&mut slot)
+    }
+
+    fn rebuild(&self, slot: &mut Option<Loaded>) -> Result<Reindexed, HistoryError> {
+        let mut report = Reindexed::default();
+        let mut records = Vec::new();
+        for (name, dir) in workspace_dirs(&self.file.root) {
+            if !crate::file::is_workspace(&dir) {
+                continue;
+            }
+            match read_state(&dir) {
+                Ok(state) if outcome(&state) == Outcome::Running => report.running += 1,
+                Ok(state) => records.push(self.build(&dir, &state)),
+                Err(_) => report.unreadable.push(name),
+            }
+        }
+        report.runs = records.len() as u32;
+        {
+            let guard = self.file.exclusive()?;
+            self.file.rewrite(&guard, &records)?;
+        }
+        *slot = Some(self.full_load(true, false));
+        Ok(report)
+    }
+
+    /// Runs `f` on the up-to-date index.
+    fn with<T>(&self, f: impl FnOnce(&mut Loaded, &HistoryFile) -> T) -> T {
+        let mut slot = lock(&self.loaded);
+        self.refresh(&mut slot);
+        let l = slot.get_or_insert_with(Loaded::default);
+        if !l.caught_up
+            && let Err(e) = self.catch_up_loaded(l)
+        {
+            self.warn(format!("history: recording ended runs failed: {e}"));
+        }
+        f(l, &self.file)
+    }
+
+    /// Reads the whole file on first use; later only what was appended, or
+    /// the whole file again when another process rewrote it.
+    fn refresh(&self, slot: &mut Option<Loaded>) {
+        let identity = self.file.identity();
+        if let Some(l) = slot.as_mut() {
+            if l.identity == identity && identity.is_some() {
+                return;
+            }
+            if identity.is_some_and(|(len, _)| len >= l.offset) && !l.generation.is_empty() {
+                let same = {
+                    let _shared = self.file.shared();
+                    matches!(self.file.header(), Ok(Some(Ok((h, _)))) if h.generation == l.generation)
+                };
+                if same && self.tail(l) {
+                    return;
+                }
+            }
+        }
+        let caught_up = slot.as_ref().is_some_and(|l| l.caught_up);
+        *slot = Some(self.full_load(caught_up, true));
+    }
+
+    /// Reads what was appended after `l.offset`; `false` when the new part
+    /// is damaged (the caller then loads and repairs the whole file).
+    fn tail(&self, l: &mut Loaded) -> bool {
+        let chunk = {
+            let _shared = self.file.shared();
+            let identity = self.file.identity();
+            match self.file.read_from(l.offset) {
+                Ok(c) => {
+                    l.identity = identity;
+                    c
+                }
+                Err(e) => {
+                    self.warn(format!("history: {e}"));
+                    return true;
+                }
+            }
+        };
+        if chunk.bad_lines > 0 || chunk.torn_tail {
+            return false;
+        }
+        l.offset = chunk.end;
+        for e in chunk.entries {
+            l.add(e);
+        }
+        true
+    }
+
+    /// Reads the whole file; a problem gives a warning and a rebuild.
+    /// `caught_up`: whether this process already recorded the runs on disk;
+    /// `repair`: whether a damaged file may be repaired (once).
+    fn full_load(&self, caught_up: bool, repair: bool) -> Loaded {
+        let shared = self.file.shared();
+        let identity = self.file.identity();
+        let header = match self.file.header() {
+            Ok(h) => h,
+            Err(e) => {
+                self.warn(format!("history: {e}"));
+                return Loaded::default();
+            }
+        };
+        match header {
+            None => Loaded {
+                caught_up,
+                ..Loaded::default()
+            },
+            Some(Err(problem)) => {
+                drop(shared);
+                if !repair {
+                    return Loaded::default();
+                }
+                self.warn(format!(
+                    "history: {} cannot be used ({problem}); rebuilding it from the workspaces",
+                    self.file.path().display()
+                ));
+                let mut fresh = None;
+                match self.rebuild(&mut fresh) {
+                    Ok(_) => fresh.unwrap_or_default(),
+                    Err(e) => {
+                        self.warn(format!("history: rebuilding failed: {e}"));
+                        Loaded {
+                            caught_up: true,
+                            ..Loaded::default()
+                        }
+                    }
+                }
+            }
+            Some(Ok((header, offset))) => {
+                let chunk = match self.file.read_from(offset) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        self.warn(format!("history: {e}"));
+                        return Loaded::default();
+                    }
+                };
+                drop(shared);
+                if (chunk.bad_lines > 0 || chunk.torn_tail) && repair {
+                    return self.repair(chunk.bad_lines, chunk.torn_tail);
+                }
+                let mut l = Loaded {
+                    generation: header.generation,
+                    offset: chunk.end,
+                    identity,
+                    caught_up,
+                    ..Loaded::default()
+                };
+                for e in chunk.entries {
+                    l.add(e);
+                }
+                l
+            }
+        }
+    }
+
+    /// Rewrites the file without its unreadable lines (read again under the
+    /// exclusive lock: another process may have repaired or appended). The
+    /// runs those lines held are recorded again from their workspaces by the
+    /// catch-up that follows.
+    fn repair(&self, bad_lines: usize, torn: bool) -> Loaded {
+        let what = match (bad_lines, torn) {
+            (0, _) => "a partly written last line".to_string(),
+            (n, false) => format!("{n} unreadable line(s)"),
+            (n, true) => format!("{n} unreadable line(s) and a partly written last line"),
+        };
+        self.warn(format!(
+            "history: {} has {what}; rewriting it without them and re-recording the runs they held from their workspaces",
+            self.file.path().display()
+        ));
+        let result = (|| {
+            let guard = self.file.exclusive()?;
+            let lines = self.file.good_lines()?;
+            self.file.rewrite_lines(&guard, &lines)
+        })();
+        if let Err(e) = result {
+            self.warn(format!("history: repairing failed: {e}"));
+        }
+        self.full_load(false, false)
+    }
+
+    /// Loads the index and merges the patterns now, so the first prompt
+    /// does not pay for it: call it on a background thread at server start.
+    pub fn warm(&self) {
+        self.with(|l, file| {
+            l.derived(file);
+        });
+    }
+
+    /// Records in the index (one per workspace).
+    pub fn len(&self) -> usize {
+        self.with(|l, _| l.bm25.len())
+    }
+
+    /// Whether no run is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The record of one workspace, if any.
+    pub fn get(&self, workspace: &str) -> Option<RunRecord> {
+        self.with(|l, file| {
+            let doc = *l.by_workspace.get(workspace)?;
+            l.records(file, &[doc]).pop()
+        })
+    }
+
+    /// The `k` past runs most like `text` (a request, a design, a few
+    /// words), with the words each shares with it.
+    pub fn similar(&self, text: &str, k: usize) -> Vec<SimilarRun> {
+        self.with(|l, _| rank(&l.bm25, &l.entries, text, "", k, 1, &|d| l.alive[d]))
+    }
+
+    /// Review patterns, heaviest first.
+    pub fn patterns(&self, filter: &PatternFilter) -> Patterns {
+        self.with(|l, file| {
+            let d = l.derived(file);
+            let limit = if filter.limit == 0 { 10 } else { filter.limit };
+            let mut patterns = crate::layer4::filter_patterns(
+                &d.patterns,
+                filter.agent.as_deref(),
+                filter.phase.as_deref(),
+                filter.severity,
+            );
+            patterns.truncate(limit);
+            Patterns {
+                patterns,
+                runs_analyzed: d.runs_with_reviews,
+            }
+        })
+    }
+
+    /// The friction map, heaviest first (at most `limit`, 0: 10).
+    pub fn friction(&self, limit: usize) -> Friction {
+        self.with(|l, file| {
+            let d = l.derived(file);
+            let limit = if limit == 0 { 10 } else { limit };
+            Friction {
+                points: d.friction.iter().take(limit).cloned().collect(),
+                reports_analyzed: d.reports,
+            }
+        })
+    }
+
+    /// Layer 4 of the prompt of `agent` in a new run with this request (and
+    /// design, once it exists), within `budget_tokens`
+    /// ([`crate::layer4::compose`]). Empty when there is nothing to say.
+    pub fn layer4(
+        &self,
+        agent: &str,
+        request: &str,
+        design: Option<&str>,
+        budget_tokens: usize,
+    ) -> Vec<LearningBlock> {
+        let plan = crate::layer4::plan(agent);
+        if plan.is_empty() {
+            return Vec::new();
+        }
+        let wants_similar = plan
+            .iter()
+            .any(|w| matches!(w, crate::layer4::Want::Similar(_)));
+        self.with(|l, file| {
+            if l.bm25.is_empty() {
+                return Vec::new();
+            }
+            let similar = if wants_similar {
+                let design = design.unwrap_or("");
+                let key = text_hash(request, design);
+                match &l.similar_cache {
+                    Some((k, hits)) if *k == key => hits.clone(),
+                    _ => {
+                        let hits = strong(rank(
+                            &l.bm25,
+                            &l.entries,
+                            request,
+                            design,
+                            3,
+                            LAYER4_MIN_MATCHED,
+                            &|d| l.alive[d],
+                        ));
+                        l.similar_cache = Some((key, hits.clone()));
+                        hits
+                    }
+                }
+            } else {
+                Vec::new()
+            };
+            let d = l.derived(file);
+            crate::layer4::compose(agent, &similar, &d.patterns, &d.friction, budget_tokens)
+        })
+    }
+
+    /// Tokens, work minutes and cost to expect for a request: from the
+    /// completed runs most like it (at least [`MIN_SIMILAR`], of the same
+    /// effort when one is given), else from the newest completed runs of
+    /// the effort, else of all.
+    pub fn estimate(&self, request: &str, effort: Option<Effort>, prices: &PriceTable) -> Estimate {
+        self.with(|l, file| {
+            let fits = |e: &Entry| {
+                e.outcome == Outcome::Completed && effort.is_none_or(|x| e.effort == Some(x))
+            };
+            let similar = strong(rank(
+                &l.bm25,
+                &l.entries,
+                request,
+                "",
+                10,
+                LAYER4_MIN_MATCHED,
+                &|d| l.alive[d] && fits(&l.entries[d]),
+            ));
+            let (basis, docs): (Basis, Vec<usize>) = if similar.len() >= MIN_SIMILAR {
+                (
+                    Basis::Similar,
+                    similar
+                        .iter()
+                        .filter_map(|s| l.by_workspace.get(&s.workspace).copied())
+                        .collect(),
+                )
+            } else {
+                let newest = l.newest_first();
+                let pick = |filter: &dyn Fn(&Entry) -> bool| -> Vec<usize> {
+                    newest
+                        .iter()
+                        .copied()
+                        .filter(|d| filter(&l.entries[*d]))
+                        .take(ESTIMATE_FALLBACK_RUNS)
+                        .collect()
+                };
+                let by_effort = if effort.is_some() {
+                    pick(&fits)
+                } else {
+                    Vec::new()
+                };
+                if by_effort.is_empty() {
+                    (Basis::All, pick(&|e| e.outcome == Outcome::Completed))
+                } else {
+                    (Basis::Effort, by_effort)
+                }
+            };
+            let records = l.records(file, &docs);
+            let sample: Vec<&RunRecord> = records.iter().collect();
+            estimate(basis, &sample, prices)
+        })
+    }
+
+    /// The repository dashboard over every recorded run, or the runs of one
+    /// workflow (reads every record).
+    pub fn dashboard(&self, workflow: Option<&str>, prices: &PriceTable) -> Dashboard {
+        self.with(|l, file| {
+            let docs: Vec<usize> = (0..l.entries.len()).filter(|d| l.alive[*d]).collect();
+            let records = l.records(file, &docs);
+            dashboard(
+                records
+                    .iter()
+                    .filter(|r| workflow.is_none_or(|w| r.workflow == w)),
+                prices,
+            )
+        })
+    }
+
+    /// The summary of a recorded run.
+    pub fn summary(&self, workspace: &str, prices: &PriceTable) -> Option<RunSummary> {
+        self.get(workspace).map(|r| run_summary(&r, prices))
+    }
+}
+
+fn text_hash(request: &str, design: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    request.hash(&mut h);
+    design.hash(&mut h);
+    h.finish()
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Workspace folders directly under `root` (not hidden, not symlinks), by name.
+fn workspace_dirs(root: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            (!name.starts_with('.')).then(|| (name, e.path()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Reads and migrates a workspace's `state.json`.
+fn read_state(dir: &Path) -> Result<WorkspaceState, String> {
+    let path = dir.join(baton_state::store::STATE_FILE);
+    let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
+    if meta.len() > baton_state::store::MAX_STATE_BYTES {
+        return Err("state.json is too large".into());
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+    WorkspaceState::from_json(&text).map_err(|e| e.to_string())
+}

@@ -1,0 +1,390 @@
+//! Layer 4 of an agent prompt (seed 001 "Data Flywheel"): which past-run
+//! knowledge each agent gets, rendered as prompt blocks within a budget
+//! (docs/history.md §7).
+
+use baton_engine::pipeline::prompt::LearningBlock;
+use baton_engine::pipeline::verdict::Severity;
+
+use crate::friction::FrictionPoint;
+use crate::merge::{Pattern, to_weight};
+use crate::similar::SimilarRun;
+use crate::text::{prompt_line, truncate};
+
+/// Seed 001's subsection titles.
+pub const SIMILAR_HEADING: &str = "Similar Past Pipelines";
+/// Seed 001's subsection titles.
+pub const PATTERNS_HEADING: &str = "Past Review Patterns";
+/// Seed 001's subsection titles.
+pub const FRICTION_HEADING: &str = "AI Friction Points";
+
+/// A Layer-4 budget that leaves most of the prompt budget to Layers 1–3.
+pub const DEFAULT_LAYER4_BUDGET_TOKENS: usize = 1200;
+
+/// Longest rendered line, in characters.
+pub const MAX_LINE_CHARS: usize = 320;
+
+/// One kind of knowledge an agent gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Want {
+    /// The `n` most similar past runs.
+    Similar(usize),
+    /// Review patterns: of one reviewing agent (all reviewers when `None`,
+    /// or when that agent has none), CRITICAL findings only or all, at most `n`.
+    Patterns {
+        /// The reviewing agent.
+        agent: Option<String>,
+        /// Only CRITICAL findings.
+        critical_only: bool,
+        /// At most this many.
+        n: usize,
+    },
+    /// The `n` heaviest friction points.
+    Friction(usize),
+}
+
+/// What an agent gets, most important first (docs/history.md §7 table).
+pub fn plan(agent: &str) -> Vec<Want> {
+    let patterns = |agent: Option<&str>, critical_only: bool, n: usize| Want::Patterns {
+        agent: agent.map(str::to_string),
+        critical_only,
+        n,
+    };
+    let implementer = || vec![Want::Friction(5), Want::Similar(3), patterns(None, true, 4)];
+    match agent {
+        "architect" => vec![Want::Similar(3), patterns(Some("design-reviewer"), true, 4)],
+        "task-decomposer" => vec![Want::Similar(3), patterns(Some("task-reviewer"), false, 4)],
+        "situation-analyst" | "situation-analyst-investigator" | "investigator" => {
+            vec![Want::Similar(3)]
+        }
+        "implementer" => implementer(),
+        a if a.ends_with("reviewer") => vec![patterns(Some(a), false, 8)],
+        a if a.contains("implement") => implementer(),
+        a if a.contains("review") => vec![patterns(Some(a), false, 8)],
+        a if [
+            "architect",
+            "design",
+            "plan",
+            "decompos",
+            "analy",
+            "investigat",
+        ]
+        .iter()
+        .any(|k| a.contains(k)) =>
+        {
+            vec![Want::Similar(3)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Patterns whose rows match `agent` / `phase` / `severity` (each when
+/// given), with only those rows counted, heaviest first.
+pub fn filter_patterns(
+    patterns: &[Pattern],
+    agent: Option<&str>,
+    phase: Option<&str>,
+    severity: Option<Severity>,
+) -> Vec<Pattern> {
+    let mut out: Vec<Pattern> = patterns
+        .iter()
+        .filter_map(|p| {
+            let by: Vec<_> =
+                p.by.iter()
+                    .filter(|r| {
+                        agent.is_none_or(|a| r.agent == a)
+                            && phase.is_none_or(|ph| r.phase == ph)
+                            && severity.is_none_or(|s| r.severity == s)
+                    })
+                    .cloned()
+                    .collect();
+            if by.is_empty() {
+                return None;
+            }
+            let weight_micro = by.iter().map(|r| r.weight_micro).sum();
+            Some(Pattern {
+                text: p.text.clone(),
+                count: by.iter().map(|r| r.count).sum(),
+                weight: to_weight(weight_micro),
+                by,
+                last_seen: p.last_seen.clone(),
+                seen: p.seen,
+                weight_micro,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.weight_micro
+            .cmp(&a.weight_micro)
+            .then(b.count.cmp(&a.count))
+            .then_with(|| a.text.cmp(&b.text))
+    });
+    out
+}
+
+/// One similar run as a prompt line.
+pub fn similar_line(run: &SimilarRun) -> String {
+    let mut facts = vec![run.outcome.as_str().to_string()];
+    if let Some(e) = run.effort {
+        facts.push(format!("effort {e:?}"));
+    }
+    if run.loops > 0 {
+        facts.push(format!(
+            "{} loop{}",
+            run.loops,
+            if run.loops == 1 { "" } else { "s" }
+        ));
+    }
+    if run.minutes > 0.0 {
+        facts.push(format!("{:.0} min", run.minutes));
+    }
+    if run.tokens > 0 {
+        facts.push(format!("{}k tokens", run.tokens.div_ceil(1000)));
+    }
+    let mut line = format!(
+        "{} ({}): {}",
+        run.workspace,
+        facts.join(", "),
+        truncate(&run.request, 140)
+    );
+    if !run.matched.is_empty() {
+        line.push_str(&format!(" [matched: {}]", run.matched.join(", ")));
+    }
+    prompt_line(&line, MAX_LINE_CHARS)
+}
+
+/// One pattern as a prompt line.
+pub fn pattern_line(p: &Pattern) -> String {
+    let critical = p.count_of(Severity::Critical);
+    let mut agents: Vec<&str> = Vec::new();
+    for r in &p.by {
+        if !r.agent.is_empty() && !agents.contains(&r.agent.as_str()) {
+            agents.push(&r.agent);
+        }
+    }
+    let severity = if critical == p.count {
+        "CRITICAL".to_string()
+    } else if critical == 0 {
+        "MINOR".to_string()
+    } else {
+        format!("{critical} CRITICAL")
+    };
+    prompt_line(
+        &format!(
+            "\"{}\" — {}× ({severity}; {}; last in {})",
+            truncate(&p.text, 160),
+            p.count,
+            agents.join(", "),
+            p.last_seen
+        ),
+        MAX_LINE_CHARS,
+    )
+}
+
+/// One friction point as a prompt line.
+pub fn friction_line(f: &FrictionPoint) -> String {
+    let mut line = format!("{}: {}", f.category, truncate(&f.problem, 150));
+    if !f.improvement.is_empty() {
+        line.push_str(&format!(" — {}", truncate(&f.improvement, 120)));
+    }
+    line.push_str(&format!(
+        " ({} run{})",
+        f.count,
+        if f.count == 1 { "" } else { "s" }
+    ));
+    prompt_line(&line, MAX_LINE_CHARS)
+}
+
+/// Composes Layer 4 for `agent` from what the index found: blocks in the
+/// agent's [`plan`] order, lines filled round-robin (first line of every
+/// block, then the second, …) until the next line would exceed
+/// `budget_tokens` (characters / 4, headings included). Blocks without
+/// lines are left out; no data gives no blocks.
+pub fn compose(
+    agent: &str,
+    similar: &[SimilarRun],
+    patterns: &[Pattern],
+    friction: &[FrictionPoint],
+    budget_tokens: usize,
+) -> Vec<LearningBlock> {
+    let mut candidates: Vec<(&'static str, Vec<String>)> = Vec::new();
+    for want in plan(agent) {
+        match want {
+            Want::Similar(n) => candidates.push((
+                SIMILAR_HEADING,
+                similar.iter().take(n).map(similar_line).collect(),
+            )),
+            Want::Patterns {
+                agent,
+                critical_only,
+                n,
+            } => {
+                let severity = critical_only.then_some(Severity::Critical);
+                let mut views = filter_patterns(patterns, agent.as_deref(), None, severity);
+                if views.is_empty() && agent.is_some() {
+                    views = filter_patterns(patterns, None, None, severity);
+                }
+                candidates.push((
+                    PATTERNS_HEADING,
+                    views.iter().take(n).map(pattern_line).collect(),
+                ));
+            }
+            Want::Friction(n) => candidates.push((
+                FRICTION_HEADING,
+                friction.iter().take(n).map(friction_line).collect(),
+            )),
+        }
+    }
+    let budget_chars = budget_tokens.saturating_mul(4);
+    let mut used = 0usize;
+    let mut blocks: Vec<LearningBlock> = candidates
+        .iter()
+        .map(|(h, _)| LearningBlock {
+            heading: h.to_string(),
+            lines: Vec::new(),
+        })
+        .collect();
+    let rounds = candidates.iter().map(|(_, l)| l.len()).max().unwrap_or(0);
+    'fill: for round in 0..rounds {
+        for (i, (heading, lines)) in candidates.iter().enumerate() {
+            let Some(line) = lines.get(round) else {
+                continue;
+            };
+            let heading_cost = if blocks[i].lines.is_empty() {
+                heading.chars().count() + 7
+            } else {
+                0
+            };
+            let cost = heading_cost + line.chars().count() + 3;
+            if used + cost > budget_chars {
+                break 'fill;
+            }
+            used += cost;
+            blocks[i].lines.push(line.clone());
+        }
+    }
+    blocks.retain(|b| !b.lines.is_empty());
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::{Observation, merge_findings};
+    use crate::record::Outcome;
+
+    fn run(ws: &str) -> SimilarRun {
+        SimilarRun {
+            workspace: ws.into(),
+            score: 3.0,
+            outcome: Outcome::Completed,
+            effort: Some(baton_state::Effort::M),
+            request: "Fix the token refresh".into(),
+            matched: vec!["token".into(), "refresh".into()],
+            loops: 2,
+            tokens: 181_000,
+            minutes: 41.0,
+        }
+    }
+
+    fn patterns() -> Vec<Pattern> {
+        let o = |text: &str, agent: &str, sev: Severity| Observation {
+            text: text.into(),
+            phase: "p".into(),
+            agent: agent.into(),
+            severity: sev,
+            count: 1,
+            weight: 1_000_000,
+            seen: 1,
+            run: "20260301-a".into(),
+        };
+        merge_findings(&[
+            o("Missing error context", "impl-reviewer", Severity::Critical),
+            o(
+                "Design lacks a rollback plan",
+                "design-reviewer",
+                Severity::Critical,
+            ),
+            o("Naming is inconsistent", "design-reviewer", Severity::Minor),
+        ])
+    }
+
+    fn friction() -> Vec<FrictionPoint> {
+        vec![FrictionPoint {
+            category: "AI Agent Support".into(),
+            problem: "The test command was hard to find".into(),
+            improvement: "add it to CLAUDE.md".into(),
+            count: 3,
+            weight: 2.5,
+            last_seen: "20260301-a".into(),
+        }]
+    }
+
+    fn headings(blocks: &[LearningBlock]) -> Vec<&str> {
+        blocks.iter().map(|b| b.heading.as_str()).collect()
+    }
+
+    #[test]
+    fn each_role_gets_its_blocks() {
+        let (s, p, f) = (vec![run("20260301-a")], patterns(), friction());
+        let reviewer = compose("design-reviewer", &s, &p, &f, 2000);
+        assert_eq!(headings(&reviewer), [PATTERNS_HEADING]);
+        assert_eq!(
+            reviewer[0].lines.len(),
+            2,
+            "only the design reviewer's patterns"
+        );
+        let implementer = compose("implementer", &s, &p, &f, 2000);
+        assert_eq!(
+            headings(&implementer),
+            [FRICTION_HEADING, SIMILAR_HEADING, PATTERNS_HEADING]
+        );
+        assert!(implementer[2].lines.iter().all(|l| l.contains("CRITICAL")));
+        let architect = compose("architect", &s, &p, &f, 2000);
+        assert_eq!(headings(&architect), [SIMILAR_HEADING, PATTERNS_HEADING]);
+        assert_eq!(architect[1].lines.len(), 1, "CRITICAL design findings only");
+        assert!(architect[1].lines[0].contains("rollback"));
+        assert!(compose("verifier", &s, &p, &f, 2000).is_empty());
+        // A reviewer with no patterns of its own gets everyone's.
+        assert_eq!(compose("task-reviewer", &s, &p, &f, 2000)[0].lines.len(), 3);
+    }
+
+    #[test]
+    fn lines_carry_the_facts() {
+        let line = similar_line(&run("20260301-a"));
+        assert_eq!(
+            line,
+            "20260301-a (completed, effort M, 2 loops, 41 min, 181k tokens): Fix the token refresh [matched: token, refresh]"
+        );
+        assert_eq!(
+            friction_line(&friction()[0]),
+            "AI Agent Support: The test command was hard to find — add it to CLAUDE.md (3 runs)"
+        );
+        let p = patterns();
+        let views = filter_patterns(&p, Some("impl-reviewer"), None, None);
+        assert_eq!(
+            pattern_line(&views[0]),
+            "\"Missing error context\" — 1× (CRITICAL; impl-reviewer; last in 20260301-a)"
+        );
+    }
+
+    #[test]
+    fn the_budget_is_shared_round_robin_and_never_exceeded() {
+        let s: Vec<SimilarRun> = (0..3).map(|i| run(&format!("2026030{i}-a"))).collect();
+        let (p, f) = (patterns(), friction());
+        let all = compose("implementer", &s, &p, &f, 10_000);
+        let total =
+            |b: &[LearningBlock]| b.iter().map(|b| b.render().chars().count()).sum::<usize>();
+        for budget in [0, 30, 60, 100, 200] {
+            let blocks = compose("implementer", &s, &p, &f, budget);
+            assert!(total(&blocks) <= budget * 4, "budget {budget}");
+            // Lines kept are a prefix of each block's lines.
+            for b in &blocks {
+                let full = all.iter().find(|a| a.heading == b.heading).unwrap();
+                assert_eq!(b.lines[..], full.lines[..b.lines.len()]);
+            }
+        }
+        let small = compose("implementer", &s, &p, &f, 40);
+        assert_eq!(headings(&small), [FRICTION_HEADING]);
+        assert!(compose("implementer", &s, &p, &f, 0).is_empty());
+    }
+}
