@@ -240,7 +240,7 @@ fn large() -> &'static Path {
             std::fs::create_dir(dir.join(&r.workspace)).unwrap();
         }
         write_history(&dir);
-        let size = std::fs::metadata(dir.join(baton_history::file::FILE_NAME))
+        let size = std::fs::metadata(HistoryIndex::open(&dir).path())
             .unwrap()
             .len();
         eprintln!("history file: {RUNS} runs, {:.1} MB", size as f64 / 1e6);

@@ -405,6 +405,58 @@ pub struct Estimate {
     pub similar: Vec<String>,
 }
 
+impl Estimate {
+    /// The estimate in one line for a person, or `None` when there is no
+    /// completed run to base it on. E.g. `Estimate from 4 similar past runs
+    /// (confidence medium): ~46k tokens (p90 80k), ~12 min of agent work
+    /// (p90 20), ~$0.28 (p90 $0.48).`
+    pub fn display_line(&self) -> Option<String> {
+        let runs = if self.sample == 1 { "run" } else { "runs" };
+        let from = match self.basis {
+            Basis::Similar => format!("{} similar past {runs}", self.sample),
+            Basis::Effort => format!(
+                "the {} newest completed {runs} of this effort, none similar enough",
+                self.sample
+            ),
+            Basis::All => format!(
+                "the {} newest completed {runs}, none similar enough",
+                self.sample
+            ),
+            Basis::None => return None,
+        };
+        Some(format!(
+            "Estimate from {from} (confidence {}): ~{} tokens (p90 {}), ~{} min of agent work (p90 {}), ~${:.2} (p90 ${:.2}).",
+            self.confidence,
+            short_count(self.tokens.p50),
+            short_count(self.tokens.p90),
+            short_minutes(self.minutes.p50),
+            short_minutes(self.minutes.p90),
+            self.cost_usd.p50,
+            self.cost_usd.p90
+        ))
+    }
+}
+
+/// `850`, `46k`, `1.2M`.
+fn short_count(n: f64) -> String {
+    if n >= 999_500.0 {
+        format!("{:.1}M", n / 1e6)
+    } else if n >= 1000.0 {
+        format!("{:.0}k", n / 1e3)
+    } else {
+        format!("{n:.0}")
+    }
+}
+
+/// `12`, `0.5`.
+fn short_minutes(m: f64) -> String {
+    if m >= 10.0 {
+        format!("{m:.0}")
+    } else {
+        format!("{m:.1}")
+    }
+}
+
 /// The fewest similar runs an estimate is based on; below it the estimate
 /// falls back to the effort, then to all runs.
 pub const MIN_SIMILAR: usize = 3;
@@ -557,5 +609,31 @@ mod tests {
         let none = estimate(Basis::Similar, &[], &PriceTable::default());
         assert_eq!(none.basis, Basis::None);
         assert_eq!(none.confidence, "low");
+        assert_eq!(none.display_line(), None);
+    }
+
+    #[test]
+    fn the_display_line_rounds_for_people() {
+        let runs: Vec<RunRecord> = [46_200, 80_000, 30_000, 51_000]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| record(&format!("r{i}"), Outcome::Completed, Effort::M, *t, 0))
+            .collect();
+        let refs: Vec<&RunRecord> = runs.iter().collect();
+        let e = estimate(Basis::Similar, &refs, &PriceTable::default());
+        assert_eq!(
+            e.display_line().unwrap(),
+            "Estimate from 4 similar past runs (confidence medium): ~46k tokens (p90 80k), ~2.0 min of agent work (p90 2.0), ~$0.28 (p90 $0.48)."
+        );
+        let one = estimate(Basis::All, &refs[..1], &PriceTable::default());
+        assert!(
+            one.display_line().unwrap().starts_with(
+                "Estimate from the 1 newest completed run, none similar enough (confidence low)"
+            ),
+            "{:?}",
+            one.display_line()
+        );
+        assert_eq!(short_count(1_234_567.0), "1.2M");
+        assert_eq!(short_count(850.0), "850");
     }
 }

@@ -1,14 +1,21 @@
-//! The history file: `<specs root>/history.jsonl`, one JSON object per line.
+//! The history file: `<specs root>/.history/history.jsonl`, one JSON object
+//! per line.
 //!
 //! The first line is a header `{"baton_history":1,"generation":"…","created":"…"}`;
 //! every further line is one [`RunRecord`]. Appends take an exclusive OS
-//! lock on `<specs root>/.history.lock` and write one whole line; readers
-//! take a shared lock, so a line without its newline is a crash, not a
-//! writer at work. Rewrites (repair, reindex) go to a temp file renamed
-//! over the old one, with a new generation, so other processes notice and
-//! reload.
+//! lock on `<specs root>/.history/history.lock` and write one whole line;
+//! readers take a shared lock, so a line without its newline is a crash,
+//! not a writer at work. Rewrites (repair, reindex) go to a temp file
+//! renamed over the old one, with a new generation, so other processes
+//! notice and reload.
+//!
+//! The `.history` folder is baton's own: when baton creates it, it writes a
+//! `.gitignore` of `*` into it, so a record appended after a run's commit
+//! never shows in `git status`. Nothing in it is opened through a symbolic
+//! link. A file left by an earlier version directly under the specs root
+//! (`<specs root>/history.jsonl`) is moved into the folder once.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -18,10 +25,18 @@ use crate::entry::Entry;
 use crate::error::HistoryError;
 use crate::record::RunRecord;
 
-/// The file name under the specs root.
+/// The folder under the specs root that holds the history.
+pub const DIR_NAME: &str = ".history";
+/// The file name in [`DIR_NAME`].
 pub const FILE_NAME: &str = "history.jsonl";
-/// The lock file name under the specs root.
-pub const LOCK_NAME: &str = ".history.lock";
+/// The lock file name in [`DIR_NAME`].
+pub const LOCK_NAME: &str = "history.lock";
+/// Where an earlier version kept the file: directly under the specs root.
+pub const LEGACY_FILE_NAME: &str = "history.jsonl";
+/// Where an earlier version kept the lock: directly under the specs root.
+pub const LEGACY_LOCK_NAME: &str = ".history.lock";
+/// What the folder's `.gitignore` says: ignore everything in it.
+pub const IGNORE_CONTENT: &str = "*\n";
 /// The format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -112,22 +127,73 @@ pub struct HistoryFile {
 pub struct Lock(#[allow(dead_code)] Option<File>);
 
 impl HistoryFile {
+    /// The folder that holds the history: `<specs root>/.history`.
+    pub fn dir(&self) -> PathBuf {
+        self.root.join(DIR_NAME)
+    }
+
     /// The history file's path.
     pub fn path(&self) -> PathBuf {
-        self.root.join(FILE_NAME)
+        self.dir().join(FILE_NAME)
+    }
+
+    /// Whether the folder exists as a real folder (not a link).
+    fn dir_exists(&self) -> bool {
+        std::fs::symlink_metadata(self.dir()).is_ok_and(|m| m.file_type().is_dir())
+    }
+
+    /// Creates the folder when it is missing, with its `.gitignore` (only
+    /// then: a folder that exists keeps whatever it holds). Refuses a
+    /// folder that is a symbolic link or not a folder.
+    pub fn ensure_dir(&self) -> Result<(), HistoryError> {
+        std::fs::create_dir_all(&self.root)
+            .map_err(|e| HistoryError::io("create", &self.root, e))?;
+        let dir = self.dir();
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                let ignore = dir.join(".gitignore");
+                if let Err(e) = baton_state::fs::create_new(&ignore, IGNORE_CONTENT.as_bytes()) {
+                    // Without its ignore file the folder would show in `git
+                    // status`: take it away again and report.
+                    let _ = std::fs::remove_dir(&dir);
+                    return Err(HistoryError::io("create", &ignore, e));
+                }
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let meta = std::fs::symlink_metadata(&dir)
+                    .map_err(|e| HistoryError::io("stat", &dir, e))?;
+                if meta.file_type().is_dir() {
+                    Ok(())
+                } else {
+                    Err(HistoryError::io(
+                        "use",
+                        &dir,
+                        std::io::Error::new(
+                            std::io::ErrorKind::InvalidInput,
+                            format!(
+                                "it is {}, not a folder; baton does not follow or use it (remove it)",
+                                baton_state::fs::kind_of(&meta)
+                            ),
+                        ),
+                    ))
+                }
+            }
+            Err(e) => Err(HistoryError::io("create", &dir, e)),
+        }
     }
 
     fn lock_file(&self) -> Option<File> {
-        OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.root.join(LOCK_NAME))
-            .ok()
+        if !self.dir_exists() {
+            return None;
+        }
+        baton_state::fs::open_regular(&self.dir().join(LOCK_NAME), false).ok()
     }
 
-    /// A shared lock for reading; none when the lock file cannot be made
-    /// (a read-only or missing specs root: reading goes ahead unlocked).
+    /// A shared lock for reading; none when there is no folder yet (nothing
+    /// to read) or the lock file cannot be made (a read-only specs root:
+    /// reading goes ahead unlocked). Creates nothing but the lock file in
+    /// an existing folder.
     pub fn shared(&self) -> Lock {
         let file = self.lock_file();
         if let Some(f) = &file {
@@ -136,34 +202,81 @@ impl HistoryFile {
         Lock(file)
     }
 
-    /// An exclusive lock for writing.
+    /// An exclusive lock for writing (the folder is created when missing).
+    /// A file an earlier version left directly under the specs root is
+    /// moved into the folder first, when the folder has none.
     pub fn exclusive(&self) -> Result<Lock, HistoryError> {
-        std::fs::create_dir_all(&self.root)
-            .map_err(|e| HistoryError::io("create", &self.root, e))?;
-        let path = self.root.join(LOCK_NAME);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
+        self.ensure_dir()?;
+        let path = self.dir().join(LOCK_NAME);
+        let file = baton_state::fs::open_regular(&path, false)
             .map_err(|e| HistoryError::io("open lock", &path, e))?;
         file.lock()
             .map_err(|e| HistoryError::io("lock", &path, e))?;
-        Ok(Lock(Some(file)))
+        let lock = Lock(Some(file));
+        self.move_legacy(&lock)?;
+        Ok(lock)
+    }
+
+    /// Whether an earlier version's file waits to be moved into the folder.
+    pub fn has_legacy(&self) -> bool {
+        std::fs::symlink_metadata(self.root.join(LEGACY_FILE_NAME))
+            .is_ok_and(|m| m.file_type().is_file())
+            && std::fs::symlink_metadata(self.path()).is_err()
+    }
+
+    /// Moves `<specs root>/history.jsonl` (an earlier version's place) to
+    /// the folder when the folder has no file yet; removes the old lock
+    /// file. The caller holds the exclusive lock.
+    fn move_legacy(&self, _lock: &Lock) -> Result<(), HistoryError> {
+        if !self.has_legacy() {
+            return Ok(());
+        }
+        let legacy = self.root.join(LEGACY_FILE_NAME);
+        std::fs::rename(&legacy, self.path()).map_err(|e| HistoryError::io("move", &legacy, e))?;
+        let old_lock = self.root.join(LEGACY_LOCK_NAME);
+        if std::fs::symlink_metadata(&old_lock).is_ok_and(|m| m.file_type().is_file()) {
+            let _ = std::fs::remove_file(&old_lock);
+        }
+        Ok(())
     }
 
     /// Size and modification time, or `None` when there is no file.
     pub fn identity(&self) -> Option<(u64, Option<std::time::SystemTime>)> {
-        let meta = std::fs::metadata(self.path()).ok()?;
+        let meta = std::fs::symlink_metadata(self.path()).ok()?;
         Some((meta.len(), meta.modified().ok()))
+    }
+
+    /// Opens the file for reading; a path that is not a regular file (a
+    /// link, a FIFO) is unreadable, never followed.
+    fn open_read(&self) -> std::io::Result<File> {
+        if !self.dir_exists() {
+            // No folder, or a link in its place: nothing baton wrote.
+            return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
+        }
+        let path = self.path();
+        let meta = std::fs::symlink_metadata(&path)?;
+        if !meta.file_type().is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is {}, not a regular file",
+                    path.display(),
+                    baton_state::fs::kind_of(&meta)
+                ),
+            ));
+        }
+        File::open(&path)
     }
 
     /// Reads the header (the first line). `Ok(None)`: no file.
     pub fn header(&self) -> Result<Option<HeaderRead>, HistoryError> {
         let path = self.path();
-        let mut file = match File::open(&path) {
+        let mut file = match self.open_read() {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                return Ok(Some(Err(HeaderProblem::Unreadable(e.to_string()))));
+            }
             Err(e) => return Err(HistoryError::io("open", &path, e)),
         };
         let mut buf = Vec::with_capacity(256);
@@ -210,7 +323,9 @@ impl HistoryFile {
     /// Reads the records from byte `offset` to the end.
     pub fn read_from(&self, offset: u64) -> Result<Chunk, HistoryError> {
         let path = self.path();
-        let mut file = File::open(&path).map_err(|e| HistoryError::io("open", &path, e))?;
+        let mut file = self
+            .open_read()
+            .map_err(|e| HistoryError::io("open", &path, e))?;
         file.seek(SeekFrom::Start(offset))
             .map_err(|e| HistoryError::io("seek", &path, e))?;
         let mut bytes = Vec::new();
@@ -240,7 +355,7 @@ impl HistoryFile {
     /// The full records of lines at `(offset, length)`, in order; `None`
     /// for one that no longer parses (the file changed under us).
     pub fn read_records(&self, lines: &[(u64, u32)]) -> Vec<Option<RunRecord>> {
-        let Ok(mut file) = File::open(self.path()) else {
+        let Ok(mut file) = self.open_read() else {
             return vec![None; lines.len()];
         };
         let mut buf = Vec::new();
@@ -258,7 +373,10 @@ impl HistoryFile {
     /// The lines of the file after the header that are records, verbatim.
     pub fn good_lines(&self) -> Result<Vec<Vec<u8>>, HistoryError> {
         let path = self.path();
-        let bytes = std::fs::read(&path).map_err(|e| HistoryError::io("read", &path, e))?;
+        let mut bytes = Vec::new();
+        self.open_read()
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map_err(|e| HistoryError::io("read", &path, e))?;
         let mut out = Vec::new();
         let mut first = true;
         for_each_line(&bytes, |at, line| {
@@ -280,10 +398,7 @@ impl HistoryFile {
         let mut line =
             serde_json::to_string(record).map_err(|e| HistoryError::Encode(e.to_string()))?;
         line.push('\n');
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
+        let mut file = baton_state::fs::open_regular(&path, true)
             .map_err(|e| HistoryError::io("open", &path, e))?;
         let len = file
             .metadata()
@@ -326,14 +441,23 @@ impl HistoryFile {
         }
         let path = self.path();
         let tmp = self
-            .root
+            .dir()
             .join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
         let result = (|| {
-            let mut f = File::create(&tmp).map_err(|e| HistoryError::io("create", &tmp, e))?;
-            f.write_all(&text)
-                .map_err(|e| HistoryError::io("write", &tmp, e))?;
+            // A temp file a crashed rewrite of this pid left (never a link's target).
+            let _ = std::fs::remove_file(&tmp);
+            let created = baton_state::fs::create_new(&tmp, &text)
+                .map_err(|e| HistoryError::io("create", &tmp, e))?;
+            if !created {
+                return Err(HistoryError::io(
+                    "create",
+                    &tmp,
+                    std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+                ));
+            }
             if self.durable {
-                f.sync_all()
+                File::open(&tmp)
+                    .and_then(|f| f.sync_all())
                     .map_err(|e| HistoryError::io("sync", &tmp, e))?;
             }
             std::fs::rename(&tmp, &path).map_err(|e| HistoryError::io("rename", &path, e))
@@ -343,7 +467,7 @@ impl HistoryFile {
         }
         result?;
         if self.durable
-            && let Ok(dir) = File::open(&self.root)
+            && let Ok(dir) = File::open(self.dir())
         {
             let _ = dir.sync_all();
         }

@@ -445,6 +445,17 @@ impl HistoryIndex {
     /// Reads the whole file on first use; later only what was appended, or
     /// the whole file again when another process rewrote it.
     fn refresh(&self, slot: &mut Option<Loaded>) {
+        // An earlier version's file under the specs root moves into the
+        // history folder on first use (under the lock, by `exclusive`).
+        if slot.is_none()
+            && self.file.has_legacy()
+            && let Err(e) = self.file.exclusive()
+        {
+            self.warn(format!(
+                "history: moving the earlier history file into {} failed: {e}",
+                self.file.dir().display()
+            ));
+        }
         let identity = self.file.identity();
         if let Some(l) = slot.as_mut() {
             if l.identity == identity && identity.is_some() {
@@ -655,6 +666,21 @@ impl HistoryIndex {
         design: Option<&str>,
         budget_tokens: usize,
     ) -> Vec<LearningBlock> {
+        self.layer4_for(None, agent, request, design, budget_tokens)
+    }
+
+    /// Layer 4 of a prompt in the run in folder `workspace`: like
+    /// [`HistoryIndex::layer4`], and that run is never one of its own
+    /// similar past runs (a record of it, from an earlier end or a copy,
+    /// is left out).
+    pub fn layer4_for(
+        &self,
+        workspace: Option<&str>,
+        agent: &str,
+        request: &str,
+        design: Option<&str>,
+        budget_tokens: usize,
+    ) -> Vec<LearningBlock> {
         let plan = crate::layer4::plan(agent);
         if plan.is_empty() {
             return Vec::new();
@@ -668,7 +694,8 @@ impl HistoryIndex {
             }
             let similar = if wants_similar {
                 let design = design.unwrap_or("");
-                let key = text_hash(request, design);
+                let own = workspace.unwrap_or("");
+                let key = text_hash(&[request, design, own]);
                 match &l.similar_cache {
                     Some((k, hits)) if *k == key => hits.clone(),
                     _ => {
@@ -679,7 +706,7 @@ impl HistoryIndex {
                             design,
                             3,
                             LAYER4_MIN_MATCHED,
-                            &|d| l.alive[d],
+                            &|d| l.alive[d] && l.entries[d].workspace != own,
                         ));
                         l.similar_cache = Some((key, hits.clone()));
                         hits
@@ -767,11 +794,12 @@ impl HistoryIndex {
     }
 }
 
-fn text_hash(request: &str, design: &str) -> u64 {
+fn text_hash(parts: &[&str]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    request.hash(&mut h);
-    design.hash(&mut h);
+    for p in parts {
+        p.hash(&mut h);
+    }
     h.finish()
 }
 
@@ -796,10 +824,20 @@ fn workspace_dirs(root: &Path) -> Vec<(String, PathBuf)> {
     out
 }
 
-/// Reads and migrates a workspace's `state.json`.
+/// Reads and migrates a workspace's state: `state.json`, or while the run's
+/// final form is sealed into it before its commit, the live state beside it
+/// (the run is still going then, whatever `state.json` says).
 fn read_state(dir: &Path) -> Result<WorkspaceState, String> {
-    let path = dir.join(baton_state::store::STATE_FILE);
-    let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
+    let live = dir.join(baton_state::store::LIVE_STATE_FILE);
+    let path = if std::fs::symlink_metadata(&live).is_ok_and(|m| m.file_type().is_file()) {
+        live
+    } else {
+        dir.join(baton_state::store::STATE_FILE)
+    };
+    let meta = std::fs::symlink_metadata(&path).map_err(|e| e.to_string())?;
+    if !meta.file_type().is_file() {
+        return Err("state.json is not a regular file".into());
+    }
     if meta.len() > baton_state::store::MAX_STATE_BYTES {
         return Err("state.json is too large".into());
     }

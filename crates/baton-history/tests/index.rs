@@ -5,7 +5,6 @@
 mod common;
 
 use baton_engine::pipeline::verdict::Severity;
-use baton_history::file::FILE_NAME;
 use baton_history::layer4::{FRICTION_HEADING, PATTERNS_HEADING, SIMILAR_HEADING};
 use baton_history::{Basis, HistoryIndex, Outcome, PatternFilter, PriceTable};
 use baton_state::{Effort, PhaseStatus, WorkspaceState};
@@ -199,7 +198,7 @@ fn forge_workspaces_on_disk_are_recorded_lazily_once() {
     );
     let history = HistoryIndex::open(specs);
     assert!(
-        !specs.join(FILE_NAME).exists(),
+        !history.path().exists() && !specs.join(".history").exists(),
         "opening reads and writes nothing"
     );
     // First use records the ended forge run (and not the running one).
@@ -224,13 +223,13 @@ fn forge_workspaces_on_disk_are_recorded_lazily_once() {
     assert_eq!(rec.friction[0].category, "Documentation");
     assert_eq!(rec.skipped, ["phase-4b", "checkpoint-b"]);
     // A second handle (another process) sees the record without recording it again.
-    let lines = std::fs::read_to_string(specs.join(FILE_NAME))
+    let lines = std::fs::read_to_string(history.path())
         .unwrap()
         .lines()
         .count();
     assert_eq!(lines, 2, "header + one record");
     assert_eq!(HistoryIndex::open(specs).len(), 1);
-    let again = std::fs::read_to_string(specs.join(FILE_NAME))
+    let again = std::fs::read_to_string(history.path())
         .unwrap()
         .lines()
         .count();
@@ -279,7 +278,7 @@ fn corrupt_then_use(damage: impl Fn(&str) -> String) -> (HistoryIndex, Vec<Strin
             .record_run(&d, &state(&d))
             .unwrap();
     }
-    let path = specs.join(FILE_NAME);
+    let path = HistoryIndex::open(&specs).path();
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, damage(&text)).unwrap();
     let history = HistoryIndex::open(&specs);
@@ -374,4 +373,158 @@ fn estimates_use_similar_runs_then_the_effort_then_all() {
 fn the_handle_can_be_shared_between_threads() {
     fn shareable<T: Send + Sync>() {}
     shareable::<HistoryIndex>();
+}
+
+#[test]
+fn the_history_lives_in_its_own_ignored_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let specs = tmp.path();
+    let dirs = three_runs(specs);
+    let history = HistoryIndex::open(specs);
+    history.record_run(&dirs[0], &state(&dirs[0])).unwrap();
+    assert_eq!(history.path(), specs.join(".history/history.jsonl"));
+    assert!(history.path().is_file());
+    assert_eq!(
+        std::fs::read_to_string(specs.join(".history/.gitignore")).unwrap(),
+        "*\n",
+        "the folder baton made ignores everything in it"
+    );
+    // Nothing of the history is left directly under the specs root.
+    let top: Vec<String> = std::fs::read_dir(specs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("2026"))
+        .collect();
+    assert_eq!(top, [".history"]);
+}
+
+#[test]
+fn an_existing_folder_keeps_its_files_and_gets_no_ignore_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let specs = tmp.path();
+    let dirs = three_runs(specs);
+    std::fs::create_dir(specs.join(".history")).unwrap();
+    let history = HistoryIndex::open(specs);
+    history.record_run(&dirs[0], &state(&dirs[0])).unwrap();
+    assert!(!specs.join(".history/.gitignore").exists());
+    assert!(history.path().is_file());
+}
+
+#[test]
+fn a_linked_folder_or_file_is_never_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let specs = tmp.path().join("specs");
+    std::fs::create_dir(&specs).unwrap();
+    let dirs = three_runs(&specs);
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, specs.join(".history")).unwrap();
+    let history = HistoryIndex::open(&specs);
+    let e = history.record_run(&dirs[0], &state(&dirs[0])).unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+    // Queries answer (empty) with a warning instead of failing.
+    assert_eq!(history.similar("timeout", 3).len(), 0);
+    assert!(!history.take_warnings().is_empty());
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    // A linked history file inside a real folder: the target is never written.
+    std::fs::remove_file(specs.join(".history")).unwrap();
+    std::fs::create_dir(specs.join(".history")).unwrap();
+    let target = tmp.path().join("target.txt");
+    std::fs::write(&target, "keep\n").unwrap();
+    std::os::unix::fs::symlink(&target, specs.join(".history/history.jsonl")).unwrap();
+    let history = HistoryIndex::open(&specs);
+    assert_eq!(history.len(), 3, "the link is replaced by a rebuilt file");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
+    assert!(
+        std::fs::symlink_metadata(history.path())
+            .unwrap()
+            .file_type()
+            .is_file()
+    );
+}
+
+#[test]
+fn an_earlier_versions_file_under_the_specs_root_is_moved_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let specs = tmp.path();
+    let dirs = three_runs(specs);
+    // Write a file the way the earlier version did, then move it there.
+    let history = HistoryIndex::open(specs);
+    for d in &dirs {
+        history.record_run(d, &state(d)).unwrap();
+    }
+    let text = std::fs::read_to_string(history.path()).unwrap();
+    std::fs::remove_dir_all(specs.join(".history")).unwrap();
+    std::fs::write(specs.join("history.jsonl"), &text).unwrap();
+    std::fs::write(specs.join(".history.lock"), "").unwrap();
+    // The legacy file holds a run whose folder is gone (archived): kept.
+    std::fs::remove_dir_all(&dirs[1]).unwrap();
+    let history = HistoryIndex::open(specs);
+    assert_eq!(history.len(), 3);
+    assert!(history.get("20260302-csv-export").is_some());
+    assert!(!specs.join("history.jsonl").exists());
+    assert!(!specs.join(".history.lock").exists());
+    assert_eq!(std::fs::read_to_string(history.path()).unwrap(), text);
+    assert!(specs.join(".history/.gitignore").is_file());
+    assert!(history.take_warnings().is_empty());
+}
+
+#[test]
+fn a_sealed_run_is_still_running_for_the_catch_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let specs = tmp.path();
+    let dir = write_run(
+        specs,
+        &Run {
+            name: "20260306-sealed",
+            request: "seal me",
+            ..Run::default()
+        },
+    );
+    // The final form is in state.json; the live state says it is running.
+    let mut live = state(&dir);
+    live.current_phase = "final-commit".into();
+    live.current_phase_status = PhaseStatus::InProgress;
+    std::fs::write(dir.join(".state.live.json"), live.to_json()).unwrap();
+    let history = HistoryIndex::open(specs);
+    assert_eq!(history.len(), 0, "a sealed run has not ended");
+    std::fs::remove_file(dir.join(".state.live.json")).unwrap();
+    assert_eq!(HistoryIndex::open(specs).len(), 1);
+}
+
+#[test]
+fn a_run_is_never_its_own_similar_past_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let specs = tmp.path();
+    let dirs = three_runs(specs);
+    let history = HistoryIndex::open(specs);
+    for d in &dirs {
+        history.record_run(d, &state(d)).unwrap();
+    }
+    let request = "Fix the login session timeout: users are logged out after five minutes";
+    let similar_lines = |blocks: &[baton_history::LearningBlock]| -> Vec<String> {
+        blocks
+            .iter()
+            .filter(|b| b.heading == SIMILAR_HEADING)
+            .flat_map(|b| b.lines.clone())
+            .collect()
+    };
+    let all = similar_lines(&history.layer4("architect", request, None, 1200));
+    assert!(
+        all.iter().any(|l| l.starts_with("20260301-login-timeout")),
+        "{all:?}"
+    );
+    let own = similar_lines(&history.layer4_for(
+        Some("20260301-login-timeout"),
+        "architect",
+        request,
+        None,
+        1200,
+    ));
+    assert!(
+        own.iter().all(|l| !l.starts_with("20260301-login-timeout")),
+        "{own:?}"
+    );
 }

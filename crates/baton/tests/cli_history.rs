@@ -81,7 +81,7 @@ fn history_commands_and_stats_show_past_runs() {
     assert!(out.contains("matched: "), "{out}");
     assert!(!out.contains("csv-export"), "{out}");
     assert!(
-        repo.specs().join("history.jsonl").is_file(),
+        repo.specs().join(".history/history.jsonl").is_file(),
         "first use records the runs"
     );
 
@@ -124,7 +124,7 @@ fn history_commands_and_stats_show_past_runs() {
     );
 
     // A damaged file is rebuilt with a warning, never an error.
-    std::fs::write(repo.specs().join("history.jsonl"), "garbage\n").unwrap();
+    std::fs::write(repo.specs().join(".history/history.jsonl"), "garbage\n").unwrap();
     let (code, out, err) = run(&repo, &["history", "search", "csv export"]);
     assert_eq!(code, 0, "{err}");
     assert!(
