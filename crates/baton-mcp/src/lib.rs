@@ -47,6 +47,23 @@ pub fn build_context(config: Config) -> Result<Arc<AppContext>, ServeError> {
     Ok(Arc::new(AppContext::with_services(services)))
 }
 
+/// Loads the run history on a background thread, so the first prompt that
+/// needs Layer 4 does not wait for it (docs/history.md §1). Nothing waits
+/// for this thread; a call that needs the history meanwhile waits for the
+/// load instead of doing it twice.
+pub fn warm_history(ctx: &Arc<AppContext>) {
+    let ctx = Arc::clone(ctx);
+    let spawned = std::thread::Builder::new()
+        .name("baton-history-warm".into())
+        .spawn(move || {
+            ctx.history.warm();
+            baton_usecases::history::log_warnings(&ctx.history);
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("history: not loaded in the background ({e}); the first use loads it");
+    }
+}
+
 /// The server with the configured tool groups.
 pub fn build_server(ctx: Arc<AppContext>) -> Result<BatonServer, ServeError> {
     let tools = tools::select(ctx.config.tool_groups.as_deref()).map_err(ServeError::Tools)?;
@@ -73,6 +90,7 @@ pub fn new_session_id() -> String {
 pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     let ctx = build_context(config)?;
     let server = build_server(Arc::clone(&ctx))?;
+    warm_history(&ctx);
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         use std::io::Write;
         // A person started the server by hand: say what it is waiting for.
@@ -122,6 +140,7 @@ pub async fn serve_http(config: Config, addr: std::net::SocketAddr) -> Result<()
         .local_addr()
         .map_err(|e| ServeError::Io(e.to_string()))?;
     let ctx = build_context(config)?;
+    warm_history(&ctx);
     let session_id = new_session_id();
     let transcript = Transcript::start(&session_id, &transcript_options(&ctx.config))
         .map_err(|e| ServeError::Io(format!("transcript: {e}")))?;

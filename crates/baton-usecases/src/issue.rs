@@ -352,6 +352,7 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
         Ok((transitions, outcome))
     })?;
     let (transitions, outcome) = updated.value;
+    crate::history::record_if_ended(svc, &ws, &updated.state, &transitions);
     let events = events_for(svc, &ws, &updated.state, &transitions);
     let names = events
         .iter()

@@ -13,7 +13,9 @@
 //! only then publishes the events that happened.
 //!
 //! * [`Services`] — what every use case needs (configuration, store,
-//!   workflow registry, event bus); built once per process.
+//!   workflow registry, event bus, run history); built once per process.
+//! * [`history`] — the run history: recording ended runs, Layer 4 of
+//!   prompts, estimates, and the history and analytics queries.
 //! * [`error`] — the closed set of error codes every adapter shows.
 //! * [`validate`] — input limits shared by all adapters.
 //! * [`files`] — the engine's view of a workspace on disk.
@@ -25,6 +27,7 @@ pub mod error;
 pub mod events;
 pub mod files;
 pub mod git;
+pub mod history;
 pub mod issue;
 pub mod pipeline;
 pub mod recovery;
@@ -47,7 +50,8 @@ pub use error::{Error, ErrorCode};
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// What every use case needs: configuration, the state store, the workflow
-/// registry and the event bus. Built once per process; cheap to share.
+/// registry, the event bus and the run history. Built once per process;
+/// cheap to share.
 #[derive(Debug)]
 pub struct Services {
     /// The resolved configuration.
@@ -62,6 +66,10 @@ pub struct Services {
     pub bus: Arc<EventBus>,
     /// This build's version.
     pub version: &'static str,
+    /// The run history of the specs root (docs/history.md): opened without
+    /// reading anything; loaded on first use, or by
+    /// [`baton_history::HistoryIndex::warm`] on a background thread.
+    pub history: baton_history::HistoryIndex,
 }
 
 impl Services {
@@ -76,6 +84,7 @@ impl Services {
         for problem in &report.errors {
             tracing::warn!("workflow definition skipped: {problem}");
         }
+        let history = history::open(&config, &workflows);
         Services {
             config,
             store,
@@ -83,6 +92,7 @@ impl Services {
             workflow_errors: report.errors,
             bus,
             version,
+            history,
         }
     }
 

@@ -425,6 +425,7 @@ fn transition(
         definition = Some(def);
         Ok(transitions)
     })?;
+    crate::history::record_if_ended(svc, &ws, &updated.state, &updated.value);
     let events: Vec<_> = events_for(svc, &ws, &updated.state, &updated.value)
         .into_iter()
         .map(|e| match forced {

@@ -1,14 +1,16 @@
 //! `baton history …` and the dashboard part of `baton stats`: the run
-//! history (docs/history.md) for people, on the same library and with the
-//! same numbers the MCP tools give.
+//! history (docs/history.md) for people, through the same use cases
+//! ([`baton_usecases::history`]) the MCP tools call, so the numbers match.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use anyhow::anyhow;
 use baton_config::Config;
 use baton_engine::pipeline::verdict::Severity;
-use baton_history::{Basis, Dashboard, HistoryIndex, PatternFilter, PriceTable};
-use baton_state::Effort;
+use baton_history::{Basis, Dashboard};
+use baton_usecases::Services;
+use baton_usecases::history as uc;
 use clap::Subcommand;
 
 /// `baton history` subcommands.
@@ -18,9 +20,9 @@ pub enum HistoryCommand {
     Search {
         /// A request, a few words (Japanese or English).
         query: String,
-        /// How many runs.
+        /// How many runs (at most 50).
         #[arg(long, default_value_t = 5)]
-        limit: usize,
+        limit: u32,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -36,18 +38,18 @@ pub enum HistoryCommand {
         /// Only CRITICAL or only MINOR findings.
         #[arg(long, value_parser = ["CRITICAL", "MINOR"])]
         severity: Option<String>,
-        /// How many patterns.
+        /// How many patterns (at most 50).
         #[arg(long, default_value_t = 10)]
-        limit: usize,
+        limit: u32,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// The friction map from past improvement reports.
     Friction {
-        /// How many points.
+        /// How many points (at most 50).
         #[arg(long, default_value_t = 10)]
-        limit: usize,
+        limit: u32,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -67,26 +69,14 @@ pub enum HistoryCommand {
     Reindex,
 }
 
-/// The price table of the configuration.
-pub fn prices(config: &Config) -> PriceTable {
-    PriceTable {
-        default_usd_per_mtok: config.prices.default_usd_per_mtok,
-        models: config.prices.models.clone(),
-    }
-}
-
-/// The history of the configured specs root, with the project's workflows.
-/// Not fsynced whatever `BATON_FSYNC` says: a record lost to a power cut is
-/// written again by the next catch-up (docs/history.md §3).
-pub fn open(config: &Config) -> HistoryIndex {
-    let (registry, _) = baton_workflow::load_registry(&config.workflows_dir);
-    HistoryIndex::open(&config.specs_root).with_registry(Arc::new(registry))
-}
-
-fn warnings(history: &HistoryIndex) {
-    for w in history.take_warnings() {
-        eprintln!("baton: warning: {w}");
-    }
+/// The use cases' services for a history command: no event log is opened
+/// (these commands publish no events).
+fn services(config: &Config) -> Services {
+    Services::new(
+        config.clone(),
+        Arc::new(baton_events::EventBus::in_memory()),
+        env!("CARGO_PKG_VERSION"),
+    )
 }
 
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
@@ -94,41 +84,47 @@ fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn effort(e: Option<&str>) -> Option<Effort> {
-    match e {
-        Some("S") => Some(Effort::S),
-        Some("M") => Some(Effort::M),
-        Some("L") => Some(Effort::L),
-        _ => None,
-    }
+/// A use-case refusal as a CLI error.
+fn refused(e: baton_usecases::Error) -> anyhow::Error {
+    anyhow!(e.message)
 }
 
 /// Runs a `baton history` subcommand.
 pub fn run(config: &Config, command: HistoryCommand) -> anyhow::Result<ExitCode> {
-    let history = open(config);
-    let result = match command {
+    // Warnings (a damaged file rebuilt, …) go to stderr through the log.
+    run_on(&services(config), command).map(|()| ExitCode::SUCCESS)
+}
+
+fn run_on(svc: &Services, command: HistoryCommand) -> anyhow::Result<()> {
+    match command {
         HistoryCommand::Search { query, limit, json } => {
-            let hits = history.similar(&query, limit);
+            let found = uc::search(
+                svc,
+                uc::SearchArgs {
+                    query,
+                    limit: Some(limit),
+                },
+            )
+            .map_err(refused)?;
             if json {
-                print_json(&serde_json::json!({"results": hits}))?;
-            } else if hits.is_empty() {
-                println!("no similar run among {} recorded", history.len());
+                return print_json(&found);
             }
-            if !json {
-                for h in &hits {
-                    println!(
-                        "{:<40} score {:>6.2}  {:<9} {:<2} {} loops  {:.0} min  {}k tokens",
-                        h.workspace,
-                        h.score,
-                        h.outcome.as_str(),
-                        h.effort.map(|e| format!("{e:?}")).unwrap_or_default(),
-                        h.loops,
-                        h.minutes,
-                        h.tokens.div_ceil(1000)
-                    );
-                    println!("    {}", h.request);
-                    println!("    matched: {}", h.matched.join(", "));
-                }
+            if found.runs.is_empty() {
+                println!("no similar run among {} recorded", found.recorded);
+            }
+            for h in &found.runs {
+                println!(
+                    "{:<40} score {:>6.2}  {:<9} {:<2} {} loops  {:.0} min  {}k tokens",
+                    h.workspace,
+                    h.score,
+                    h.outcome.as_str(),
+                    h.effort.map(|e| format!("{e:?}")).unwrap_or_default(),
+                    h.loops,
+                    h.minutes,
+                    h.tokens.div_ceil(1000)
+                );
+                println!("    {}", h.request);
+                println!("    matched: {}", h.matched.join(", "));
             }
             Ok(())
         }
@@ -139,109 +135,116 @@ pub fn run(config: &Config, command: HistoryCommand) -> anyhow::Result<ExitCode>
             limit,
             json,
         } => {
-            let filter = PatternFilter {
-                agent,
-                phase,
-                severity: match severity.as_deref() {
-                    Some("CRITICAL") => Some(Severity::Critical),
-                    Some("MINOR") => Some(Severity::Minor),
-                    _ => None,
+            let found = uc::patterns(
+                svc,
+                uc::PatternsArgs {
+                    agent,
+                    phase,
+                    severity: match severity.as_deref() {
+                        Some("CRITICAL") => Some(Severity::Critical),
+                        Some("MINOR") => Some(Severity::Minor),
+                        _ => None,
+                    },
+                    limit: Some(limit),
                 },
-                limit,
-            };
-            let found = history.patterns(&filter);
+            )
+            .map_err(refused)?;
             if json {
-                print_json(&found)?;
-            } else {
+                return print_json(&found);
+            }
+            println!(
+                "{} patterns from {} reviewed runs",
+                found.patterns.len(),
+                found.runs_analyzed
+            );
+            for p in &found.patterns {
+                let critical = p.count_of(Severity::Critical);
+                let rows: Vec<String> =
+                    p.by.iter()
+                        .map(|r| format!("{} {} ×{}", r.agent, r.phase, r.count))
+                        .collect();
                 println!(
-                    "{} patterns from {} reviewed runs",
-                    found.patterns.len(),
-                    found.runs_analyzed
+                    "{:>4}× ({critical} CRITICAL) weight {:>6.2}  {}",
+                    p.count, p.weight, p.text
                 );
-                for p in &found.patterns {
-                    let critical = p.count_of(Severity::Critical);
-                    let rows: Vec<String> =
-                        p.by.iter()
-                            .map(|r| format!("{} {} ×{}", r.agent, r.phase, r.count))
-                            .collect();
-                    println!(
-                        "{:>4}× ({critical} CRITICAL) weight {:>6.2}  {}",
-                        p.count, p.weight, p.text
-                    );
-                    println!("      {}; last in {}", rows.join(", "), p.last_seen);
-                }
+                println!("      {}; last in {}", rows.join(", "), p.last_seen);
             }
             Ok(())
         }
         HistoryCommand::Friction { limit, json } => {
-            let found = history.friction(limit);
+            let found =
+                uc::friction(svc, uc::FrictionArgs { limit: Some(limit) }).map_err(refused)?;
             if json {
-                print_json(&found)?;
-            } else {
+                return print_json(&found);
+            }
+            println!(
+                "{} friction points from {} improvement reports",
+                found.points.len(),
+                found.reports_analyzed
+            );
+            for f in &found.points {
+                let fix = if f.improvement.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {}", f.improvement)
+                };
                 println!(
-                    "{} friction points from {} improvement reports",
-                    found.points.len(),
-                    found.reports_analyzed
+                    "{:>4}× {}: {}{fix}  (last in {})",
+                    f.count, f.category, f.problem, f.last_seen
                 );
-                for f in &found.points {
-                    let fix = if f.improvement.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" — {}", f.improvement)
-                    };
-                    println!(
-                        "{:>4}× {}: {}{fix}  (last in {})",
-                        f.count, f.category, f.problem, f.last_seen
-                    );
-                }
             }
             Ok(())
         }
-        HistoryCommand::Estimate {
-            text,
-            effort: e,
-            json,
-        } => {
-            let estimate = history.estimate(&text, effort(e.as_deref()), &prices(config));
+        HistoryCommand::Estimate { text, effort, json } => {
+            let found = uc::estimate(
+                svc,
+                uc::EstimateArgs {
+                    request: text,
+                    effort,
+                },
+            )
+            .map_err(refused)?;
             if json {
-                print_json(&estimate)?;
-            } else if estimate.basis == Basis::None {
+                return print_json(&found);
+            }
+            let estimate = &found.estimate;
+            if estimate.basis == Basis::None {
                 println!("no completed run recorded yet: nothing to estimate from");
-            } else {
-                let basis = match estimate.basis {
-                    Basis::Similar => "similar completed runs",
-                    Basis::Effort => "newest completed runs of this effort",
-                    _ => "newest completed runs",
-                };
-                println!(
-                    "based on {} {basis} (confidence {})",
-                    estimate.sample, estimate.confidence
-                );
-                println!(
-                    "tokens        p50 {:>10.0}  p90 {:>10.0}",
-                    estimate.tokens.p50, estimate.tokens.p90
-                );
-                println!(
-                    "work minutes  p50 {:>10.1}  p90 {:>10.1}",
-                    estimate.minutes.p50, estimate.minutes.p90
-                );
-                println!(
-                    "cost (USD)    p50 {:>10.2}  p90 {:>10.2}",
-                    estimate.cost_usd.p50, estimate.cost_usd.p90
-                );
-                if !estimate.similar.is_empty() {
-                    println!("most similar: {}", estimate.similar.join(", "));
-                }
+                return Ok(());
+            }
+            let basis = match estimate.basis {
+                Basis::Similar => "similar completed runs",
+                Basis::Effort => "newest completed runs of this effort",
+                _ => "newest completed runs",
+            };
+            println!(
+                "based on {} {basis} (confidence {})",
+                estimate.sample, estimate.confidence
+            );
+            println!(
+                "tokens        p50 {:>10.0}  p90 {:>10.0}",
+                estimate.tokens.p50, estimate.tokens.p90
+            );
+            println!(
+                "work minutes  p50 {:>10.1}  p90 {:>10.1}",
+                estimate.minutes.p50, estimate.minutes.p90
+            );
+            println!(
+                "cost (USD)    p50 {:>10.2}  p90 {:>10.2}",
+                estimate.cost_usd.p50, estimate.cost_usd.p90
+            );
+            if !estimate.similar.is_empty() {
+                println!("most similar: {}", estimate.similar.join(", "));
             }
             Ok(())
         }
         HistoryCommand::Reindex => {
             let started = std::time::Instant::now();
-            let report = history.reindex()?;
+            let report = uc::reindex(svc, uc::ReindexArgs {}).map_err(refused)?;
             println!(
                 "recorded {} ended runs in {} ({} still running) in {:.0} ms",
                 report.runs,
-                history.path().display(),
+                svc.history.path().display(),
                 report.running,
                 started.elapsed().as_secs_f64() * 1000.0
             );
@@ -250,17 +253,19 @@ pub fn run(config: &Config, command: HistoryCommand) -> anyhow::Result<ExitCode>
             }
             Ok(())
         }
-    };
-    warnings(&history);
-    result.map(|()| ExitCode::SUCCESS)
+    }
 }
 
-/// The dashboard `baton stats` shows (and embeds in its JSON).
-pub fn dashboard(config: &Config, workflow: Option<&str>) -> Dashboard {
-    let history = open(config);
-    let d = history.dashboard(workflow, &prices(config));
-    warnings(&history);
-    d
+/// The dashboard `baton stats` shows (and embeds in its JSON): the
+/// `analytics_dashboard` use case.
+pub fn dashboard(config: &Config, workflow: Option<&str>) -> anyhow::Result<Dashboard> {
+    uc::dashboard(
+        &services(config),
+        uc::DashboardArgs {
+            workflow: workflow.map(str::to_string),
+        },
+    )
+    .map_err(refused)
 }
 
 /// Prints the dashboard as text.

@@ -153,7 +153,7 @@ pub fn stats(config: &Config, workflow: Option<&str>, json: bool) -> anyhow::Res
         .collect();
     let by_workflow = aggregate(&runs);
     // Ended runs from the run history: the numbers the analytics tools give.
-    let dashboard = crate::history_cmd::dashboard(config, workflow);
+    let dashboard = crate::history_cmd::dashboard(config, workflow)?;
     if json {
         println!(
             "{}",

@@ -127,10 +127,7 @@ fn history_commands_and_stats_show_past_runs() {
     std::fs::write(repo.specs().join(".history/history.jsonl"), "garbage\n").unwrap();
     let (code, out, err) = run(&repo, &["history", "search", "csv export"]);
     assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("warning") && err.contains("rebuilding"),
-        "{err}"
-    );
+    assert!(err.contains("WARN") && err.contains("rebuilding"), "{err}");
     assert!(out.starts_with("20260211-csv-export"), "{out}");
 
     let (code, out, _) = run(&repo, &["history", "reindex"]);

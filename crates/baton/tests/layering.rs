@@ -113,6 +113,7 @@ fn use_cases_sit_between_adapters_and_the_engine() {
         "baton-events",
         "baton-workflow",
         "baton-config",
+        "baton-history",
     ] {
         assert!(internal.contains(needed), "baton-usecases uses {needed}");
     }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::context::AppContext;
 use crate::error::{ErrorCode, ToolError};
 
+pub mod history;
 pub mod issue;
 pub mod lifecycle;
 pub mod manual;
@@ -114,7 +115,15 @@ pub const GROUPS: &[(&str, &str)] = &[
         "manual",
         "seed 002's manual search: manual_ls, manual_toc, manual_find, manual_hits, manual_read, manual_scan",
     ),
+    (
+        "history",
+        "past runs and analytics (only when selected): history_search, history_patterns, history_friction, history_reindex, analytics_summary, analytics_dashboard, analytics_estimate",
+    ),
 ];
+
+/// Groups exposed only when named in `--tools`: every byte of `tools/list`
+/// is paid in every agent session, and a workflow does not need them.
+pub const OPT_IN_GROUPS: &[&str] = &[history::GROUP];
 
 /// Every tool baton has.
 pub fn all_tools() -> Vec<ToolSpec> {
@@ -126,15 +135,20 @@ pub fn all_tools() -> Vec<ToolSpec> {
     tools.extend(next::tools());
     tools.extend(report::tools());
     tools.extend(manual::tools());
+    tools.extend(history::tools());
     tools
 }
 
-/// The tools of the selected groups (all when `groups` is `None`).
-/// Unknown group names are an error listing the known ones.
+/// The tools of the selected groups (when `groups` is `None`, all but the
+/// [`OPT_IN_GROUPS`]). Unknown group names are an error listing the known
+/// ones.
 pub fn select(groups: Option<&[String]>) -> Result<Vec<ToolSpec>, String> {
     let all = all_tools();
     let Some(groups) = groups else {
-        return Ok(all);
+        return Ok(all
+            .into_iter()
+            .filter(|t| !OPT_IN_GROUPS.contains(&t.group))
+            .collect());
     };
     if let Some(unknown) = groups
         .iter()

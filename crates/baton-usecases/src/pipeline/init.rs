@@ -164,6 +164,14 @@ pub struct NeedsConfirmation {
     pub enriched_request_body: Option<String>,
     /// What to ask.
     pub message: String,
+    /// Extension: tokens, work minutes and cost (p50/p90) of the completed
+    /// past runs most like this request (docs/history.md §8). Absent until
+    /// a run has completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<baton_history::Estimate>,
+    /// Extension: the estimate in one line, to show the person verbatim.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate_display: Option<String>,
 }
 
 /// Discussion questions (`--discuss`, text sources).
@@ -520,6 +528,7 @@ pub fn pipeline_init_with_context(
         }
         let branch = flags.current_branch.clone().unwrap_or_default();
         let is_main = matches!(branch.as_str(), "" | "main" | "master");
+        let (estimate, estimate_display) = crate::history::request_estimate(svc, &body).unzip();
         return Ok(InitWithContextReply {
             needs_user_confirmation: Some(NeedsConfirmation {
                 message: format!(
@@ -530,6 +539,8 @@ pub fn pipeline_init_with_context(
                 current_branch: branch,
                 is_main_branch: is_main,
                 enriched_request_body: (!body.is_empty()).then_some(body),
+                estimate,
+                estimate_display,
             }),
             ..InitWithContextReply::default()
         });

@@ -488,6 +488,7 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
             report_core(&def, state, &files, now, &input)
         })?;
     let outcome = updated.value;
+    crate::history::record_if_ended(svc, &ws, &updated.state, &outcome.transitions);
     // The same per-phase sequence as the embedded report (seed 003).
     let mut events: Vec<_> = report_events(&input, &updated.state, &outcome)
         .into_iter()

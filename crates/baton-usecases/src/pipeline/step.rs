@@ -140,6 +140,12 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
     })?;
     let state = updated.state;
     let stepped = updated.value;
+    crate::history::record_if_ended(
+        svc,
+        &ws,
+        &state,
+        crate::history::transitions(&stepped.happened),
+    );
     publish(svc, &ws, &state, &stepped);
     shape(svc, &ws, &state, &files, stepped)
 }
@@ -289,6 +295,12 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
         Err(Error::new(ErrorCode::Internal, "no question reached"))
     })?;
     let (question, word, happened, next) = updated.value;
+    crate::history::record_if_ended(
+        svc,
+        &ws,
+        &updated.state,
+        crate::history::transitions(&happened),
+    );
     svc.publish(records(svc, &ws, &updated.state, &happened));
     Ok(AnswerReply {
         workspace: ws.display.clone(),
@@ -864,6 +876,7 @@ fn spawn_action(
         .map(|a| a.body)
         .unwrap_or_else(|| format!("# {}\n\n{}\n", spawn.agent, spawn.summary));
     let profile = crate::repo_profile::detect(&svc.config.repo_root);
+    let learning = crate::history::layer4(svc, ws, &spawn.agent);
     let mut prompt = assemble(&PromptParts {
         agent_body: &body,
         workspace: &ws.display,
@@ -873,7 +886,7 @@ fn spawn_action(
         input_files: &spawn.inputs,
         output_file: spawn.output.as_deref(),
         profile: &profile,
-        learning: &[],
+        learning: &learning,
     });
     if !spawn.parallel.is_empty() {
         prompt.push_str("\n## Parallel Tasks\n\nOne agent runs per task, concurrently; each reads its own inputs and writes its own output file:\n");

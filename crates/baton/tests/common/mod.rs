@@ -70,7 +70,8 @@ impl Repo {
         }
     }
 
-    /// Every file under `.specs` (except lock files) with its bytes, sorted.
+    /// Every file under `.specs` (except lock files and the run history,
+    /// derived data baton may write in the background) with its bytes, sorted.
     pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
         let mut out = Vec::new();
         walk(&self.specs(), &mut out);
@@ -95,7 +96,10 @@ fn walk(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
     for entry in entries.flatten() {
         let path = entry.path();
         let name = path.display().to_string();
-        if name.contains("/.baton/") || name.ends_with(".state.lock") {
+        if name.contains("/.baton/")
+            || name.ends_with(".state.lock")
+            || name.contains("/.specs/.history/")
+        {
             continue;
         }
         let meta = std::fs::symlink_metadata(&path).expect("metadata");

@@ -1,0 +1,398 @@
+//! The run history (docs/history.md) in the use cases: a run is recorded
+//! right after the state write that ends it, every `spawn_agent` prompt gets
+//! its Layer 4 from past runs, a new request gets an estimate, and the
+//! `history` tools and the `baton history` / `baton stats` commands read the
+//! same numbers through the functions here.
+//!
+//! The history never fails a call: a record that cannot be written, a
+//! damaged history file, an unreadable artifact are logged as warnings; the
+//! next process's catch-up records a run whose record was lost, and a
+//! damaged file is rebuilt from the workspaces.
+
+use baton_config::Config;
+use baton_engine::WorkspaceFiles;
+use baton_engine::pipeline::prompt::LearningBlock;
+use baton_engine::pipeline::verdict::Severity;
+use baton_history::{DEFAULT_LAYER4_BUDGET_TOKENS, HistoryIndex, PatternFilter, PriceTable};
+/// The replies of the history use cases (the library's own types).
+pub use baton_history::{
+    Dashboard, Estimate, Friction, Patterns, Reindexed, RunSummary, SimilarRun,
+};
+use baton_state::{Effort, Transition, WorkspaceRef, WorkspaceState};
+use baton_workflow::Registry;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::events::Happened;
+use crate::files::DiskFiles;
+use crate::validate::{check_line, check_text};
+use crate::{Error, ErrorCode, Result, Services};
+
+/// The most request or design text a Layer-4 or estimate query reads, in
+/// bytes (the history weighs the first 8 KiB of a request and 16 KiB of a
+/// design; more is never needed).
+pub const MAX_QUERY_TEXT: usize = 64 * 1024;
+/// Longest query text a tool accepts.
+pub const MAX_QUERY_ARG: usize = 16 * 1024;
+/// Most items a tool returns.
+pub const MAX_LIMIT: u32 = 50;
+
+/// The price table of the configuration (`[prices]` in `baton.toml`,
+/// `BATON_PRICE_USD_PER_MTOK`).
+pub fn prices(config: &Config) -> PriceTable {
+    PriceTable {
+        default_usd_per_mtok: config.prices.default_usd_per_mtok,
+        models: config.prices.models.clone(),
+    }
+}
+
+/// The history of `config`'s specs root, with the project's workflows
+/// (review phases and their artifacts come from them). Reads nothing yet.
+/// Appends are not fsynced whatever `BATON_FSYNC` says: a record lost to a
+/// power cut is written again by the next catch-up (docs/history.md §3).
+pub fn open(config: &Config, registry: &Registry) -> HistoryIndex {
+    HistoryIndex::open(&config.specs_root).with_registry(std::sync::Arc::new(registry.clone()))
+}
+
+/// Logs what the history had to say since the last call (a damaged file
+/// rebuilt, a record not written).
+pub fn log_warnings(history: &HistoryIndex) {
+    for w in history.take_warnings() {
+        tracing::warn!("{w}");
+    }
+}
+
+/// Whether these transitions end the run (completed or abandoned).
+pub fn ends_run<'a>(transitions: impl IntoIterator<Item = &'a Transition>) -> bool {
+    transitions.into_iter().any(|t| {
+        matches!(
+            t,
+            Transition::WorkflowCompleted { .. } | Transition::Abandoned { .. }
+        )
+    })
+}
+
+/// The lifecycle transitions among what one use case did.
+pub fn transitions(happened: &[Happened]) -> impl Iterator<Item = &Transition> {
+    happened.iter().filter_map(|h| match h {
+        Happened::Transition(t) | Happened::Annotated(t, _) => Some(t),
+        Happened::Event(..) => None,
+    })
+}
+
+/// After a state write: records the run when `transitions` (what that
+/// write did) ended it — see [`record_ended`]. Called before the write's
+/// events are published, so a subscriber that hears `pipeline-complete` or
+/// `abandon` finds the record.
+pub fn record_if_ended<'a>(
+    svc: &Services,
+    ws: &WorkspaceRef,
+    state: &WorkspaceState,
+    transitions: impl IntoIterator<Item = &'a Transition>,
+) {
+    if ends_run(transitions) {
+        record_ended(svc, ws, state);
+    }
+}
+
+/// Records the run in `ws` from `state`, the state the call that ended it
+/// has just written (for a sealed run, the live state it completed with,
+/// never the final form sealed before its commit). Never fails the call: a
+/// failure is logged, and the next process's catch-up records the run from
+/// its `state.json`.
+pub fn record_ended(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) {
+    if let Err(e) = svc.history.record_run(&ws.dir, state) {
+        tracing::warn!(
+            "history: the end of {} was not recorded ({e}); the next baton process records it from its state.json",
+            ws.display
+        );
+    }
+    log_warnings(&svc.history);
+}
+
+/// The request and (once written) design of the run in `ws`, as Layer 4
+/// and estimates read them.
+fn run_texts(ws: &WorkspaceRef) -> (String, Option<String>) {
+    let files = DiskFiles::new(&ws.dir);
+    let head = |name: &str| {
+        files.read(name).map(|mut t| {
+            if t.len() > MAX_QUERY_TEXT {
+                let mut end = MAX_QUERY_TEXT;
+                while !t.is_char_boundary(end) {
+                    end -= 1;
+                }
+                t.truncate(end);
+            }
+            t
+        })
+    };
+    (head("request.md").unwrap_or_default(), head("design.md"))
+}
+
+/// Layer 4 of the prompt of `agent` in the run in `ws` (seed 001 "Data
+/// Flywheel"): what past runs teach it, chosen per agent by the history
+/// (docs/history.md §7) within [`DEFAULT_LAYER4_BUDGET_TOKENS`]; the prompt
+/// assembler fits it into what Layers 1–3 leave. The run itself is never
+/// one of its similar past runs. Empty without history.
+pub fn layer4(svc: &Services, ws: &WorkspaceRef, agent: &str) -> Vec<LearningBlock> {
+    let (request, design) = run_texts(ws);
+    let blocks = svc.history.layer4_for(
+        Some(&ws.name),
+        agent,
+        &request,
+        design.as_deref(),
+        DEFAULT_LAYER4_BUDGET_TOKENS,
+    );
+    log_warnings(&svc.history);
+    blocks
+}
+
+/// What a new request is likely to cost, from the completed runs most like
+/// it (docs/history.md §8), and the line to show a person; `None` when no
+/// run has completed yet.
+pub fn request_estimate(svc: &Services, request: &str) -> Option<(Estimate, String)> {
+    let mut end = request.len().min(MAX_QUERY_TEXT);
+    while !request.is_char_boundary(end) {
+        end -= 1;
+    }
+    let estimate = svc
+        .history
+        .estimate(&request[..end], None, &prices(&svc.config));
+    log_warnings(&svc.history);
+    let line = estimate.display_line()?;
+    Some((estimate, line))
+}
+
+fn limit(field: &str, value: Option<u32>, default: u32) -> Result<usize> {
+    match value {
+        None | Some(0) => Ok(default as usize),
+        Some(n) if n <= MAX_LIMIT => Ok(n as usize),
+        Some(n) => Err(Error::invalid(
+            field,
+            format!("{field} is {n}; at most {MAX_LIMIT}"),
+        )),
+    }
+}
+
+fn effort(field: &str, value: Option<&str>) -> Result<Option<Effort>> {
+    match value {
+        None | Some("") => Ok(None),
+        Some("S") => Ok(Some(Effort::S)),
+        Some("M") => Ok(Some(Effort::M)),
+        Some("L") => Ok(Some(Effort::L)),
+        Some(other) => Err(Error::invalid(
+            field,
+            format!("invalid effort {other:?}: must be one of S, M, L"),
+        )),
+    }
+}
+
+/// Arguments of `history_search`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// A request, a design or a few words (Japanese or English).
+    pub query: String,
+    /// At most this many runs (default 5, at most 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Reply of `history_search`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SearchReply {
+    /// The most similar ended runs, best first, with the words that matched.
+    pub runs: Vec<SimilarRun>,
+    /// Ended runs recorded.
+    pub recorded: u32,
+}
+
+/// `history_search`: the past runs most like a text (BM25 over request and
+/// design, docs/history.md §4).
+pub fn search(svc: &Services, args: SearchArgs) -> Result<SearchReply> {
+    check_text("query", &args.query, MAX_QUERY_ARG)?;
+    if args.query.trim().is_empty() {
+        return Err(Error::invalid(
+            "query",
+            "query is empty: give a request or a few words",
+        ));
+    }
+    let k = limit("limit", args.limit, 5)?;
+    let runs = svc.history.similar(&args.query, k);
+    let recorded = svc.history.len() as u32;
+    log_warnings(&svc.history);
+    Ok(SearchReply { runs, recorded })
+}
+
+/// Arguments of `history_patterns`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatternsArgs {
+    /// Only findings of this reviewing agent (e.g. `design-reviewer`).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only findings of this review phase (e.g. `phase-3b`).
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// Only `CRITICAL` or only `MINOR` findings.
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// At most this many (default 10, at most 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// `history_patterns`: review findings of past runs merged into patterns,
+/// heaviest (most frequent, most recent) first (docs/history.md §5).
+pub fn patterns(svc: &Services, args: PatternsArgs) -> Result<Patterns> {
+    for (field, value) in [("agent", &args.agent), ("phase", &args.phase)] {
+        if let Some(v) = value {
+            check_line(field, v, 64)?;
+        }
+    }
+    let filter = PatternFilter {
+        agent: args.agent.filter(|a| !a.is_empty()),
+        phase: args.phase.filter(|p| !p.is_empty()),
+        severity: args.severity,
+        limit: limit("limit", args.limit, 10)?,
+    };
+    let found = svc.history.patterns(&filter);
+    log_warnings(&svc.history);
+    Ok(found)
+}
+
+/// Arguments of `history_friction`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrictionArgs {
+    /// At most this many (default 10, at most 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// `history_friction`: the friction map from past improvement reports
+/// (docs/history.md §6).
+pub fn friction(svc: &Services, args: FrictionArgs) -> Result<Friction> {
+    let found = svc.history.friction(limit("limit", args.limit, 10)?);
+    log_warnings(&svc.history);
+    Ok(found)
+}
+
+/// Arguments of `history_reindex` (none).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReindexArgs {}
+
+/// `history_reindex`: rebuilds the history file from every workspace under
+/// the specs root (a new generation; other processes reload it).
+pub fn reindex(svc: &Services, _args: ReindexArgs) -> Result<Reindexed> {
+    let report = svc.history.reindex().map_err(|e| {
+        Error::new(
+            ErrorCode::IoError,
+            format!("the history could not be rebuilt: {e}"),
+        )
+        .with_details(serde_json::json!({ "file": svc.history.path().display().to_string() }))
+    });
+    log_warnings(&svc.history);
+    report
+}
+
+/// Arguments of `analytics_summary`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SummaryArgs {
+    /// Workspace path or folder name (e.g. `.specs/20260401-fix-auth`).
+    pub workspace: String,
+}
+
+/// `analytics_summary`: one run's tokens, cost, time, loops, findings and
+/// per-phase numbers — a live run from its folder, an ended one from its
+/// folder or, once the folder is gone (archived), from its record.
+pub fn summary(svc: &Services, args: SummaryArgs) -> Result<RunSummary> {
+    check_text("workspace", &args.workspace, 1024)?;
+    let ws = svc.store.resolve(&args.workspace)?;
+    let prices = prices(&svc.config);
+    let found = match svc.store.load(&ws) {
+        Ok(state) => Ok(baton_history::analytics::run_summary(
+            &svc.history.build(&ws.dir, &state),
+            &prices,
+        )),
+        Err(baton_state::StoreError::NotFound { .. }) => {
+            svc.history.summary(&ws.name, &prices).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::NotFound,
+                    format!(
+                        "no run {} in {} and no record of it in the history",
+                        ws.name,
+                        svc.config.specs_root.display()
+                    ),
+                )
+                .with_details(serde_json::json!({ "field": "workspace" }))
+            })
+        }
+        Err(e) => Err(Error::from(e)),
+    };
+    log_warnings(&svc.history);
+    found
+}
+
+/// Arguments of `analytics_dashboard`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DashboardArgs {
+    /// Only runs of this workflow (e.g. `forge`).
+    #[serde(default)]
+    pub workflow: Option<String>,
+}
+
+/// `analytics_dashboard` and `baton stats`: runs, pass rates, loops, time,
+/// tokens and cost by effort and phase over every ended run
+/// (docs/history.md §8).
+pub fn dashboard(svc: &Services, args: DashboardArgs) -> Result<Dashboard> {
+    if let Some(w) = &args.workflow {
+        check_line("workflow", w, 64)?;
+    }
+    let d = svc.history.dashboard(
+        args.workflow.as_deref().filter(|w| !w.is_empty()),
+        &prices(&svc.config),
+    );
+    log_warnings(&svc.history);
+    Ok(d)
+}
+
+/// Arguments of `analytics_estimate`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EstimateArgs {
+    /// The request text.
+    pub request: String,
+    /// Only runs of this effort: S, M or L.
+    #[serde(default)]
+    pub effort: Option<String>,
+}
+
+/// Reply of `analytics_estimate`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct EstimateReply {
+    /// p50/p90 tokens, work minutes and cost, and what they come from.
+    #[serde(flatten)]
+    pub estimate: Estimate,
+    /// The estimate in one line for a person (absent with no completed run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display: Option<String>,
+}
+
+/// `analytics_estimate`: tokens, work minutes and cost to expect for a
+/// request, from similar completed runs (else the effort's, else all).
+pub fn estimate(svc: &Services, args: EstimateArgs) -> Result<EstimateReply> {
+    check_text("request", &args.request, MAX_QUERY_ARG)?;
+    let effort = effort("effort", args.effort.as_deref())?;
+    let estimate = svc
+        .history
+        .estimate(&args.request, effort, &prices(&svc.config));
+    log_warnings(&svc.history);
+    Ok(EstimateReply {
+        display: estimate.display_line(),
+        estimate,
+    })
+}
