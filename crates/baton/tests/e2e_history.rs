@@ -436,3 +436,66 @@ async fn a_damaged_history_file_never_fails_a_pipeline() {
         recorded_again(damage);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_runs_and_abandoned_runs_are_recorded_when_they_end() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    // An issue run walked to its end with completePhase.
+    let mut current = c
+        .ok("startIssueWorkflow", json!({"issueNumber": "7"}))
+        .await;
+    let ws = current["workspace"].as_str().unwrap().to_string();
+    while current["currentPhase"] != "completed" {
+        let phase = current["currentPhase"].as_str().unwrap().to_string();
+        let instruction = current["instruction"].clone();
+        for artifact in instruction["artifacts"].as_array().unwrap() {
+            common::write_artifact(&repo, &ws, artifact.as_str().unwrap());
+        }
+        let count = |k: &str| -> Vec<String> {
+            (1..=instruction[k].as_array().unwrap().len())
+                .map(|i| i.to_string())
+                .collect()
+        };
+        assert!(
+            !repo.specs().join(".history/history.jsonl").exists(),
+            "a running run is not recorded"
+        );
+        current = c
+            .ok(
+                "completePhase",
+                json!({"issueNumber": "7", "phaseResult": {"phaseName": phase, "status": "completed",
+                    "workingFiles": ["src/lib.rs"], "completedTasks": count("tasks"),
+                    "acceptanceCriteriaMet": count("acceptanceCriteria")}}),
+            )
+            .await;
+    }
+    let recs = records(&repo);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["workspace"], name(&ws));
+    assert_eq!(recs[0]["workflow"], "issue");
+    assert_eq!(recs[0]["outcome"], "completed");
+    assert_eq!(recs[0]["source"], "issue");
+    // A run abandoned with the recovery tool.
+    let other = c
+        .ok("startIssueWorkflow", json!({"issueNumber": "8"}))
+        .await;
+    c.ok(
+        "abandon",
+        json!({"workspace": other["workspace"], "reason": "duplicate of #7"}),
+    )
+    .await;
+    let recs = records(&repo);
+    assert_eq!(recs.len(), 2);
+    assert_eq!(recs[1]["outcome"], "abandoned");
+    assert_eq!(recs[1]["reason"], "duplicate of #7");
+    // A refused call on an ended run records nothing again.
+    c.err(
+        "abandon",
+        json!({"workspace": other["workspace"]}),
+        "invalid_state",
+    )
+    .await;
+    assert_eq!(records(&repo).len(), 2);
+    c.close().await;
+}

@@ -71,12 +71,7 @@ fn run_with_the_scripted_agent_writes_every_artifact_and_commits() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("(parallel · 2 tasks)"), "{stderr}");
     let specs = repo.specs();
-    let ws = std::fs::read_dir(&specs)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let ws = run_folder(&specs);
     for f in [
         "analysis.md",
         "design.md",
@@ -126,12 +121,7 @@ fn run_with_an_agent_command_uses_its_reply_when_it_writes_no_file() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let ws = std::fs::read_dir(repo.specs())
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let ws = run_folder(&repo.specs());
     let design = std::fs::read_to_string(ws.join("design.md")).unwrap();
     assert!(design.starts_with("# Output of architect"), "{design}");
     assert!(ws.join("impl-1.md").is_file());
@@ -153,4 +143,15 @@ fn run_with_an_agent_command_uses_its_reply_when_it_writes_no_file() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("broken"));
+}
+
+/// The run's workspace folder: the one folder under the specs root that is
+/// not baton's own (`.history/`, where ended runs are recorded).
+fn run_folder(specs: &std::path::Path) -> std::path::PathBuf {
+    std::fs::read_dir(specs)
+        .unwrap()
+        .flatten()
+        .find(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .unwrap()
+        .path()
 }
