@@ -48,9 +48,11 @@ pub fn build_context(config: Config) -> Result<Arc<AppContext>, ServeError> {
 }
 
 /// Loads the run history on a background thread, so the first prompt that
-/// needs Layer 4 does not wait for it (docs/history.md §1). Nothing waits
-/// for this thread; a call that needs the history meanwhile waits for the
-/// load instead of doing it twice.
+/// needs Layer 4 does not wait for it (docs/history.md §1). Called once the
+/// server is up (over stdio: after the `initialize` handshake, so the load
+/// never competes with the reply). Nothing waits for this thread; a call
+/// that needs the history meanwhile waits for the load instead of doing it
+/// twice.
 pub fn warm_history(ctx: &Arc<AppContext>) {
     let ctx = Arc::clone(ctx);
     let spawned = std::thread::Builder::new()
@@ -90,7 +92,6 @@ pub fn new_session_id() -> String {
 pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     let ctx = build_context(config)?;
     let server = build_server(Arc::clone(&ctx))?;
-    warm_history(&ctx);
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         use std::io::Write;
         // A person started the server by hand: say what it is waiting for.
@@ -118,6 +119,8 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
             return Err(ServeError::Mcp(e.to_string()));
         }
     };
+    // After the handshake: the load never delays the `initialize` reply.
+    warm_history(&ctx);
     let cancel = running.cancellation_token();
     let outcome = tokio::select! {
         r = running.waiting() => r.map(|_| ()).map_err(|e| ServeError::Mcp(e.to_string())),
