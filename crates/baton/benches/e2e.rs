@@ -121,6 +121,11 @@ fn report(name: &str, mut samples: Vec<f64>) {
 
 fn main() {
     // `cargo bench` passes flags such as --bench; nothing to parse.
+    // BATON_BENCH=history runs only the run-history comparison.
+    if std::env::var("BATON_BENCH").is_ok_and(|b| b == "history") {
+        history_bench();
+        return;
+    }
     let repo = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     std::fs::create_dir(repo.path().join(".git")).unwrap();
 
@@ -252,6 +257,7 @@ fn main() {
     report("server-side: phase_start/phase_fail (no fsync)", nosync);
     pipeline_bench();
     manual_find_bench();
+    history_bench();
     println!(
         "idle RSS after initialize: {:.1} MiB",
         idle_rss as f64 / 1024.0
@@ -268,7 +274,6 @@ fn main() {
 /// Measures every `pipeline_next_action` decision: client round trip and
 /// server-side time (the transcript's `duration_ms`, fsync on).
 fn pipeline_bench() {
-    const TASKS: &str = "# Tasks\n\n## Task 1: Core\nmode: sequential\n\n## Task 2: API\nmode: parallel\ndepends_on: [1]\n\n## Task 3: CLI\nmode: parallel\ndepends_on: [1]\n";
     let repo = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     std::fs::create_dir(repo.path().join(".git")).unwrap();
     let mut s = Server::spawn(repo.path(), true);
@@ -276,59 +281,13 @@ fn pipeline_bench() {
     let mut rtt = Vec::new();
     let mut decisions_per_run = 0;
     for run in 0..10 {
-        let init = s.call(
-            "pipeline_init",
-            json!({"arguments": format!("rewrite the session store {run} --nopr")}),
-        )["result"]["structuredContent"]
-            .clone();
-        let created = s.call(
-            "pipeline_init_with_context",
-            json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"],
-                   "user_confirmation": {"effort": "L", "use_current_branch": true}}),
-        )["result"]["structuredContent"]
-            .clone();
-        let ws = created["workspace"].as_str().unwrap().to_string();
-        let dir = repo.path().join(&ws);
-        let mut args = json!({"workspace": ws});
-        let mut decisions = 0;
-        loop {
-            let t = Instant::now();
-            let r = s.call("pipeline_next_action", args.clone());
-            rtt.push(t.elapsed().as_secs_f64() * 1000.0);
-            decisions += 1;
-            assert!(r["result"]["isError"] == false, "{r}");
-            let a = r["result"]["structuredContent"].clone();
-            args = match a["type"].as_str().unwrap() {
-                "done" => break,
-                "spawn_agent" => {
-                    let outputs: Vec<String> = match a["parallel_tasks"].as_array() {
-                        Some(tasks) => tasks
-                            .iter()
-                            .map(|t| t["output_file"].as_str().unwrap().to_string())
-                            .collect(),
-                        None => vec![a["output_file"].as_str().unwrap().to_string()],
-                    };
-                    for out in outputs {
-                        let text = match out.as_str() {
-                            "tasks.md" => TASKS.to_string(),
-                            "review-design.md" | "review-tasks.md" => {
-                                "## Verdict: APPROVE\n".into()
-                            }
-                            o if o.starts_with("review-") => "## Verdict: PASS\n".into(),
-                            _ => "# Artifact\n\n## Section\n\ntext\n".into(),
-                        };
-                        std::fs::write(dir.join(out), text).unwrap();
-                    }
-                    json!({"workspace": ws, "previous_action_complete": true, "previous_tokens": 1000, "previous_duration_ms": 1})
-                }
-                "exec" => {
-                    json!({"workspace": ws, "previous_action_complete": true, "previous_exit_code": 0})
-                }
-                "checkpoint" | "human_gate" => json!({"workspace": ws, "user_response": "proceed"}),
-                other => panic!("unexpected action {other}"),
-            };
-        }
-        decisions_per_run = decisions;
+        let driven = drive_pipeline(
+            &mut s,
+            repo.path(),
+            &format!("rewrite the session store {run}"),
+        );
+        decisions_per_run = driven.rtt.len();
+        rtt.extend(driven.rtt);
     }
     s.stop();
     std::thread::sleep(Duration::from_millis(200));
@@ -336,6 +295,90 @@ fn pipeline_bench() {
     println!("effort-L pipeline: {decisions_per_run} pipeline_next_action calls per run, 10 runs");
     report("round trip: pipeline_next_action (L pipeline)", rtt);
     report("server-side: pipeline_next_action (fsync)", server);
+}
+
+/// What one driven pipeline returned.
+struct Driven {
+    /// Client round trip of each `pipeline_next_action`, in order.
+    rtt: Vec<f64>,
+    /// Its estimate line from the confirmation reply, if any.
+    estimate: Option<String>,
+    /// Whether a `spawn_agent` prompt carried Layer 4.
+    layer4: bool,
+}
+
+/// Creates an effort-L pipeline for `text` and drives it to `done`: every
+/// agent's artifact written (design reviews with findings, a summary with
+/// an improvement report), exec steps reported as succeeded, checkpoints
+/// answered.
+fn drive_pipeline(s: &mut Server, repo: &std::path::Path, text: &str) -> Driven {
+    const TASKS: &str = "# Tasks\n\n## Task 1: Core\nmode: sequential\n\n## Task 2: API\nmode: parallel\ndepends_on: [1]\n\n## Task 3: CLI\nmode: parallel\ndepends_on: [1]\n";
+    let init = s.call(
+        "pipeline_init",
+        json!({"arguments": format!("{text} --nopr --auto")}),
+    )["result"]["structuredContent"]
+        .clone();
+    let ask = s.call(
+        "pipeline_init_with_context",
+        json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"]}),
+    )["result"]["structuredContent"]
+        .clone();
+    let estimate = ask["needs_user_confirmation"]["estimate_display"]
+        .as_str()
+        .map(str::to_string);
+    let created = s.call(
+        "pipeline_init_with_context",
+        json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"],
+               "user_confirmation": {"effort": "L", "use_current_branch": true}}),
+    )["result"]["structuredContent"]
+        .clone();
+    let ws = created["workspace"].as_str().unwrap().to_string();
+    let dir = repo.join(&ws);
+    let mut args = json!({"workspace": ws});
+    let mut driven = Driven {
+        rtt: Vec::new(),
+        estimate,
+        layer4: false,
+    };
+    loop {
+        let t = Instant::now();
+        let r = s.call("pipeline_next_action", args.clone());
+        driven.rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert!(r["result"]["isError"] == false, "{r}");
+        let a = r["result"]["structuredContent"].clone();
+        args = match a["type"].as_str().unwrap() {
+            "done" => break,
+            "spawn_agent" => {
+                driven.layer4 |= a["prompt"]
+                    .as_str()
+                    .is_some_and(|p| p.contains("## Similar Past Pipelines"));
+                let outputs: Vec<String> = match a["parallel_tasks"].as_array() {
+                    Some(tasks) => tasks
+                        .iter()
+                        .map(|t| t["output_file"].as_str().unwrap().to_string())
+                        .collect(),
+                    None => vec![a["output_file"].as_str().unwrap().to_string()],
+                };
+                for out in outputs {
+                    let text = match out.as_str() {
+                        "tasks.md" => TASKS.to_string(),
+                        "review-design.md" | "review-tasks.md" => "## Verdict: APPROVE\n\n**1. [CRITICAL] Missing error handling for the session store**\n".into(),
+                        o if o.starts_with("review-") => "## Verdict: PASS\n\n**1. [MINOR] Naming**\n".into(),
+                        "summary.md" => "# Summary\n\n## Improvement Report\n\n### AI Agent Support\n- The test command was hard to find — add it to CLAUDE.md\n".into(),
+                        _ => "# Artifact\n\n## Section\n\ntext\n".into(),
+                    };
+                    std::fs::write(dir.join(out), text).unwrap();
+                }
+                json!({"workspace": ws, "previous_action_complete": true, "previous_tokens": 1000, "previous_duration_ms": 1})
+            }
+            "exec" => {
+                json!({"workspace": ws, "previous_action_complete": true, "previous_exit_code": 0})
+            }
+            "checkpoint" | "human_gate" => json!({"workspace": ws, "user_response": "proceed"}),
+            other => panic!("unexpected action {other}"),
+        };
+    }
+    driven
 }
 
 /// `manual_find` through MCP on a ~1.5 MB Japanese manual: 43 editions of the
@@ -416,6 +459,360 @@ fn manual_find_bench() {
     );
     report("round trip: manual_find (use_cache=false)", rtt);
     report("server-side: manual_find (use_cache=false)", server);
+}
+
+/// Issue 15's budget: the run history must not make baton slower to start
+/// or to step. Two repositories — empty, and 10,000 ended runs on disk
+/// (workspace folders with state, request, design, design review and
+/// summary) recorded with `baton history reindex` — measured the same way:
+/// cold start (spawn → initialize response; the history is loaded on a
+/// background thread, never before the reply) and effort-L pipelines driven
+/// through MCP, whose `pipeline_next_action` server-side durations come
+/// from the transcript. Adding a run: `HistoryIndex::record_run` on a
+/// finished workspace against the 10,000-run file (what the call that ends
+/// a run does after its state write), and the server-side time of the call
+/// that ends each run.
+fn history_bench() {
+    const PAST_RUNS: usize = 10_000;
+    // Real git repositories: the commit phase reads `git status`, which in
+    // a fake one would walk up to the enclosing checkout.
+    let new_repo = || {
+        let repo = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let ok = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(repo.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git init");
+        repo
+    };
+    let empty = new_repo();
+    let full = new_repo();
+    let t = Instant::now();
+    write_past_runs(&full.path().join(".specs"), PAST_RUNS);
+    let wrote = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["history", "reindex"])
+        .current_dir(full.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reindexed = t.elapsed().as_secs_f64();
+    let file = full.path().join(".specs/.history/history.jsonl");
+    println!(
+        "history: {PAST_RUNS} past runs written in {wrote:.1} s; `baton history reindex` {reindexed:.1} s; history file {:.1} MB",
+        std::fs::metadata(&file).unwrap().len() as f64 / 1e6
+    );
+    // The past runs are committed, as a team's runs are: the commit phase's
+    // `git status` then stats them instead of listing 50,000 untracked files.
+    for args in [
+        &["add", "-A", ".specs"][..],
+        &[
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "past runs",
+        ],
+    ] {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(full.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+    let repos = [("empty repository", &empty), ("10,000 past runs", &full)];
+    // Interleaved, so a busy moment of the shared machine hits both alike.
+    let mut cold = [Vec::new(), Vec::new()];
+    for _ in 0..40 {
+        for (k, (_, repo)) in repos.iter().enumerate() {
+            let started = Instant::now();
+            let mut s = Server::spawn(repo.path(), false);
+            s.initialize();
+            cold[k].push(started.elapsed().as_secs_f64() * 1000.0);
+            s.stop();
+        }
+    }
+    let mut servers: Vec<Server> = repos
+        .iter()
+        .map(|(_, repo)| {
+            let mut s = Server::spawn(repo.path(), true);
+            s.initialize();
+            s
+        })
+        .collect();
+    let mut calls = [0usize; 2];
+    let mut ending_calls = [Vec::new(), Vec::new()];
+    let mut estimate = [None, None];
+    let mut layer4 = [false; 2];
+    for run in 0..4 {
+        for (k, (_, repo)) in repos.iter().enumerate() {
+            let d = drive_pipeline(
+                &mut servers[k],
+                repo.path(),
+                &format!("rewrite the session store token cache {run}"),
+            );
+            calls[k] += d.rtt.len();
+            // The call that returned `done` reported the last step: it
+            // ended the run (and recorded it).
+            ending_calls[k].push(calls[k] - 1);
+            if estimate[k].is_none() {
+                estimate[k] = d.estimate;
+            }
+            layer4[k] |= d.layer4;
+        }
+    }
+    let peaks: Vec<u64> = servers.iter().map(|s| s.rss_kib("VmHWM:")).collect();
+    for s in servers {
+        s.stop();
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let mut cold_p50 = Vec::new();
+    let mut step_p50 = Vec::new();
+    for (k, (label, repo)) in repos.iter().enumerate() {
+        let server = server_durations(repo.path(), &["pipeline_next_action"]);
+        let ending: Vec<f64> = ending_calls[k]
+            .iter()
+            .filter_map(|i| server.get(*i).copied())
+            .collect();
+        println!(
+            "-- {label}: Layer 4 in prompts: {}; first estimate: {:?}",
+            layer4[k], estimate[k]
+        );
+        cold_p50.push(median(&cold[k]));
+        step_p50.push(median(&server));
+        report(&format!("cold start, {label}"), cold[k].clone());
+        report(
+            &format!("server-side: pipeline_next_action, {label}"),
+            server,
+        );
+        report(
+            &format!("server-side: the call that ends a run, {label}"),
+            ending,
+        );
+        println!("peak RSS, {label}: {:.1} MiB", peaks[k] as f64 / 1024.0);
+    }
+    println!(
+        "ratios (10,000 runs / empty, p50): cold start {:.2}x, pipeline_next_action {:.2}x",
+        cold_p50[1] / cold_p50[0],
+        step_p50[1] / step_p50[0]
+    );
+    // Adding a run to the 10,000-run history, in process: build the record
+    // from a finished workspace and append it under the lock.
+    let specs = full.path().join(".specs");
+    let history = baton_history::HistoryIndex::open(&specs);
+    let t = Instant::now();
+    let _ = history.len();
+    let load = t.elapsed().as_secs_f64() * 1000.0;
+    let _ = history.layer4("implementer", "rewrite the session store", None, 1200);
+    // 50 new finished runs (copies of one with findings and a report).
+    let finished = std::fs::read_dir(&specs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("summary.md").is_file())
+        .unwrap();
+    let state = baton_state::WorkspaceState::from_json(
+        &std::fs::read_to_string(finished.join("state.json")).unwrap(),
+    )
+    .unwrap();
+    let mut add = Vec::new();
+    let mut next_query = Vec::new();
+    for k in 0..50 {
+        let dir = specs.join(format!("20990101-new-{k}"));
+        std::fs::create_dir(&dir).unwrap();
+        for f in std::fs::read_dir(&finished).unwrap().flatten() {
+            if f.path().is_file() {
+                std::fs::copy(f.path(), dir.join(f.file_name())).unwrap();
+            }
+        }
+        let t = Instant::now();
+        history.record_run(&dir, &state).unwrap();
+        add.push(t.elapsed().as_secs_f64() * 1000.0);
+        // The next prompt reads the new line and merges the patterns again.
+        let t = Instant::now();
+        let _ = history.layer4("implementer", "rewrite the session store", None, 1200);
+        next_query.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!("first use of the 10,000-run history in a process: {load:.0} ms");
+    report("add a run (build its record + append)", add);
+    report("next Layer 4 after an append (re-merge)", next_query);
+}
+
+fn median(samples: &[f64]) -> f64 {
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    percentile(&s, 0.5)
+}
+
+/// Writes `n` ended forge runs under `specs`: state (phases with history,
+/// tokens, durations, a design revision now and then), request, design,
+/// a design review with findings and, for every third run, a summary with
+/// an improvement report. Requests and designs draw on one vocabulary, so
+/// runs share some words but not all.
+fn write_past_runs(specs: &std::path::Path, n: usize) {
+    use baton_state::{
+        Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseLogEntry, PhaseStatus,
+        WorkspaceState,
+    };
+    const WORDS: [&str; 40] = [
+        "login",
+        "session",
+        "token",
+        "cache",
+        "export",
+        "report",
+        "invoice",
+        "payment",
+        "search",
+        "index",
+        "upload",
+        "profile",
+        "settings",
+        "notification",
+        "email",
+        "webhook",
+        "queue",
+        "worker",
+        "scheduler",
+        "migration",
+        "schema",
+        "api",
+        "endpoint",
+        "client",
+        "server",
+        "config",
+        "logging",
+        "metrics",
+        "dashboard",
+        "permission",
+        "timeout",
+        "retry",
+        "billing",
+        "checkout",
+        "ログイン",
+        "セッション",
+        "タイムアウト",
+        "検索",
+        "請求書",
+        "通知",
+    ];
+    const FINDINGS: [&str; 6] = [
+        "Missing error handling for the {}",
+        "No test covers the {} path",
+        "The {} is not documented",
+        "Inconsistent naming in the {} module",
+        "The {} leaks a connection on failure",
+        "Unchecked input in the {}",
+    ];
+    std::fs::create_dir_all(specs).unwrap();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = |m: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % m as u64) as usize
+    };
+    let base: chrono::DateTime<chrono::Utc> = "2024-01-01T00:00:00Z".parse().unwrap();
+    for i in 0..n {
+        let mut words = |k: usize| {
+            (0..k)
+                .map(|_| WORDS[rnd(WORDS.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let request = words(12);
+        let design = format!("# Design\n\n{}\n", words(120));
+        let name = format!("2024{:04}-run-{i}", i % 10_000);
+        let dir = specs.join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let t0 = base + chrono::Duration::hours(i as i64 * 2);
+        let mut state = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            &name,
+            &format!(".specs/{name}"),
+            "bench",
+            t0,
+        );
+        let effort = [Effort::S, Effort::M, Effort::L][rnd(3)];
+        state.effort = Some(effort);
+        state.flow_template = Some(FlowTemplate::for_effort(effort));
+        let mut minute = 0;
+        let revise = rnd(4) == 0;
+        let mut phases = vec!["phase-1", "phase-2", "phase-3", "phase-3b"];
+        if revise {
+            phases.extend(["phase-3", "phase-3b"]);
+        }
+        phases.extend(["phase-4", "phase-5", "phase-6", "phase-7", "final-summary"]);
+        for phase in phases {
+            let ms = 30_000 + rnd(600_000) as u64;
+            state.history.push(HistoryEntry {
+                at: t0 + chrono::Duration::minutes(minute),
+                phase: phase.into(),
+                action: HistoryAction::Start,
+                detail: None,
+                by: None,
+            });
+            minute += 1 + (ms / 60_000) as i64;
+            state.history.push(HistoryEntry {
+                at: t0 + chrono::Duration::minutes(minute),
+                phase: phase.into(),
+                action: HistoryAction::Complete,
+                detail: None,
+                by: None,
+            });
+            state.phase_log.push(PhaseLogEntry {
+                phase: phase.into(),
+                tokens: 2_000 + rnd(40_000) as u64,
+                duration_ms: ms,
+                model: if phase == "phase-3" { "opus" } else { "sonnet" }.into(),
+                timestamp: t0 + chrono::Duration::minutes(minute),
+            });
+        }
+        if rnd(10) == 0 {
+            state.current_phase_status = PhaseStatus::Abandoned;
+        } else {
+            state.current_phase = "completed".into();
+            state.current_phase_status = PhaseStatus::Completed;
+        }
+        state.timestamps.last_updated = t0 + chrono::Duration::minutes(minute);
+        std::fs::write(dir.join("state.json"), state.to_json()).unwrap();
+        std::fs::write(
+            dir.join("request.md"),
+            format!("---\nsource_type: text\n---\n\n{request}\n"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("design.md"), design).unwrap();
+        let mut review = String::from("# Review\n\n## Verdict: APPROVE\n\n");
+        for k in 0..rnd(4) {
+            let severity = if rnd(3) == 0 { "CRITICAL" } else { "MINOR" };
+            let text = FINDINGS[rnd(FINDINGS.len())].replace("{}", WORDS[rnd(WORDS.len())]);
+            review.push_str(&format!("**{}. [{severity}] {text}**\n\n", k + 1));
+        }
+        std::fs::write(dir.join("review-design.md"), review).unwrap();
+        if i % 3 == 0 {
+            std::fs::write(
+                dir.join("summary.md"),
+                format!(
+                    "# Summary\n\n## Improvement Report\n\n### AI Agent Support\n- The {} command was hard to find — add it to CLAUDE.md\n",
+                    WORDS[rnd(WORDS.len())]
+                ),
+            )
+            .unwrap();
+        }
+    }
 }
 
 /// Server-side durations (`duration_ms` of outgoing transcript entries) of
