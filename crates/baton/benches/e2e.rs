@@ -305,51 +305,78 @@ struct Driven {
     estimate: Option<String>,
     /// Whether a `spawn_agent` prompt carried Layer 4.
     layer4: bool,
+    /// The type of each action returned, in order.
+    kinds: Vec<String>,
 }
 
-/// Creates an effort-L pipeline for `text` and drives it to `done`: every
-/// agent's artifact written (design reviews with findings, a summary with
-/// an improvement report), exec steps reported as succeeded, checkpoints
-/// answered.
-fn drive_pipeline(s: &mut Server, repo: &std::path::Path, text: &str) -> Driven {
-    const TASKS: &str = "# Tasks\n\n## Task 1: Core\nmode: sequential\n\n## Task 2: API\nmode: parallel\ndepends_on: [1]\n\n## Task 3: CLI\nmode: parallel\ndepends_on: [1]\n";
-    let init = s.call(
-        "pipeline_init",
-        json!({"arguments": format!("{text} --nopr --auto")}),
-    )["result"]["structuredContent"]
-        .clone();
-    let ask = s.call(
-        "pipeline_init_with_context",
-        json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"]}),
-    )["result"]["structuredContent"]
-        .clone();
-    let estimate = ask["needs_user_confirmation"]["estimate_display"]
-        .as_str()
-        .map(str::to_string);
-    let created = s.call(
-        "pipeline_init_with_context",
-        json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"],
-               "user_confirmation": {"effort": "L", "use_current_branch": true}}),
-    )["result"]["structuredContent"]
-        .clone();
-    let ws = created["workspace"].as_str().unwrap().to_string();
-    let dir = repo.join(&ws);
-    let mut args = json!({"workspace": ws});
-    let mut driven = Driven {
-        rtt: Vec::new(),
-        estimate,
-        layer4: false,
-    };
-    loop {
+/// One effort-L pipeline driven step by step (so two can be interleaved):
+/// every agent's artifact written (design reviews with findings, a summary
+/// with an improvement report), exec steps reported as succeeded,
+/// checkpoints approved by `--auto`.
+struct Pipeline {
+    ws: String,
+    dir: std::path::PathBuf,
+    args: Value,
+    driven: Driven,
+    done: bool,
+}
+
+impl Pipeline {
+    /// Creates the pipeline for `text` through the two init tools.
+    fn start(s: &mut Server, repo: &std::path::Path, text: &str) -> Pipeline {
+        let init = s.call(
+            "pipeline_init",
+            json!({"arguments": format!("{text} --nopr --auto")}),
+        )["result"]["structuredContent"]
+            .clone();
+        let ask = s.call(
+            "pipeline_init_with_context",
+            json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"]}),
+        )["result"]["structuredContent"]
+            .clone();
+        let estimate = ask["needs_user_confirmation"]["estimate_display"]
+            .as_str()
+            .map(str::to_string);
+        let created = s.call(
+            "pipeline_init_with_context",
+            json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"],
+                   "user_confirmation": {"effort": "L", "use_current_branch": true}}),
+        )["result"]["structuredContent"]
+            .clone();
+        let ws = created["workspace"].as_str().unwrap().to_string();
+        Pipeline {
+            dir: repo.join(&ws),
+            args: json!({"workspace": ws}),
+            ws,
+            driven: Driven {
+                rtt: Vec::new(),
+                estimate,
+                layer4: false,
+                kinds: Vec::new(),
+            },
+            done: false,
+        }
+    }
+
+    /// One `pipeline_next_action` and the action it returned, performed.
+    fn step(&mut self, s: &mut Server) {
+        const TASKS: &str = "# Tasks\n\n## Task 1: Core\nmode: sequential\n\n## Task 2: API\nmode: parallel\ndepends_on: [1]\n\n## Task 3: CLI\nmode: parallel\ndepends_on: [1]\n";
+        let ws = self.ws.clone();
         let t = Instant::now();
-        let r = s.call("pipeline_next_action", args.clone());
-        driven.rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+        let r = s.call("pipeline_next_action", self.args.clone());
+        self.driven.rtt.push(t.elapsed().as_secs_f64() * 1000.0);
         assert!(r["result"]["isError"] == false, "{r}");
         let a = r["result"]["structuredContent"].clone();
-        args = match a["type"].as_str().unwrap() {
-            "done" => break,
+        self.driven
+            .kinds
+            .push(a["type"].as_str().unwrap_or("").to_string());
+        self.args = match a["type"].as_str().unwrap() {
+            "done" => {
+                self.done = true;
+                return;
+            }
             "spawn_agent" => {
-                driven.layer4 |= a["prompt"]
+                self.driven.layer4 |= a["prompt"]
                     .as_str()
                     .is_some_and(|p| p.contains("## Similar Past Pipelines"));
                 let outputs: Vec<String> = match a["parallel_tasks"].as_array() {
@@ -367,18 +394,25 @@ fn drive_pipeline(s: &mut Server, repo: &std::path::Path, text: &str) -> Driven 
                         "summary.md" => "# Summary\n\n## Improvement Report\n\n### AI Agent Support\n- The test command was hard to find — add it to CLAUDE.md\n".into(),
                         _ => "# Artifact\n\n## Section\n\ntext\n".into(),
                     };
-                    std::fs::write(dir.join(out), text).unwrap();
+                    std::fs::write(self.dir.join(out), text).unwrap();
                 }
                 json!({"workspace": ws, "previous_action_complete": true, "previous_tokens": 1000, "previous_duration_ms": 1})
             }
             "exec" => {
                 json!({"workspace": ws, "previous_action_complete": true, "previous_exit_code": 0})
             }
-            "checkpoint" | "human_gate" => json!({"workspace": ws, "user_response": "proceed"}),
             other => panic!("unexpected action {other}"),
         };
     }
-    driven
+}
+
+/// Creates an effort-L pipeline for `text` and drives it to `done`.
+fn drive_pipeline(s: &mut Server, repo: &std::path::Path, text: &str) -> Driven {
+    let mut p = Pipeline::start(s, repo, text);
+    while !p.done {
+        p.step(s);
+    }
+    p.driven
 }
 
 /// `manual_find` through MCP on a ~1.5 MB Japanese manual: 43 editions of the
@@ -556,21 +590,32 @@ fn history_bench() {
     let mut ending_calls = [Vec::new(), Vec::new()];
     let mut estimate = [None, None];
     let mut layer4 = [false; 2];
-    for run in 0..4 {
-        for (k, (_, repo)) in repos.iter().enumerate() {
-            let d = drive_pipeline(
-                &mut servers[k],
-                repo.path(),
-                &format!("rewrite the session store token cache {run}"),
-            );
-            calls[k] += d.rtt.len();
+    let mut kinds: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    // Call by call, alternating between the repositories.
+    for run in 0..6 {
+        let text = format!("rewrite the session store token cache {run}");
+        let mut pipelines: Vec<Pipeline> = repos
+            .iter()
+            .zip(servers.iter_mut())
+            .map(|((_, repo), s)| Pipeline::start(s, repo.path(), &text))
+            .collect();
+        while pipelines.iter().any(|p| !p.done) {
+            for (p, s) in pipelines.iter_mut().zip(servers.iter_mut()) {
+                if !p.done {
+                    p.step(s);
+                }
+            }
+        }
+        for (k, p) in pipelines.into_iter().enumerate() {
+            calls[k] += p.driven.rtt.len();
             // The call that returned `done` reported the last step: it
             // ended the run (and recorded it).
             ending_calls[k].push(calls[k] - 1);
             if estimate[k].is_none() {
-                estimate[k] = d.estimate;
+                estimate[k] = p.driven.estimate;
             }
-            layer4[k] |= d.layer4;
+            layer4[k] |= p.driven.layer4;
+            kinds[k].extend(p.driven.kinds);
         }
     }
     let peaks: Vec<u64> = servers.iter().map(|s| s.rss_kib("VmHWM:")).collect();
@@ -595,12 +640,23 @@ fn history_bench() {
         report(&format!("cold start, {label}"), cold[k].clone());
         report(
             &format!("server-side: pipeline_next_action, {label}"),
-            server,
+            server.clone(),
         );
         report(
             &format!("server-side: the call that ends a run, {label}"),
             ending,
         );
+        for kind in ["spawn_agent", "exec", "done"] {
+            let of_kind: Vec<f64> = server
+                .iter()
+                .zip(&kinds[k])
+                .filter(|(_, t)| t.as_str() == kind)
+                .map(|(d, _)| *d)
+                .collect();
+            if !of_kind.is_empty() {
+                report(&format!("  … returning {kind}, {label}"), of_kind);
+            }
+        }
         println!("peak RSS, {label}: {:.1} MiB", peaks[k] as f64 / 1024.0);
     }
     println!(
