@@ -8,8 +8,9 @@
 //!   `state.json` and forge's versions 1/2 alike, plus the artifacts).
 //! * [`entry`] — the part of a record kept in memory (search terms, totals,
 //!   its place in the file); the rest is read when a query needs it.
-//! * [`file`] — `<specs root>/history.jsonl`: a versioned header line, then
-//!   one record per line; appended under an OS lock, rewritten atomically.
+//! * [`file`] — `<specs root>/.history/history.jsonl`: a versioned header
+//!   line, then one record per line; appended under an OS lock, rewritten
+//!   atomically; the folder ignored by git.
 //! * [`index`] — [`HistoryIndex`], the handle: lazy load, incremental
 //!   refresh, catch-up of unrecorded ended runs, repair of a damaged file,
 //!   and every query below.
