@@ -499,3 +499,53 @@ async fn issue_runs_and_abandoned_runs_are_recorded_when_they_end() {
     assert_eq!(records(&repo).len(), 2);
     c.close().await;
 }
+
+/// Every history tool, driven from its own advertised inputSchema: an
+/// unknown property and each property with a value of the wrong JSON type
+/// give `invalid_parameter`, and nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_history_tool_refuses_wrong_types_from_its_own_schema() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &["--tools", "history"], &[]).await;
+    let tools = c.service.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 7);
+    let mut checked = 0;
+    for tool in &tools {
+        let name = tool.name.to_string();
+        assert!(tool.annotations.is_some(), "{name}");
+        let e = c
+            .err(&name, json!({"__unknown__": 1}), "invalid_parameter")
+            .await;
+        assert!(
+            e["message"].as_str().unwrap().contains("__unknown__"),
+            "{name}: {e}"
+        );
+        let Some(props) = tool
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+        else {
+            continue;
+        };
+        for (prop, schema) in props {
+            let types: Vec<&str> = match &schema["type"] {
+                Value::String(t) => vec![t.as_str()],
+                Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            let wrong = if types.contains(&"string") {
+                json!({"a": [1]})
+            } else if types.contains(&"integer") || types.contains(&"number") {
+                json!("not a number")
+            } else {
+                continue;
+            };
+            c.err(&name, json!({ prop.as_str(): wrong }), "invalid_parameter")
+                .await;
+            checked += 1;
+        }
+    }
+    assert!(checked >= 9, "only {checked} properties checked");
+    assert!(!repo.specs().exists(), "a refused call writes nothing");
+    c.close().await;
+}
