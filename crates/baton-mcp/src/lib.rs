@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod admission;
 pub mod args;
 pub mod context;
 pub mod elicit;

@@ -28,6 +28,7 @@ pub struct BatonServer {
     ctx: Arc<AppContext>,
     tools: Arc<Vec<ToolSpec>>,
     listed: Arc<OnceLock<Vec<Tool>>>,
+    admission: Arc<crate::admission::Admission>,
 }
 
 impl std::fmt::Debug for BatonServer {
@@ -41,10 +42,13 @@ impl std::fmt::Debug for BatonServer {
 impl BatonServer {
     /// A server exposing `tools`.
     pub fn new(ctx: Arc<AppContext>, tools: Vec<ToolSpec>) -> BatonServer {
+        let wait = std::time::Duration::from_millis(ctx.config.lock_timeout_ms);
         BatonServer {
             ctx,
             tools: Arc::new(tools),
             listed: Arc::new(OnceLock::new()),
+            // A call waits for a place at most as long as for a lock.
+            admission: Arc::new(crate::admission::Admission::new(wait)),
         }
     }
 
@@ -65,6 +69,12 @@ impl BatonServer {
         };
         let handler = spec.handler;
         let ctx = Arc::clone(&self.ctx);
+        // A bounded number of calls per workspace and in all: a lock held
+        // elsewhere never ties up the whole server.
+        let _admitted = self
+            .admission
+            .admit(crate::admission::key_of(&arguments).as_deref())
+            .await?;
         // Handlers do blocking file I/O (locks, fsync): keep them off the async workers.
         match tokio::task::spawn_blocking(move || handler(&ctx, arguments)).await {
             Ok(result) => result,

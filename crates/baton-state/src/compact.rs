@@ -1,6 +1,6 @@
 //! Bounded growth: `state.json` stays small for the life of a run. When the
 //! audit trail or the logs grow past their bounds, the oldest entries move
-//! to an append-only `history.jsonl` beside the state, and the counts that
+//! to an append-only `state-archive.jsonl` beside the state, and the counts that
 //! decisions need (visits per phase, token and time totals) are kept.
 //!
 //! Each archived line carries its sequence number, so a line written twice
@@ -14,11 +14,11 @@ use serde::Serialize;
 use crate::schema::{HistoryAction, WorkspaceState};
 
 /// The archive file beside `state.json`.
-pub const ARCHIVE_FILE: &str = "history.jsonl";
+pub const ARCHIVE_FILE: &str = "state-archive.jsonl";
 /// History entries kept in `state.json` (older ones are archived).
-pub const KEEP_HISTORY: usize = 400;
+pub const KEEP_HISTORY: usize = 200;
 /// Phase-log entries kept.
-pub const KEEP_PHASE_LOG: usize = 400;
+pub const KEEP_PHASE_LOG: usize = 200;
 /// Phase reports (`completePhase`) kept.
 pub const KEEP_PHASE_RESULTS: usize = 100;
 /// Answers kept.
@@ -58,7 +58,7 @@ pub fn trim_details(state: &mut WorkspaceState) {
     }
 }
 
-/// Moves the oldest entries past the bounds to `<dir>/history.jsonl` (one
+/// Moves the oldest entries past the bounds to `<dir>/state-archive.jsonl` (one
 /// JSON line each, numbered) and keeps their counts in `historyArchived`.
 pub fn archive(dir: &Path, state: &mut WorkspaceState) -> std::io::Result<()> {
     let mut archived = state.history_archived.clone().unwrap_or_default();

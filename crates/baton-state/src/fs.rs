@@ -107,10 +107,25 @@ pub struct LockBusy {
     pub waited: Duration,
 }
 
+/// An exclusive lock taken by [`lock_within`]. Dropping it clears the
+/// holder's note, then releases the lock, so a later wait never names a
+/// holder that has gone.
+#[derive(Debug)]
+pub struct HeldLock {
+    file: File,
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+        // Closing the file releases the lock.
+    }
+}
+
 /// Takes the exclusive lock of `file`, waiting at most `timeout`; then
 /// records the holder in the file (`pid`, start time, operation) so a caller
 /// that times out can say who holds it.
-pub fn lock_within(file: &mut File, timeout: Duration, op: &str) -> Result<(), LockBusy> {
+pub fn lock_within(mut file: File, timeout: Duration, op: &str) -> Result<HeldLock, LockBusy> {
     let started = Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
@@ -142,7 +157,7 @@ pub fn lock_within(file: &mut File, timeout: Duration, op: &str) -> Result<(), L
     let _ = file.set_len(0);
     let _ = file.rewind();
     let _ = file.write_all(note.as_bytes());
-    Ok(())
+    Ok(HeldLock { file })
 }
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -214,10 +229,18 @@ mod tests {
     fn a_held_lock_is_waited_for_only_so_long() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");
-        let mut holder = open_regular(&path, false).unwrap();
-        lock_within(&mut holder, Duration::from_secs(1), "hold").unwrap();
-        let mut other = open_regular(&path, false).unwrap();
-        let busy = lock_within(&mut other, Duration::from_millis(50), "wait").unwrap_err();
+        let holder = lock_within(
+            open_regular(&path, false).unwrap(),
+            Duration::from_secs(1),
+            "hold",
+        )
+        .unwrap();
+        let busy = lock_within(
+            open_regular(&path, false).unwrap(),
+            Duration::from_millis(50),
+            "wait",
+        )
+        .unwrap_err();
         assert!(busy.waited >= Duration::from_millis(50));
         let holder_note = busy.holder.unwrap();
         assert!(
@@ -226,6 +249,16 @@ mod tests {
         );
         assert!(holder_note.contains("op=hold"));
         drop(holder);
-        lock_within(&mut other, Duration::from_millis(500), "wait").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "",
+            "released: the note is cleared"
+        );
+        lock_within(
+            open_regular(&path, false).unwrap(),
+            Duration::from_millis(500),
+            "wait",
+        )
+        .unwrap();
     }
 }

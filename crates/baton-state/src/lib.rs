@@ -19,8 +19,8 @@ pub mod store;
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
     Actor, AnswerRecord, CommandGuard, DecisionReason, Effort, FlowTemplate, HistoryAction,
-    HistoryEntry, HumanFeedback, PendingDecision, PhaseLogEntry, PhaseReport, PhaseStatus,
-    RepoBaseline, SCHEMA_VERSION, Task, Who, WorkspaceState,
+    HistoryEntry, HumanFeedback, OutstandingAction, PendingDecision, PhaseLogEntry, PhaseReport,
+    PhaseStatus, RepoBaseline, ReportMemo, SCHEMA_VERSION, Task, Who, WorkspaceState,
 };
 /// A UTC timestamp, as stored in state.json.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;

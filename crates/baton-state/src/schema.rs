@@ -140,7 +140,17 @@ pub struct WorkspaceState {
     /// it was not written for the current visit (a stale artifact).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub artifact_marks: BTreeMap<String, String>,
-    /// What moved to `history.jsonl` to keep this file small (counts that
+    /// How many actions were handed out (the last action's number).
+    #[serde(default, skip_serializing_if = "is_zero64")]
+    pub action_seq: u64,
+    /// The action handed out and not reported yet: its id and what it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outstanding_action: Option<OutstandingAction>,
+    /// The last report applied with an action id, and the answer it got: a
+    /// repeat of it gets the same answer and changes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_report: Option<ReportMemo>,
+    /// What moved to `state-archive.jsonl` to keep this file small (counts that
     /// decisions still need: visits per phase, totals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_archived: Option<Archived>,
@@ -232,11 +242,11 @@ pub struct AnswerRecord {
     pub by: Actor,
 }
 
-/// The counts of what moved from `state.json` to `history.jsonl`.
+/// The counts of what moved from `state.json` to `state-archive.jsonl`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Archived {
-    /// Lines written to `history.jsonl` (the next line's number).
+    /// Lines written to `state-archive.jsonl` (the next line's number).
     #[serde(default)]
     pub lines: u64,
     /// History entries archived.
@@ -280,6 +290,32 @@ fn is_false(b: &bool) -> bool {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_zero64(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The action handed out and not reported yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OutstandingAction {
+    /// Its id (`a17`), given to the orchestrator with the action.
+    pub id: String,
+    /// What it is (kind, phase, agent or argv, outputs), so handing the same
+    /// action out again keeps its id.
+    pub key: String,
+}
+
+/// A report applied with an action id and the answer it got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReportMemo {
+    /// The reported action's id.
+    pub action: String,
+    /// The action handed out after it (`None` for a standalone report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    /// The report's answer, returned again for a repeat.
+    pub reply: Value,
 }
 
 /// Why a phase waits for a person although it is not a checkpoint.
@@ -658,6 +694,9 @@ impl WorkspaceState {
             human_feedback: None,
             answers: Vec::new(),
             artifact_marks: BTreeMap::new(),
+            action_seq: 0,
+            outstanding_action: None,
+            last_report: None,
             history_archived: None,
             repo_baseline: None,
             commit_allowed: Vec::new(),

@@ -26,6 +26,9 @@ pub const LOCK_FILE: &str = ".state.lock";
 /// While a run's final state is sealed into `state.json` (so the run's commit
 /// holds its final form), the live state of the remaining steps is here.
 pub const LIVE_STATE_FILE: &str = ".state.live.json";
+/// The key under which a sealed run's live state keeps the final form
+/// written into `state.json` (for repair after a kill).
+pub const SEALED_FINAL_KEY: &str = "sealedFinal";
 /// The workspace's own ignore file: baton's runtime files never show up in
 /// `git status` or a commit. baton writes ignore files only inside its own
 /// folders.
@@ -143,6 +146,12 @@ pub struct Updated<T> {
 
 /// A workspace found by [`StateStore::list`], with its state or the error reading it.
 pub type ListedWorkspace = (WorkspaceRef, Result<WorkspaceState, StoreError>);
+
+/// A named lock of the specs folder, held while this value lives.
+#[derive(Debug)]
+pub struct NamedLock {
+    _held: crate::fs::HeldLock,
+}
 
 /// A resolved workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,6 +284,35 @@ impl StateStore {
         Ok(WorkspaceRef { name, dir, display })
     }
 
+    /// Creates the workspace folder (if needed) without a state: files
+    /// written before [`StateStore::create`] (a run's request) are then in
+    /// place when the workspace comes to exist. Refused when the workspace
+    /// already has a state.
+    pub fn prepare(&self, ws: &WorkspaceRef) -> Result<(), StoreError> {
+        std::fs::create_dir_all(&self.specs_root).map_err(|source| StoreError::Io {
+            op: "create folder",
+            path: self.specs_root.clone(),
+            source,
+        })?;
+        match std::fs::create_dir(&ws.dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "create folder",
+                    path: ws.dir.clone(),
+                    source,
+                });
+            }
+        }
+        if std::fs::symlink_metadata(ws.state_file()).is_ok() {
+            return Err(StoreError::AlreadyExists {
+                path: ws.dir.clone(),
+            });
+        }
+        Ok(())
+    }
+
     /// Creates the workspace folder (if needed) and its first `state.json`.
     /// Fails with [`StoreError::AlreadyExists`] when a state file is present.
     pub fn create(&self, ws: &WorkspaceRef, state: &WorkspaceState) -> Result<(), StoreError> {
@@ -395,6 +433,9 @@ impl StateStore {
         let _lock = self.lock(ws)?;
         let sealed = self.is_sealed(ws);
         let mut state = self.load(ws)?;
+        if sealed {
+            self.repair_seal(ws, &state)?;
+        }
         let (value, finish) = change(&mut state, sealed).map_err(UpdateError::Rejected)?;
         // Workspaces made by older versions (or the Go server) get it on
         // their first change.
@@ -414,6 +455,12 @@ impl StateStore {
         match finish {
             Finish::Seal(mut final_form) => {
                 final_form.timestamps.last_updated = now;
+                // The live state carries the sealed form: a kill between the
+                // two writes is repaired on the next update.
+                state.extra.insert(
+                    SEALED_FINAL_KEY.into(),
+                    serde_json::to_value(&*final_form).unwrap_or_default(),
+                );
                 write_atomic(&ws.dir, &live, state.to_json().as_bytes(), self.durable)?;
                 write_atomic(
                     &ws.dir,
@@ -448,6 +495,46 @@ impl StateStore {
             )?,
         }
         Ok(Updated { value, state })
+    }
+
+    /// Completes an interrupted seal: when the workspace is sealed and a
+    /// kill came between the live state's write and `state.json`'s, writes
+    /// the sealed form now. Every update does this itself; a call that
+    /// answers without an update (a repeated report) calls this first, so
+    /// what it hands out next (the commit's `git add`) sees the sealed file.
+    pub fn repair(&self, ws: &WorkspaceRef) -> Result<(), StoreError> {
+        if !self.is_sealed(ws) {
+            return Ok(());
+        }
+        let _lock = self.lock(ws)?;
+        if !self.is_sealed(ws) {
+            return Ok(());
+        }
+        let live = self.load(ws)?;
+        self.repair_seal(ws, &live)
+    }
+
+    /// Writes the sealed final form into `state.json` again if a kill came
+    /// between the live state's write and its own.
+    fn repair_seal(&self, ws: &WorkspaceRef, live: &WorkspaceState) -> Result<(), StoreError> {
+        let Some(sealed) = live.extra.get(SEALED_FINAL_KEY) else {
+            return Ok(());
+        };
+        let on_disk = std::fs::read_to_string(ws.state_file())
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+        if on_disk.as_ref() == Some(sealed) {
+            return Ok(());
+        }
+        let Ok(final_form) = serde_json::from_value::<WorkspaceState>(sealed.clone()) else {
+            return Ok(());
+        };
+        write_atomic(
+            &ws.dir,
+            &ws.state_file(),
+            final_form.to_json().as_bytes(),
+            self.durable,
+        )
     }
 
     /// Whether the workspace's final state is sealed into `state.json` while
@@ -528,6 +615,76 @@ impl StateStore {
             .collect())
     }
 
+    /// Removes temporary files that killed writes left in workspace folders
+    /// (`.state.json.*.tmp`), those older than `age` (a younger one may be a
+    /// write in progress in another process). Returns how many went.
+    pub fn sweep_temp_files(&self, age: std::time::Duration) -> usize {
+        let Ok(folders) = std::fs::read_dir(&self.specs_root) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for folder in folders.flatten() {
+            let is_dir = folder.file_type().is_ok_and(|t| t.is_dir());
+            let Ok(entries) = std::fs::read_dir(folder.path()) else {
+                continue;
+            };
+            if !is_dir {
+                continue;
+            }
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                let stale = name.starts_with(".state.json.")
+                    && name.ends_with(".tmp")
+                    && entry.metadata().is_ok_and(|m| {
+                        m.is_file()
+                            && m.modified()
+                                .ok()
+                                .and_then(|t| t.elapsed().ok())
+                                .is_some_and(|e| e >= age)
+                    });
+                if stale && std::fs::remove_file(entry.path()).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+
+    /// Takes a named lock of the specs folder (`<specs>/.locks/<name>.lock`),
+    /// for steps that must not run twice at once across workspaces (starting
+    /// the one run of an issue). Held until the returned guard is dropped.
+    pub fn lock_named(&self, name: &str) -> Result<NamedLock, StoreError> {
+        validate_name(name).map_err(|reason| StoreError::InvalidWorkspace {
+            input: name.to_string(),
+            reason,
+        })?;
+        let dir = self.specs_root.join(".locks");
+        let created = !dir.exists();
+        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+            op: "create folder",
+            path: dir.clone(),
+            source,
+        })?;
+        if created {
+            let _ = crate::fs::create_new(&dir.join(IGNORE_FILE), b"*\n");
+        }
+        let path = dir.join(format!("{name}.lock"));
+        let file = crate::fs::open_regular(&path, false).map_err(|source| StoreError::Io {
+            op: "open lock",
+            path: path.clone(),
+            source,
+        })?;
+        let held = crate::fs::lock_within(file, self.lock_timeout, name).map_err(|busy| {
+            StoreError::Busy {
+                path: path.clone(),
+                holder: busy.holder,
+                waited_ms: busy.waited.as_millis() as u64,
+            }
+        })?;
+        Ok(NamedLock { _held: held })
+    }
+
     /// Writes the workspace's own `.gitignore` (baton's runtime files) when
     /// it is missing. It is the only ignore file baton writes in a workspace.
     fn ensure_ignore_file(&self, ws: &WorkspaceRef) -> Result<(), StoreError> {
@@ -543,27 +700,25 @@ impl StateStore {
             })
     }
 
-    fn lock(&self, ws: &WorkspaceRef) -> Result<File, StoreError> {
+    fn lock(&self, ws: &WorkspaceRef) -> Result<crate::fs::HeldLock, StoreError> {
         let path = ws.dir.join(LOCK_FILE);
-        let mut file =
-            crate::fs::open_regular(&path, false).map_err(|source| match source.kind() {
-                std::io::ErrorKind::NotFound => StoreError::NotFound {
-                    path: ws.dir.clone(),
-                },
-                _ => StoreError::Io {
-                    op: "open lock",
-                    path: path.clone(),
-                    source,
-                },
-            })?;
-        crate::fs::lock_within(&mut file, self.lock_timeout, "state update").map_err(|busy| {
+        let file = crate::fs::open_regular(&path, false).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => StoreError::NotFound {
+                path: ws.dir.clone(),
+            },
+            _ => StoreError::Io {
+                op: "open lock",
+                path: path.clone(),
+                source,
+            },
+        })?;
+        crate::fs::lock_within(file, self.lock_timeout, "state update").map_err(|busy| {
             StoreError::Busy {
                 path: ws.dir.clone(),
                 holder: busy.holder,
                 waited_ms: busy.waited.as_millis() as u64,
             }
-        })?;
-        Ok(file)
+        })
     }
 }
 

@@ -147,6 +147,11 @@ pub struct StatusReply {
 /// `startIssueWorkflow`.
 pub fn start_issue(svc: &Services, args: StartIssueArgs) -> Result<RunView> {
     let number = normalize_issue(&args.issue_number)?;
+    // One active run per issue: checked and created under the issue's lock,
+    // so two racing calls cannot both find none and both create one.
+    let _issue = svc
+        .store
+        .lock_named(&format!("issue-{}", number.to_ascii_lowercase()))?;
     // An unreadable run of this issue may be its active one: never start a
     // second run beside it.
     if let Some(e) =

@@ -113,11 +113,15 @@ impl Services {
                 ),
             )
         })?;
-        Ok(Services::new(
-            config,
-            Arc::new(EventBus::with_log(log)),
-            version,
-        ))
+        let services = Services::new(config, Arc::new(EventBus::with_log(log)), version);
+        // Temporary files of writes killed long ago are of no use to anyone.
+        let removed = services
+            .store
+            .sweep_temp_files(std::time::Duration::from_secs(60));
+        if removed > 0 {
+            tracing::info!("removed {removed} temporary files left by interrupted writes");
+        }
+        Ok(services)
     }
 
     /// The definition with `id`, or `not_found` listing the known ones.

@@ -113,6 +113,12 @@ pub fn start_run(
     );
     state.issue_number = issue_number;
     state.repo_baseline = crate::git::baseline(&svc.config.repo_root);
+    // The first phase starts in the same write that creates the run: a kill
+    // can never leave a run that exists but never started.
+    let mut started = Vec::new();
+    if !first.kind.waits_for_human() {
+        started = Lifecycle::new(definition, now).start(&mut state, &first.id)?;
+    }
     svc.store.create(&ws, &state)?;
     let mut events = vec![
         svc.event(
@@ -123,17 +129,10 @@ pub fn start_run(
         )
         .with_detail(format!("workflow={}", definition.id)),
     ];
+    let started = events_for(svc, &ws, &state, &started);
     let mut names = vec!["pipeline-init".to_string()];
-    if !first.kind.waits_for_human() {
-        let updated = svc.store.update(&ws, Utc::now(), |s| {
-            let lc = Lifecycle::new(definition, Utc::now());
-            lc.start(s, &first.id).map_err(Error::from)
-        })?;
-        let started = events_for(svc, &ws, &updated.state, &updated.value);
-        names.extend(started.iter().map(|e| e.event.as_str().to_string()));
-        events.extend(started);
-        state = updated.state;
-    }
+    names.extend(started.iter().map(|e| e.event.as_str().to_string()));
+    events.extend(started);
     svc.publish(events);
     Ok((ws, state, names))
 }

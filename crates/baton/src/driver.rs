@@ -112,6 +112,8 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
         let reply = step::next_action(svc, next).map_err(|e| failed("pipeline_next_action", e))?;
         show_reply(&reply);
         next = NextArgs::for_workspace(&ws);
+        // A report names its action: applied once, even if sent twice.
+        next.previous_action_id = Some(reply.action_id.clone());
         match &reply.action {
             Action::Done(done) => {
                 say(&format!(

@@ -83,7 +83,9 @@ pub fn stage_plan(state: &WorkspaceState, status: &RepoStatus, paths: RunPaths<'
             Some("baton runtime file")
         } else if path.starts_with(&specs) && !path.starts_with(&own) {
             Some("another workspace")
-        } else if baseline.contains(&path.as_str()) {
+        } else if baseline.contains(&path.as_str()) && !path.starts_with(&own) {
+            // (The run's own workspace is the run's, even when a resent
+            // confirmation found its request already written.)
             Some("modified or untracked before the run started")
         } else if state.commit_excluded.contains(path) {
             Some("kept out by a person")
@@ -191,6 +193,19 @@ mod tests {
         assert!(reasons.contains(&(".specs/20260402-other/state.json", "another workspace")));
         assert!(reasons.contains(&(".specs/20260401-x/.state.lock", "baton runtime file")));
         assert!(plan.undecided_secrets.is_empty());
+    }
+
+    #[test]
+    fn the_runs_own_workspace_is_staged_even_when_the_baseline_names_it() {
+        // A kill between request.md and state.json: the resent confirmation
+        // found the request already there.
+        let s = state(&[".specs/20260401-x/request.md", "notes.txt"]);
+        let plan = stage_plan(
+            &s,
+            &status(&[".specs/20260401-x/request.md", "notes.txt"]),
+            PATHS,
+        );
+        assert_eq!(plan.stage, [".specs/20260401-x/request.md"]);
     }
 
     #[test]

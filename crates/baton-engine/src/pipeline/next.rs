@@ -1010,8 +1010,17 @@ fn decision_question(
         ),
     };
     let mut message = format!("## {} — a person must decide\n\n{heading}", phase.label);
+    // The report's detail repeats the heading's first words for the log
+    // ("no clear verdict (why)"); the question shows only the why.
+    let detail = match reason {
+        DecisionReason::NoVerdict => detail
+            .strip_prefix("no clear verdict (")
+            .and_then(|d| d.strip_suffix(')'))
+            .unwrap_or(detail),
+        _ => detail,
+    };
     if !detail.is_empty() {
-        message.push_str(&format!(" {detail}"));
+        message.push_str(&format!(" Why: {}.", detail.trim_end_matches('.')));
     }
     message.push_str("\n\n");
     let mut shown = phase.artifacts.clone();
@@ -1430,12 +1439,21 @@ mod tests {
         s.pending_decision = Some(PendingDecision {
             phase: "phase-3b".into(),
             reason: DecisionReason::NoVerdict,
-            detail: "no verdict line".into(),
+            detail: "no clear verdict (review-design.md: no verdict line found)".into(),
         });
         let Plan::Ask(q) = plan_for(&s, &files(&["design.md", "review-design.md"])) else {
             panic!()
         };
         assert_eq!(q.name, "phase-3b-unknown-verdict");
+        // The reason is said once, then why.
+        assert!(
+            q.message.contains(
+                "The review gave no clear verdict. Why: review-design.md: no verdict line found.\n"
+            ),
+            "{}",
+            q.message
+        );
+        assert_eq!(q.message.matches("no clear verdict").count(), 1);
         assert_eq!(q.options, ["approve", "revise", "abandon"]);
         s.pending_decision.as_mut().unwrap().reason = DecisionReason::RetryLimit;
         let Plan::Ask(q) = plan_for(&s, &files(&[])) else {

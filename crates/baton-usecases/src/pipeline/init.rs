@@ -625,7 +625,13 @@ pub fn pipeline_init_with_context(
     state.use_current_branch = use_current;
     state.branch = (!branch.is_empty()).then(|| branch.clone());
     // What the repository held before the run: never the run's to commit.
-    state.repo_baseline = crate::git::baseline(&svc.config.repo_root);
+    // (The run's own workspace is not "before the run": a kill between the
+    // request's write and the state's leaves the request there.)
+    state.repo_baseline = crate::git::baseline(&svc.config.repo_root).map(|mut b| {
+        let own = format!("{}/", ws.display);
+        b.dirty.retain(|p| !p.starts_with(&own));
+        b
+    });
     let mut skips = definition.skipped_for(template.as_str());
     if flags.skip_pr {
         skips.extend(definition.skipped_for("nopr"));
@@ -676,7 +682,36 @@ pub fn pipeline_init_with_context(
     if !body.is_empty() {
         request.push_str(&format!("\n{body}\n"));
     }
-    svc.store.create(&ws, &state)?;
+    // request.md first, state.json last: a workspace exists only once its
+    // state does, so a kill between the two leaves no run without its
+    // request, and sending the confirmation again completes it.
+    let reply = InitWithContextReply {
+        ready: Some(true),
+        workspace: Some(ws.display.clone()),
+        effort: Some(confirmation.effort.clone()),
+        flow_template: Some(template.as_str().to_string()),
+        // The effort's flow template (seed 001); run flags add more skips in state.json.
+        skipped_phases: Some(definition.skipped_for(template.as_str())),
+        request_md_content: Some(request.clone()),
+        branch: Some(branch.clone()),
+        create_branch: Some(create_branch),
+        ..InitWithContextReply::default()
+    };
+    // The same confirmation sent again (its reply was lost): the run it
+    // created, untouched since, is the answer.
+    if let Ok(existing) = svc.store.load(&ws) {
+        let same_request =
+            std::fs::read_to_string(ws.dir.join("request.md")).is_ok_and(|r| r == request);
+        let untouched = existing.current_phase == state.current_phase
+            && existing.current_phase_status == state.current_phase_status
+            && existing.completed_phases == state.completed_phases
+            && existing.effort == state.effort
+            && existing.spec_name == state.spec_name;
+        if same_request && untouched {
+            return Ok(reply);
+        }
+    }
+    svc.store.prepare(&ws)?;
     baton_state::store::write_atomic(
         &ws.dir,
         &ws.dir.join("request.md"),
@@ -684,20 +719,10 @@ pub fn pipeline_init_with_context(
         svc.config.fsync,
     )
     .map_err(Error::from)?;
+    svc.store.create(&ws, &state)?;
     svc.publish(vec![
         svc.event(EventKind::PipelineInit, baton_workflow::SETUP, &ws, &state)
             .with_detail(format!("effort={}", confirmation.effort)),
     ]);
-    Ok(InitWithContextReply {
-        ready: Some(true),
-        workspace: Some(ws.display.clone()),
-        effort: Some(confirmation.effort.clone()),
-        flow_template: Some(template.as_str().to_string()),
-        // The effort's flow template (seed 001); run flags add more skips in state.json.
-        skipped_phases: Some(definition.skipped_for(template.as_str())),
-        request_md_content: Some(request),
-        branch: Some(branch),
-        create_branch: Some(create_branch),
-        ..InitWithContextReply::default()
-    })
+    Ok(reply)
 }

@@ -47,10 +47,15 @@ pub struct ReportArgs {
     /// command phase; a person then answers retry, skip or abandon).
     #[serde(default)]
     pub exit_code: Option<i64>,
+    /// Extension: the `action_id` of the action reported (from
+    /// `pipeline_next_action`). With it the report is applied once; sent
+    /// again it gets the same answer; for another action it is refused.
+    #[serde(default)]
+    pub action_id: Option<String>,
 }
 
 /// Reply of `pipeline_report_result` (seed 001 field names).
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ReportReply {
     /// The state changed.
     pub state_updated: bool,
@@ -481,11 +486,48 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
         setup_only: args.setup_only.unwrap_or(false),
         exit_code: args.exit_code,
     };
+    // A report sent again (a lost reply) gets the answer it got, and
+    // changes nothing.
+    if let Some(id) = args.action_id.as_deref() {
+        check_text("action_id", id, 64)?;
+        let state = svc.store.load(&ws)?;
+        if let Some(memo) = state
+            .last_report
+            .as_ref()
+            .filter(|m| m.action == id && m.next.is_none())
+            && let Ok(reply) = serde_json::from_value::<ReportReply>(memo.reply.clone())
+        {
+            svc.store.repair(&ws)?;
+            return Ok(reply);
+        }
+    }
     let updated = svc
         .store
         .update(&ws, now, |state| -> Result<Outcome, Error> {
+            if let Some(id) = args.action_id.as_deref() {
+                let outstanding = state.outstanding_action.as_ref().map(|o| o.id.as_str());
+                if outstanding != Some(id) {
+                    return Err(Error::new(
+                        ErrorCode::StaleAction,
+                        format!(
+                            "this report is for action {id:?}, but the action handed out is {}: it came late or belongs to another action, and it was not applied",
+                            outstanding.map(|o| format!("{o:?}")).unwrap_or_else(|| "none".into())
+                        ),
+                    )
+                    .with_details(serde_json::json!({"field": "action_id", "outstanding": outstanding})));
+                }
+            }
             let def = svc.workflow(&state.workflow)?;
-            report_core(&def, state, &files, now, &input)
+            let outcome = report_core(&def, state, &files, now, &input)?;
+            if let Some(id) = args.action_id.as_deref() {
+                state.outstanding_action = None;
+                state.last_report = Some(baton_state::ReportMemo {
+                    action: id.to_string(),
+                    next: None,
+                    reply: serde_json::to_value(reply_of(&outcome, &args)).unwrap_or_default(),
+                });
+            }
+            Ok(outcome)
         })?;
     let outcome = updated.value;
     crate::history::record_if_ended(svc, &ws, &updated.state, &outcome.transitions);
@@ -505,6 +547,11 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
         .collect();
     events.extend(events_for(svc, &ws, &updated.state, &outcome.transitions));
     svc.publish(events);
+    Ok(reply_of(&outcome, &args))
+}
+
+/// The reply to a report.
+fn reply_of(outcome: &Outcome, args: &ReportArgs) -> ReportReply {
     let display = if outcome.hint == "proceed" {
         let secs = args.duration_ms.unwrap_or(0) / 1000;
         format!(
@@ -516,16 +563,16 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
     } else {
         String::new()
     };
-    Ok(ReportReply {
+    ReportReply {
         state_updated: true,
-        artifact_written: outcome.artifact,
+        artifact_written: outcome.artifact.clone(),
         verdict_parsed: outcome
             .verdict
             .map(|v| v.as_str().to_string())
             .unwrap_or_default(),
-        findings: outcome.findings,
+        findings: outcome.findings.clone(),
         next_action_hint: outcome.hint.to_string(),
         warning: outcome.warnings.join("; "),
         display_message: display,
-    })
+    }
 }

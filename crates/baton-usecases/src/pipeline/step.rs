@@ -66,6 +66,12 @@ pub struct NextArgs {
     /// `options`; `revise: <feedback>` carries free text to the revising agent.
     #[serde(default)]
     pub user_response: Option<String>,
+    /// Extension: the `action_id` of the action reported. With it a report
+    /// is applied once: sent again (a lost reply), it gets the same answer
+    /// and changes nothing; naming an action that is not the one handed out
+    /// is refused (`stale_action`).
+    #[serde(default)]
+    pub previous_action_id: Option<String>,
 }
 
 impl NextArgs {
@@ -91,6 +97,9 @@ pub struct NextReply {
     pub display_message: String,
     /// The embedded report's result when the previous action was reported.
     pub report_result: Option<EmbeddedReport>,
+    /// Extension: this action's id; send it back as `previous_action_id`
+    /// with its report. Empty for `done` (nothing to report).
+    pub action_id: String,
     /// The current phase after this call.
     pub current_phase: String,
     /// Its status.
@@ -103,6 +112,8 @@ struct Stepped {
     plan: Plan,
     happened: Vec<Happened>,
     warnings: Vec<String>,
+    /// The id of the action handed out.
+    action_id: String,
 }
 
 /// `pipeline_next_action` (seed 001 §3): reports the previous action when
@@ -124,6 +135,25 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         answer: parse_answer(text),
         by: Actor::agent(),
     });
+    let reported_id = args
+        .previous_action_id
+        .as_deref()
+        .filter(|_| reported(&args))
+        .map(str::to_string);
+    // The same report again (its reply was lost): the same answer, and
+    // nothing changes.
+    let current = svc.store.load(&ws)?;
+    if let Some(id) = &reported_id
+        && let Some(reply) = repeated_reply(&current, id)
+    {
+        svc.store.repair(&ws)?;
+        return Ok(reply);
+    }
+    // A run that has ended changes no more: its `done` action, read-only
+    // (a sealed run's state.json is as committed and must stay so).
+    if current.current_phase_status.is_terminal() {
+        return ended_reply(svc, &ws, &files, current, &args, now);
+    }
     let updated = svc.store.update_sealing(&ws, now, |state, sealed| {
         let def = svc.workflow(&state.workflow)?;
         let ctx = StepContext {
@@ -134,20 +164,74 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
             repo_root: &svc.config.repo_root,
             repo: std::cell::OnceCell::new(),
         };
-        let stepped = step(&ctx, state, &args, given)?;
+        if let Some(id) = &reported_id {
+            check_reported_action(state, id)?;
+        }
+        let mut stepped = step(&ctx, state, &args, given)?;
+        assign_action_id(state, &mut stepped);
         let finish = seal_if_committing(&ctx, state, &stepped.plan, sealed);
-        Ok::<_, Error>((stepped, finish))
+        let reply = shape(svc, &ws, state, &files, &stepped)?;
+        if let Some(id) = &reported_id {
+            state.last_report = Some(baton_state::ReportMemo {
+                action: id.clone(),
+                next: Some(reply.action_id.clone()),
+                reply: serde_json::to_value(&reply).unwrap_or(Value::Null),
+            });
+        }
+        Ok::<_, Error>(((reply, stepped.happened), finish))
     })?;
-    let state = updated.state;
-    let stepped = updated.value;
+    let (reply, happened) = updated.value;
     crate::history::record_if_ended(
         svc,
         &ws,
-        &state,
-        crate::history::transitions(&stepped.happened),
+        &updated.state,
+        crate::history::transitions(&happened),
     );
-    publish(svc, &ws, &state, &stepped);
-    shape(svc, &ws, &state, &files, stepped)
+    svc.publish(records(svc, &ws, &updated.state, &happened));
+    Ok(reply)
+}
+
+/// The reply for a run that has ended: its `done` action, computed on a
+/// copy and never written. A report sent now (the last report again, after
+/// a lost reply) applies nothing.
+fn ended_reply(
+    svc: &Services,
+    ws: &WorkspaceRef,
+    files: &DiskFiles,
+    mut state: WorkspaceState,
+    args: &NextArgs,
+    now: chrono::DateTime<Utc>,
+) -> Result<NextReply> {
+    let def = svc.workflow(&state.workflow)?;
+    let ctx = StepContext {
+        def: &def,
+        files,
+        ws,
+        now,
+        repo_root: &svc.config.repo_root,
+        repo: std::cell::OnceCell::new(),
+    };
+    let quiet = NextArgs {
+        workspace: args.workspace.clone(),
+        ..NextArgs::default()
+    };
+    let mut stepped = step(&ctx, &mut state, &quiet, None)?;
+    stepped.action_id = match stepped.plan {
+        Plan::Done { .. } => String::new(),
+        _ => state
+            .outstanding_action
+            .as_ref()
+            .filter(|o| o.key == action_key(&stepped.plan))
+            .map(|o| o.id.clone())
+            .unwrap_or_default(),
+    };
+    if reported(args) || args.user_response.is_some() {
+        stepped.warnings.push(format!(
+            "the run has ended ({}); nothing was applied",
+            state.current_phase_status.as_str()
+        ));
+    }
+    shape(svc, ws, &state, files, &stepped)
 }
 
 /// An answer and who gave it.
@@ -780,7 +864,81 @@ fn finish(
         plan,
         happened,
         warnings,
+        action_id: String::new(),
     }
+}
+
+/// What identifies a handed-out action: handing the same one out again
+/// keeps its id.
+fn action_key(plan: &Plan) -> String {
+    match plan {
+        Plan::Spawn(spawn) => format!("spawn|{}|{}", spawn.phase, dispatch_key(spawn)),
+        Plan::Exec { phase, argv, check } => {
+            format!("exec|{phase}|{check}|{}", argv.join("\u{1f}"))
+        }
+        Plan::WriteFile { phase, file, .. } => format!("write|{phase}|{file}"),
+        Plan::Ask(q) => format!("ask|{}|{}", q.phase, q.name),
+        _ => String::new(),
+    }
+}
+
+/// Gives the action of `stepped` its id: the same as before when the same
+/// action is handed out again (no report applied in between), else the next
+/// number.
+fn assign_action_id(state: &mut WorkspaceState, stepped: &mut Stepped) {
+    if matches!(stepped.plan, Plan::Done { .. }) {
+        // Nothing to report for `done`: no id, and none outstanding.
+        state.outstanding_action = None;
+        stepped.action_id = String::new();
+        return;
+    }
+    let key = action_key(&stepped.plan);
+    let same = stepped.report.is_none()
+        && state
+            .outstanding_action
+            .as_ref()
+            .is_some_and(|o| o.key == key);
+    let id = match (&state.outstanding_action, same) {
+        (Some(o), true) => o.id.clone(),
+        _ => {
+            state.action_seq += 1;
+            format!("a{}", state.action_seq)
+        }
+    };
+    state.outstanding_action = Some(baton_state::OutstandingAction {
+        id: id.clone(),
+        key,
+    });
+    stepped.action_id = id;
+}
+
+/// The reply a report naming `id` got the first time, if it is a repeat of
+/// the last report applied and nothing moved since.
+fn repeated_reply(state: &WorkspaceState, id: &str) -> Option<NextReply> {
+    let memo = state.last_report.as_ref().filter(|m| m.action == id)?;
+    let outstanding = state.outstanding_action.as_ref().map(|o| o.id.as_str());
+    if memo.next.as_deref() != outstanding || memo.next.is_none() {
+        return None;
+    }
+    serde_json::from_value(memo.reply.clone()).ok()
+}
+
+/// Refuses a report naming an action that is not the one handed out.
+fn check_reported_action(state: &WorkspaceState, id: &str) -> Result<()> {
+    let outstanding = state.outstanding_action.as_ref().map(|o| o.id.as_str());
+    if outstanding == Some(id) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::StaleAction,
+        format!(
+            "this report is for action {id:?}, but the action handed out is {}: it came late or belongs to another action, and it was not applied. Call pipeline_next_action without a report to get the current action",
+            outstanding
+                .map(|o| format!("{o:?}"))
+                .unwrap_or_else(|| "none".into())
+        ),
+    )
+    .with_details(json!({"field": "previous_action_id", "outstanding": outstanding})))
 }
 
 fn ignored(given: Option<Given>, mut warnings: Vec<String>) -> Vec<String> {
@@ -849,10 +1007,6 @@ fn dispatch_key(spawn: &Spawn) -> String {
         spawn.task.as_deref().unwrap_or(""),
         tasks.join(",")
     )
-}
-
-fn publish(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState, stepped: &Stepped) {
-    svc.publish(records(svc, ws, state, &stepped.happened));
 }
 
 fn display_label(def: &WorkflowDefinition, phase: &str) -> String {
@@ -938,7 +1092,7 @@ fn shape(
     ws: &WorkspaceRef,
     state: &WorkspaceState,
     files: &DiskFiles,
-    stepped: Stepped,
+    stepped: &Stepped,
 ) -> Result<NextReply> {
     use baton_engine::WorkspaceFiles;
     let def = svc.workflow(&state.workflow)?;
@@ -1032,7 +1186,7 @@ fn shape(
             ));
         }
     };
-    let mut warnings = stepped.warnings;
+    let mut warnings = stepped.warnings.clone();
     if let Some(r) = &stepped.report {
         warnings.extend(r.warnings.iter().cloned());
     }
@@ -1041,6 +1195,7 @@ fn shape(
         warning: warnings.join("; "),
         display_message: display,
         report_result: stepped.report.as_ref().map(Outcome::to_embedded),
+        action_id: stepped.action_id.clone(),
         current_phase: state.current_phase.clone(),
         current_phase_status: state.current_phase_status.as_str().to_string(),
     })

@@ -143,7 +143,56 @@ pub async fn spawn_as(
     Client { service, pid }
 }
 
+/// Like [`spawn`], but `None` when the server dies before the handshake ends
+/// (fault tests kill servers at random moments).
+pub async fn try_spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> Option<Client> {
+    let mut cmd = tokio::process::Command::new(baton_bin());
+    cmd.arg("serve").args(args).current_dir(repo);
+    cmd.env_remove("BATON_TOOLS").env_remove("BATON_DEV");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stderr(std::process::Stdio::null());
+    let transport = TokioChildProcess::new(cmd).ok()?;
+    let pid = transport.id();
+    let service = tokio::time::timeout(
+        Duration::from_secs(30),
+        elicit::TestClient::default().serve(transport),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    Some(Client { service, pid })
+}
+
 impl Client {
+    /// Calls a tool; `None` when the server went away (or did not answer in
+    /// 30 s) before replying, else what [`Client::call`] returns.
+    pub async fn try_call(&self, name: &str, args: Value) -> Option<Result<Value, Value>> {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        let result = tokio::time::timeout(Duration::from_secs(30), self.service.call_tool(params))
+            .await
+            .ok()?
+            .ok()?;
+        let text = result
+            .content
+            .first()
+            .and_then(|c| c.as_text())?
+            .text
+            .clone();
+        let parsed = serde_json::from_str::<Value>(&text).expect("text is JSON");
+        if result.is_error == Some(true) {
+            return Some(Err(parsed));
+        }
+        Some(Ok(result
+            .structured_content
+            .clone()
+            .expect("structuredContent")))
+    }
+
     /// Calls a tool. Ok(structuredContent) on success; on `isError`,
     /// Err(the error object), read from the text content — an error result
     /// carries no structuredContent (it would not match the outputSchema).
@@ -177,6 +226,16 @@ impl Client {
         // The text mirror carries the same JSON.
         assert_eq!(parsed, structured);
         Ok(structured)
+    }
+
+    /// Sends a call to a server that is meant to die while handling it:
+    /// returns once the server has gone (or answered), without caring which.
+    pub async fn call_dying(&self, name: &str, args: Value) {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(30), self.service.call_tool(params)).await;
     }
 
     /// Calls a tool that must succeed.
