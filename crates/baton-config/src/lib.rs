@@ -36,7 +36,33 @@ pub mod env {
     pub const WORKFLOWS_DIR: &str = "BATON_WORKFLOWS_DIR";
     /// `on`/`off`: fsync every state write (default on).
     pub const FSYNC: &str = "BATON_FSYNC";
+    /// A Slack incoming-webhook URL told about runs (see [`crate::notify`]).
+    pub const NOTIFY_SLACK_URL: &str = "BATON_NOTIFY_SLACK_URL";
+    /// A webhook URL that receives baton's JSON notifications.
+    pub const NOTIFY_WEBHOOK_URL: &str = "BATON_NOTIFY_WEBHOOK_URL";
+    /// Bearer token sent to `BATON_NOTIFY_WEBHOOK_URL`.
+    pub const NOTIFY_WEBHOOK_TOKEN: &str = "BATON_NOTIFY_WEBHOOK_TOKEN";
+    /// What the two webhooks above are told about (comma-separated).
+    pub const NOTIFY_ON: &str = "BATON_NOTIFY_ON";
+    /// Retries after a failed delivery (default 4).
+    pub const NOTIFY_RETRIES: &str = "BATON_NOTIFY_RETRIES";
+    /// The first retry's delay in milliseconds (default 500, doubling).
+    pub const NOTIFY_BACKOFF_MS: &str = "BATON_NOTIFY_BACKOFF_MS";
+    /// The dashboard's address, for links in notifications.
+    pub const DASHBOARD_URL: &str = "BATON_DASHBOARD_URL";
+    /// The dashboard's access token (required beyond loopback).
+    pub const DASHBOARD_TOKEN: &str = "BATON_DASHBOARD_TOKEN";
+    /// The port `baton dashboard` listens on (default 8377).
+    pub const DASHBOARD_PORT: &str = "BATON_DASHBOARD_PORT";
+    /// Extra host names the dashboard answers to (comma-separated).
+    pub const DASHBOARD_HOSTS: &str = "BATON_DASHBOARD_HOSTS";
 }
+
+pub mod dashboard;
+pub mod notify;
+
+pub use dashboard::DashboardConfig;
+pub use notify::{NotifyConfig, NotifyOn, Secret, Webhook, WebhookFormat};
 
 /// Name of the optional configuration file at the repository root.
 pub const CONFIG_FILE: &str = "baton.toml";
@@ -98,6 +124,10 @@ pub struct Config {
     pub tool_groups: Option<Vec<String>>,
     /// fsync every state write (file and folder) so it survives power loss.
     pub fsync: bool,
+    /// Webhooks told about runs.
+    pub notify: NotifyConfig,
+    /// The dashboard.
+    pub dashboard: DashboardConfig,
 }
 
 /// Where and whether the JSON-RPC transcript is written.
@@ -150,6 +180,10 @@ struct FileConfig {
     events: FileEvents,
     #[serde(default)]
     tools: FileTools,
+    #[serde(default)]
+    notify: notify::FileNotify,
+    #[serde(default)]
+    dashboard: dashboard::FileDashboard,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -331,6 +365,8 @@ impl Config {
             events,
             tool_groups,
             fsync,
+            notify: notify::resolve(file.notify, env)?,
+            dashboard: dashboard::resolve(file.dashboard, env)?,
         })
     }
 }
