@@ -18,6 +18,9 @@
 //! * [`validate`] — input limits shared by all adapters.
 //! * [`files`] — the engine's view of a workspace on disk.
 //! * [`events`] — seed-003 events for lifecycle transitions.
+//! * [`overview`] — runs at a glance for people (list pages, one run's
+//!   phases, tasks, timeline, artifacts and pending question).
+//! * [`notifications`] — which events a person is told about, and what.
 
 #![warn(missing_docs)]
 
@@ -26,6 +29,8 @@ pub mod events;
 pub mod files;
 pub mod git;
 pub mod issue;
+pub mod notifications;
+pub mod overview;
 pub mod pipeline;
 pub mod recovery;
 pub mod repo_profile;
