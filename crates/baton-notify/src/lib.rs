@@ -115,6 +115,22 @@ pub fn start(
     }))
 }
 
+/// Starts notifying about the events `svc` publishes (see [`start`]); a
+/// notifier that cannot start is logged, never fatal. For processes that
+/// own their [`Services`](baton_usecases::Services) (`baton run`, `baton answer`).
+pub fn start_for_services(svc: Arc<baton_usecases::Services>) -> Option<Notifier> {
+    let events = svc.bus.subscribe_local();
+    let config = svc.config.notify.clone();
+    let classify = move |e: &EventRecord| baton_usecases::notifications::notification_for(&svc, e);
+    match start(&config, events, Arc::new(classify)) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!("{e}");
+            None
+        }
+    }
+}
+
 /// The HTTP client: rustls with the ring provider, platform roots.
 fn client() -> Result<reqwest::Client, reqwest::Error> {
     // Installing twice is refused harmlessly; the first provider stays.

@@ -599,11 +599,9 @@ fn phase_nodes(
                 *visits.entry(&h.phase).or_default() += 1;
                 open.insert(&h.phase, h.at);
             }
-            HistoryAction::Checkpoint => {
-                if !open.contains_key(h.phase.as_str()) {
-                    *visits.entry(&h.phase).or_default() += 1;
-                    open.insert(&h.phase, h.at);
-                }
+            HistoryAction::Checkpoint if !open.contains_key(h.phase.as_str()) => {
+                *visits.entry(&h.phase).or_default() += 1;
+                open.insert(&h.phase, h.at);
             }
             HistoryAction::Complete | HistoryAction::Fail | HistoryAction::Abandon => {
                 if let Some(started) = open.remove(h.phase.as_str()) {
@@ -688,6 +686,10 @@ fn phase_edges(definition: &WorkflowDefinition) -> Vec<PhaseEdge> {
                     }
                     .to_string(),
                 );
+            }
+            // A checkpoint's failure transition is what `revise` takes.
+            if p.kind == PhaseKind::Checkpoint && when == ["failure"] {
+                when = vec!["revise".into()];
             }
             edges.push(PhaseEdge {
                 from: p.id.clone(),
@@ -808,15 +810,31 @@ fn history_word(action: HistoryAction) -> &'static str {
 }
 
 fn timeline(state: &WorkspaceState) -> Vec<TimelineEntry> {
+    // At one instant a report comes before the transition it caused, and an
+    // answer before the move it made: reports, answers, then the history,
+    // sorted stably by time.
     let mut entries: Vec<TimelineEntry> = state
-        .history
+        .phase_log
         .iter()
-        .map(|h| TimelineEntry {
-            at: h.at,
-            phase: h.phase.clone(),
-            what: history_word(h.action).to_string(),
-            detail: h.detail.clone(),
-            by: h.by.clone(),
+        .filter(|e| !e.model.starts_with("checkpoint:")) // answers are shown as such
+        .map(|e| {
+            let mut detail = format!("{} ms", e.duration_ms);
+            if e.tokens > 0 {
+                detail.push_str(&format!(", {} tokens", e.tokens));
+            }
+            if !e.model.is_empty() {
+                detail.push_str(&format!(", {}", e.model));
+            }
+            if !e.tasks.is_empty() {
+                detail.push_str(&format!(", tasks {}", e.tasks.join(", ")));
+            }
+            TimelineEntry {
+                at: e.timestamp,
+                phase: e.phase.clone(),
+                what: "report".into(),
+                detail: Some(detail),
+                by: None,
+            }
         })
         .collect();
     entries.extend(state.answers.iter().map(|a| TimelineEntry {
@@ -829,33 +847,13 @@ fn timeline(state: &WorkspaceState) -> Vec<TimelineEntry> {
         }),
         by: Some(a.by.label()),
     }));
-    // Answers are in the timeline already; their log entries are not repeated.
-    entries.extend(
-        state
-            .phase_log
-            .iter()
-            .filter(|e| !e.model.starts_with("checkpoint:"))
-            .map(|e| {
-                let mut detail = format!("{} ms", e.duration_ms);
-                if e.tokens > 0 {
-                    detail.push_str(&format!(", {} tokens", e.tokens));
-                }
-                if !e.model.is_empty() {
-                    detail.push_str(&format!(", {}", e.model));
-                }
-                if !e.tasks.is_empty() {
-                    detail.push_str(&format!(", tasks {}", e.tasks.join(", ")));
-                }
-                TimelineEntry {
-                    at: e.timestamp,
-                    phase: e.phase.clone(),
-                    what: "report".into(),
-                    detail: Some(detail),
-                    by: None,
-                }
-            }),
-    );
-    // Stable: at one instant, the history's order is kept.
+    entries.extend(state.history.iter().map(|h| TimelineEntry {
+        at: h.at,
+        phase: h.phase.clone(),
+        what: history_word(h.action).to_string(),
+        detail: h.detail.clone(),
+        by: h.by.clone(),
+    }));
     entries.sort_by_key(|e| e.at);
     entries
 }
