@@ -46,6 +46,14 @@ use crate::context::AppContext;
 use crate::{ServeError, build_context};
 use security::{Guard, random_secret};
 
+/// A line on stderr; a closed stderr never stops the server.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// The page.
 pub const INDEX_HTML: &str = include_str!("assets/index.html");
 /// Its script.
@@ -360,7 +368,7 @@ pub fn guard_for(
     let mut token = config.dashboard.token.clone();
     if token.is_none() && !bound.ip().is_loopback() && person {
         let generated = random_secret();
-        eprintln!(
+        say!(
             "baton: access token for {bound} (shown once; set BATON_DASHBOARD_TOKEN to choose your own): {generated}"
         );
         token = Some(Secret::new(generated));
@@ -383,7 +391,7 @@ pub fn announce(guard: &Arc<Guard>, person: bool) {
     let url = guard.base_url();
     if person {
         let key = guard.issue_sign_in_key();
-        eprintln!(
+        say!(
             "baton: dashboard at {url}/\n       sign in to act (answer, revise, abandon) — this link works once, for 15 minutes:\n       {}\n       press Enter for a new link",
             guard.sign_in_url(&key)
         );
@@ -396,14 +404,14 @@ pub fn announce(guard: &Arc<Guard>, person: bool) {
                 while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
                     line.clear();
                     let key = guard.issue_sign_in_key();
-                    eprintln!(
+                    say!(
                         "baton: new sign-in link (once, 15 minutes): {}",
                         guard.sign_in_url(&key)
                     );
                 }
             });
     } else {
-        eprintln!(
+        say!(
             "baton: dashboard at {url}/ (read-only: no terminal to print a sign-in link on; start baton in a terminal to act from the browser)"
         );
     }
