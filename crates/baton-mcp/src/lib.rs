@@ -119,7 +119,7 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
 
 /// Serves streamable HTTP MCP at `/mcp` and the event stream at `/events` on
 /// `addr` until SIGINT/SIGTERM. Returns once the listener is closed.
-pub async fn serve_http(config: Config, addr: std::net::SocketAddr) -> Result<(), ServeError> {
+pub async fn serve_http(mut config: Config, addr: std::net::SocketAddr) -> Result<(), ServeError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| ServeError::Io(format!("bind {addr}: {e}")))?;
@@ -128,6 +128,9 @@ pub async fn serve_http(config: Config, addr: std::net::SocketAddr) -> Result<()
         .map_err(|e| ServeError::Io(e.to_string()))?;
     let person = dashboard::person_at_terminal();
     let guard = dashboard::guard_for(&config, bound, person)?;
+    if config.notify.dashboard_url.is_none() {
+        config.notify.dashboard_url = Some(guard.base_url());
+    }
     let ctx = build_context(config)?;
     // `/events` streams every process's events, not only this one's.
     ctx.bus

@@ -174,6 +174,44 @@ pub struct RunPage {
 
 /// Lists the runs of the repository, newest first, a page at a time.
 pub fn run_page(svc: &Services, args: PageArgs) -> Result<RunPage> {
+    run_page_with(svc, &RunIndex::default(), args)
+}
+
+/// What identifies the contents of a run's state files without reading
+/// them: size, modification time and inode of `state.json` and of the live
+/// state beside it. Every write is an atomic rename, so any change gives
+/// the file a new inode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp([Option<(u64, Option<std::time::SystemTime>, u64)>; 2]);
+
+fn stamp(ws: &WorkspaceRef) -> Stamp {
+    let one = |path: std::path::PathBuf| {
+        std::fs::metadata(path).ok().map(|m| {
+            #[cfg(unix)]
+            let ino = std::os::unix::fs::MetadataExt::ino(&m);
+            #[cfg(not(unix))]
+            let ino = 0;
+            (m.len(), m.modified().ok(), ino)
+        })
+    };
+    Stamp([
+        one(ws.state_file()),
+        one(ws.dir.join(baton_state::store::LIVE_STATE_FILE)),
+    ])
+}
+
+/// List rows remembered between requests of a long-lived reader (the
+/// dashboard), each with the [`Stamp`] of the files it was read from:
+/// every request still looks at every run's files, and reads again only
+/// the runs whose files changed. For display only: no decision is ever
+/// taken on a remembered row.
+#[derive(Debug, Default)]
+pub struct RunIndex {
+    rows: std::sync::Mutex<BTreeMap<String, (Stamp, RunSummary)>>,
+}
+
+/// [`run_page`] with rows remembered in `index` across calls.
+pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result<RunPage> {
     let limit = match args.limit {
         0 => 50,
         n => n.min(MAX_PAGE),
@@ -187,10 +225,28 @@ pub fn run_page(svc: &Services, args: PageArgs) -> Result<RunPage> {
     };
     let mut runs = Vec::new();
     let mut unreadable = Vec::new();
-    for (ws, state) in svc.store.list()? {
-        match state {
-            Ok(state) => runs.push(summary(svc, &ws, &state)),
+    let mut known = match index.rows.lock() {
+        Ok(k) => k,
+        Err(p) => p.into_inner(),
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for ws in svc.store.list_refs()? {
+        let stamp = stamp(&ws);
+        seen.insert(ws.name.clone());
+        if let Some((s, row)) = known.get(&ws.name)
+            && *s == stamp
+        {
+            runs.push(row.clone());
+            continue;
+        }
+        match svc.store.load(&ws) {
+            Ok(state) => {
+                let row = summary(svc, &ws, &state);
+                known.insert(ws.name.clone(), (stamp, row.clone()));
+                runs.push(row);
+            }
             Err(e) => {
+                known.remove(&ws.name);
                 let e = Error::from(e);
                 unreadable.push(UnreadableRun {
                     id: ws.name,
@@ -200,6 +256,8 @@ pub fn run_page(svc: &Services, args: PageArgs) -> Result<RunPage> {
             }
         }
     }
+    known.retain(|name, _| seen.contains(name));
+    drop(known);
     runs.sort_by(|a, b| b.created.cmp(&a.created).then(b.id.cmp(&a.id)));
     let mut counts = RunCounts::default();
     for r in &runs {
@@ -1003,6 +1061,63 @@ mod tests {
         for bad in ["../x.md", "a/b.md", ".hidden.md", "state.json", "x.md/"] {
             assert!(!is_artifact_name(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_index_reads_a_run_again_only_when_its_file_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = baton_config::Config::resolve(
+            dir.path(),
+            &[("BATON_FSYNC", "off")],
+            &baton_config::Overrides {
+                repo_root: Some(dir.path().to_path_buf()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let svc = Services::new(
+            config,
+            std::sync::Arc::new(baton_events::EventBus::in_memory()),
+            "test",
+        );
+        let init = |name: &str| {
+            crate::recovery::init(
+                &svc,
+                crate::recovery::InitArgs {
+                    spec_name: name.into(),
+                    workflow: None,
+                    workspace: Some(format!("20260101-{name}")),
+                    effort: None,
+                },
+            )
+            .unwrap()
+        };
+        init("one");
+        init("two");
+        let index = RunIndex::default();
+        let page = run_page_with(&svc, &index, PageArgs::default()).unwrap();
+        assert_eq!(page.total, 2);
+        // A hand edit behind the index's back (a remembered row would be
+        // stale): the next page shows it.
+        let ws = svc.store.resolve("20260101-one").unwrap();
+        let mut state = svc.store.load(&ws).unwrap();
+        state.current_phase_status = baton_state::PhaseStatus::Abandoned;
+        baton_state::store::write_atomic(
+            &ws.dir,
+            &ws.state_file(),
+            state.to_json().as_bytes(),
+            false,
+        )
+        .unwrap();
+        let page = run_page_with(&svc, &index, PageArgs::default()).unwrap();
+        let one = page.runs.iter().find(|r| r.id == "20260101-one").unwrap();
+        assert_eq!(one.status, "abandoned");
+        assert_eq!(page.counts.abandoned, 1);
+        // A run removed is gone from the page and from the index.
+        std::fs::remove_dir_all(svc.store.resolve("20260101-two").unwrap().dir).unwrap();
+        let page = run_page_with(&svc, &index, PageArgs::default()).unwrap();
+        assert_eq!(page.total, 1);
+        assert_eq!(index.rows.lock().unwrap().len(), 1);
     }
 
     #[test]

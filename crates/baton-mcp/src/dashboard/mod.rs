@@ -69,6 +69,7 @@ pub const CHANNEL: &str = "dashboard";
 pub struct Dashboard {
     ctx: Arc<AppContext>,
     guard: Arc<Guard>,
+    index: Arc<overview::RunIndex>,
 }
 
 /// The page and its API (no `/events`, no `/healthz`: the server that
@@ -87,7 +88,11 @@ pub fn routes(ctx: Arc<AppContext>, guard: Arc<Guard>) -> Router {
         .route("/api/runs/{id}/artifacts/{name}", get(artifact))
         .route("/api/runs/{id}/answer", post(answer))
         .route("/api/runs/{id}/abandon", post(abandon))
-        .with_state(Dashboard { ctx, guard })
+        .with_state(Dashboard {
+            ctx,
+            guard,
+            index: Arc::new(overview::RunIndex::default()),
+        })
 }
 
 /// `routes` plus the event stream and the health check, behind the guard:
@@ -218,8 +223,9 @@ struct ListQuery {
 async fn list(State(d): State<Dashboard>, Query(q): Query<ListQuery>) -> Response {
     blocking(move || {
         let filter = RunFilter::parse(q.status.as_deref().unwrap_or(""))?;
-        overview::run_page(
+        overview::run_page_with(
             &d.ctx,
+            &d.index,
             PageArgs {
                 offset: q.offset,
                 limit: q.limit,
