@@ -76,11 +76,6 @@ test('a person watches, revises, approves and abandons runs driven by other proc
   await view.locator('h1', { hasText: 'Design' }).waitFor();
   assert.ok(await view.locator('h2').count() >= 1, 'Markdown headings are rendered');
   await shot('02-checkpoint-waiting.png');
-  if (process.env.BATON_README_SCREENSHOT) {
-    const target = join(ROOT, process.env.BATON_README_SCREENSHOT);
-    mkdirSync(dirname(target), { recursive: true });
-    copyFileSync(out('02-checkpoint-waiting.png'), target);
-  }
 
   // revise: <text> from the dashboard…
   const feedback = 'Split the greeting into its own module and keep the API unchanged';
@@ -160,6 +155,17 @@ test('a page from another origin cannot act, and a person without the link canno
   const r = await baton(bin, repo, ['run', 'Rename the config flag', '--effort', 'S', '--nopr', '--agent', 'builtin:scripted']);
   assert.notEqual(r.code, 0);
   const id = runIds().find((n) => n.includes('rename-the-config-flag'));
+  // The signed-in person's view of it, beside the finished and the abandoned run.
+  await page.goto(`${dash.url}/runs/${id}`);
+  await page.locator('[data-testid=question]').waitFor();
+  await page.locator('[data-filter=all]').click();
+  await page.locator('#range', { hasText: 'of 3' }).waitFor();
+  await shot('06-three-runs-one-waiting.png');
+  if (process.env.BATON_README_SCREENSHOT) {
+    const target = join(ROOT, process.env.BATON_README_SCREENSHOT);
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(out('06-three-runs-one-waiting.png'), target);
+  }
   // An evil page on another port posts to the dashboard with the person's browser.
   const evil = createServer((_, res) => {
     res.setHeader('content-type', 'text/html');
