@@ -35,7 +35,25 @@ pub fn run(config: Config, workspace: &str, words: &[String]) -> anyhow::Result<
 
 fn ask_and_answer(svc: &Services, workspace: &str, words: &[String]) -> anyhow::Result<ExitCode> {
     let Some(q) = pending_question(svc, workspace).map_err(|e| anyhow!(e.message))? else {
-        bail!("nothing in {workspace} waits for an answer (see `baton state show {workspace}`)");
+        // `abandon` needs no question: the person stops the run (recorded
+        // as theirs, like the dashboard's abandon).
+        if let Some((first, rest)) = words.split_first()
+            && first == "abandon"
+        {
+            let reason = rest.join(" ");
+            let reply = baton_usecases::recovery::abandon_by(
+                svc,
+                baton_usecases::recovery::AbandonArgs {
+                    workspace: workspace.to_string(),
+                    reason: (!reason.trim().is_empty()).then(|| reason.trim().to_string()),
+                },
+                &Actor::person("terminal"),
+            )
+            .map_err(|e| anyhow!(e.message))?;
+            println!("abandoned at {} (by person:terminal)", reply.current_phase);
+            return Ok(ExitCode::SUCCESS);
+        }
+        bail!("nothing in {workspace} waits for an answer (see `baton show {workspace}`)");
     };
     let answer = if words.is_empty() {
         eprintln!("\n{}\n", q.present_to_user.trim_end());

@@ -174,6 +174,33 @@ fn show_gives_the_whole_run_at_a_glance() {
     // Tasks 2 and 3 ran as one fan-out, each reviewed: implemented once, reviewed once.
     assert!(tasks.iter().all(|t| t["runs"] == 2), "{tasks:?}");
 
+    // `baton answer RUN abandon` stops a run that waits for nothing, as the person.
+    let other = run_to_checkpoint(repo.path(), "Another change", "S");
+    common::person_answer(repo.path(), &other, "revise: redo the design");
+    let none = common::person_answers(repo.path(), &other, "approve");
+    assert!(
+        !none.ok && none.output.contains("nothing in"),
+        "{}",
+        none.output
+    );
+    let out = common::person_answer(repo.path(), &other, "abandon: not needed");
+    assert!(
+        out.contains("abandoned at phase-3 (by person:terminal)"),
+        "{out}"
+    );
+    let v: Value =
+        serde_json::from_str(&baton(repo.path(), &["show", &other, "--json"], &[]).1).unwrap();
+    assert_eq!(v["status"], "abandoned");
+    let last = v["timeline"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (
+            last["what"].as_str(),
+            last["by"].as_str(),
+            last["detail"].as_str()
+        ),
+        (Some("abandon"), Some("person:terminal"), Some("not needed"))
+    );
+
     let (code, _, err) = baton(repo.path(), &["show", "../outside"], &[]);
     assert_eq!(code, 2);
     assert!(err.contains("outside the specs root"), "{err}");
