@@ -790,3 +790,37 @@ fn the_api_shows_runs_a_page_at_a_time_with_their_whole_picture() {
         404
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_shows_the_same_run_at_a_glance_as_the_dashboard() {
+    let repo = git_repo();
+    let id = run_to_checkpoint(repo.path(), "Add a greeting");
+    let server = dashboard(repo.path(), "127.0.0.1", &[]);
+    let from_http = http(&server.addr, "GET", &format!("/api/runs/{id}"), &[], None).json();
+    let c = common::spawn(repo.path(), &[], &[]).await;
+    let from_mcp = c
+        .ok(
+            "run_overview",
+            serde_json::json!({"workspace": format!(".specs/{id}")}),
+        )
+        .await;
+    c.close().await;
+    assert_eq!(from_mcp["question"]["name"], "checkpoint-a");
+    assert_eq!(
+        from_mcp["question"]["options"],
+        from_http["question"]["options"]
+    );
+    assert_eq!(from_mcp["question"]["text"], from_http["question"]["text"]);
+    // Phases compared by id and state (a waiting phase's wall-clock grows
+    // between the two reads).
+    let names = |v: &Value| -> Vec<String> {
+        v["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| format!("{}:{}", p["id"], p["state"]))
+            .collect()
+    };
+    assert_eq!(names(&from_mcp), names(&from_http));
+    assert_eq!(from_mcp["timeline"], from_http["timeline"]);
+}
