@@ -42,7 +42,33 @@ pub mod env {
     pub const LOCK_TIMEOUT_MS: &str = "BATON_LOCK_TIMEOUT_MS";
     /// Default token price for cost figures, US dollars per million tokens (default 6).
     pub const PRICE_USD_PER_MTOK: &str = "BATON_PRICE_USD_PER_MTOK";
+    /// A Slack incoming-webhook URL told about runs (see [`crate::notify`]).
+    pub const NOTIFY_SLACK_URL: &str = "BATON_NOTIFY_SLACK_URL";
+    /// A webhook URL that receives baton's JSON notifications.
+    pub const NOTIFY_WEBHOOK_URL: &str = "BATON_NOTIFY_WEBHOOK_URL";
+    /// Bearer token sent to `BATON_NOTIFY_WEBHOOK_URL`.
+    pub const NOTIFY_WEBHOOK_TOKEN: &str = "BATON_NOTIFY_WEBHOOK_TOKEN";
+    /// What the two webhooks above are told about (comma-separated).
+    pub const NOTIFY_ON: &str = "BATON_NOTIFY_ON";
+    /// Retries after a failed delivery (default 4).
+    pub const NOTIFY_RETRIES: &str = "BATON_NOTIFY_RETRIES";
+    /// The first retry's delay in milliseconds (default 500, doubling).
+    pub const NOTIFY_BACKOFF_MS: &str = "BATON_NOTIFY_BACKOFF_MS";
+    /// The dashboard's address, for links in notifications.
+    pub const DASHBOARD_URL: &str = "BATON_DASHBOARD_URL";
+    /// The dashboard's access token (required beyond loopback).
+    pub const DASHBOARD_TOKEN: &str = "BATON_DASHBOARD_TOKEN";
+    /// The port `baton dashboard` listens on (default 8377).
+    pub const DASHBOARD_PORT: &str = "BATON_DASHBOARD_PORT";
+    /// Extra host names the dashboard answers to (comma-separated).
+    pub const DASHBOARD_HOSTS: &str = "BATON_DASHBOARD_HOSTS";
 }
+
+pub mod dashboard;
+pub mod notify;
+
+pub use dashboard::DashboardConfig;
+pub use notify::{NotifyConfig, NotifyOn, Secret, Webhook, WebhookFormat};
 
 /// Name of the optional configuration file at the repository root.
 pub const CONFIG_FILE: &str = "baton.toml";
@@ -111,6 +137,10 @@ pub struct Config {
     pub lock_timeout_ms: u64,
     /// Token prices for the cost figures of analytics and estimates.
     pub prices: Prices,
+    /// Webhooks told about runs.
+    pub notify: NotifyConfig,
+    /// The dashboard.
+    pub dashboard: DashboardConfig,
 }
 
 /// Token prices in US dollars per million tokens (`[prices]` in `baton.toml`).
@@ -187,6 +217,9 @@ struct FileConfig {
     tools: FileTools,
     #[serde(default)]
     prices: BTreeMap<String, f64>,
+    notify: notify::FileNotify,
+    #[serde(default)]
+    dashboard: dashboard::FileDashboard,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -408,6 +441,8 @@ impl Config {
             fsync,
             lock_timeout_ms,
             prices,
+            notify: notify::resolve(file.notify, env)?,
+            dashboard: dashboard::resolve(file.dashboard, env)?,
         })
     }
 }

@@ -55,20 +55,19 @@ pub fn router(
 
 /// Query of `/events`.
 #[derive(Debug, Deserialize)]
-struct EventsQuery {
+pub(crate) struct EventsQuery {
     /// Only events of this workspace (as shown in replies, e.g. `.specs/20260401-x`).
     workspace: Option<String>,
 }
 
 /// `GET /events[?workspace=…]`: replays recent events, then streams live ones
 /// as Server-Sent Events (`event: <kind>`, `data: <record json>`).
-async fn events(
+pub(crate) async fn events(
     State(ctx): State<Arc<AppContext>>,
     Query(query): Query<EventsQuery>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    // Subscribe before reading history so nothing falls in between.
-    let live = ctx.bus.subscribe();
-    let history = ctx.bus.recent(REPLAY_LIMIT);
+    // History and subscription together: nothing falls in between.
+    let (history, live) = ctx.bus.subscribe_with_recent(REPLAY_LIMIT);
     let filter = query.workspace;
     let keep = move |r: &EventRecord| filter.as_ref().is_none_or(|w| *w == r.workspace);
     let keep_live = keep.clone();

@@ -1,5 +1,5 @@
-//! The handler layer of baton: MCP tools over stdio or streamable HTTP, and
-//! the HTTP event stream. Handlers parse arguments, call the engine and the
+//! The handler layer of baton: MCP tools over stdio or streamable HTTP, the
+//! HTTP event stream and the dashboard. Handlers parse arguments, call the engine and the
 //! state store, shape the reply and publish events; they own no logic of
 //! their own beyond that.
 //!
@@ -10,6 +10,7 @@
 pub mod admission;
 pub mod args;
 pub mod context;
+pub mod dashboard;
 pub mod elicit;
 pub mod error;
 pub mod http;
@@ -92,6 +93,7 @@ pub fn new_session_id() -> String {
 /// Nothing but protocol frames is written to stdout.
 pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     let ctx = build_context(config)?;
+    let notifier = dashboard::start_notifier(&ctx);
     let server = build_server(Arc::clone(&ctx))?;
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         use std::io::Write;
@@ -131,33 +133,52 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
         }
     };
     transcript.close().await;
+    if let Some(n) = notifier {
+        n.finish(std::time::Duration::from_secs(3));
+    }
     outcome
 }
 
 /// Serves streamable HTTP MCP at `/mcp` and the event stream at `/events` on
 /// `addr` until SIGINT/SIGTERM. Returns once the listener is closed.
-pub async fn serve_http(config: Config, addr: std::net::SocketAddr) -> Result<(), ServeError> {
+pub async fn serve_http(mut config: Config, addr: std::net::SocketAddr) -> Result<(), ServeError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| ServeError::Io(format!("bind {addr}: {e}")))?;
     let bound = listener
         .local_addr()
         .map_err(|e| ServeError::Io(e.to_string()))?;
+    let person = dashboard::person_at_terminal();
+    let guard = dashboard::guard_for(&config, bound, person)?;
+    if config.notify.dashboard_url.is_none() {
+        config.notify.dashboard_url = Some(guard.base_url());
+    }
     let ctx = build_context(config)?;
     warm_history(&ctx);
+    // `/events` streams every process's events, not only this one's.
+    ctx.bus
+        .follow_log()
+        .map_err(|e| ServeError::Io(e.to_string()))?;
+    let notifier = dashboard::start_notifier(&ctx);
     let session_id = new_session_id();
     let transcript = Transcript::start(&session_id, &transcript_options(&ctx.config))
         .map_err(|e| ServeError::Io(format!("transcript: {e}")))?;
     let cancel = tokio_util::sync::CancellationToken::new();
-    let app = http::router(Arc::clone(&ctx), transcript.recorder(), cancel.clone())?;
+    let app = http::router(Arc::clone(&ctx), transcript.recorder(), cancel.clone())?
+        .merge(dashboard::routes(Arc::clone(&ctx), Arc::clone(&guard)))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&guard),
+            dashboard::security::check,
+        ));
     // Announce the bound address (port 0 picks a free one) on stderr for scripts.
     {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "baton: listening on http://{bound} (MCP at /mcp, events at /events)"
+            "baton: listening on http://{bound} (MCP at /mcp, events at /events, dashboard at /)"
         );
     }
+    dashboard::announce(&guard, person);
     let served = axum::serve(listener, app)
         .with_graceful_shutdown({
             let cancel = cancel.clone();
@@ -172,6 +193,9 @@ pub async fn serve_http(config: Config, addr: std::net::SocketAddr) -> Result<()
         .await
         .map_err(|e| ServeError::Io(e.to_string()));
     transcript.close().await;
+    if let Some(n) = notifier {
+        n.finish(std::time::Duration::from_secs(3));
+    }
     served
 }
 

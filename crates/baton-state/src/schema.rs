@@ -497,6 +497,10 @@ pub struct PhaseLogEntry {
     pub model: String,
     /// When it was recorded.
     pub timestamp: DateTime<Utc>,
+    /// The tasks the reported agent run worked on (per-task phases; a
+    /// fan-out lists all of its tasks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<String>,
 }
 
 /// One lifecycle transition, as recorded in `history`.

@@ -20,6 +20,9 @@
 //! * [`validate`] — input limits shared by all adapters.
 //! * [`files`] — the engine's view of a workspace on disk.
 //! * [`events`] — seed-003 events for lifecycle transitions.
+//! * [`overview`] — runs at a glance for people (list pages, one run's
+//!   phases, tasks, timeline, artifacts and pending question).
+//! * [`notifications`] — which events a person is told about, and what.
 
 #![warn(missing_docs)]
 
@@ -29,6 +32,8 @@ pub mod files;
 pub mod git;
 pub mod history;
 pub mod issue;
+pub mod notifications;
+pub mod overview;
 pub mod pipeline;
 pub mod recovery;
 pub mod repo_profile;

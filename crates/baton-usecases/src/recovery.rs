@@ -402,6 +402,29 @@ fn placeholder(id: &str) -> WorkflowDefinition {
     }
 }
 
+/// `abandon` by a person through a channel of theirs (the dashboard): the
+/// same lifecycle change, guard and event as the tool, with who abandoned
+/// kept in the history (`by`) and as the event's detail.
+pub fn abandon_by(
+    svc: &Services,
+    args: AbandonArgs,
+    by: &baton_state::Actor,
+) -> Result<LifecycleReply> {
+    if let Some(reason) = &args.reason {
+        check_text("reason", reason, MAX_MESSAGE)?;
+    }
+    let label = by.label();
+    let as_person = Forced {
+        tool: "abandon",
+        force: true,
+        reason: label.clone(),
+        label,
+    };
+    transition(svc, &args.workspace, Some(&as_person), |lc, _, state, _| {
+        Ok(lc.abandon(state, args.reason.as_deref())?)
+    })
+}
+
 fn check_phase(phase: &str) -> Result<(), Error> {
     check_text("phase", phase, MAX_PHASE)
 }

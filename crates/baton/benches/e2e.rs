@@ -835,6 +835,7 @@ fn write_past_runs(specs: &std::path::Path, n: usize) {
                 duration_ms: ms,
                 model: if phase == "phase-3" { "opus" } else { "sonnet" }.into(),
                 timestamp: t0 + chrono::Duration::minutes(minute),
+                tasks: Vec::new(),
             });
         }
         if rnd(10) == 0 {

@@ -22,9 +22,38 @@ pub fn run(config: Config, workspace: &str, words: &[String]) -> anyhow::Result<
              If you are an agent: show the question to the person and let them run this command themselves."
         );
     }
-    let svc = Services::open(config, env!("CARGO_PKG_VERSION")).map_err(|e| anyhow!(e.message))?;
-    let Some(q) = pending_question(&svc, workspace).map_err(|e| anyhow!(e.message))? else {
-        bail!("nothing in {workspace} waits for an answer (see `baton state show {workspace}`)");
+    let svc = std::sync::Arc::new(
+        Services::open(config, env!("CARGO_PKG_VERSION")).map_err(|e| anyhow!(e.message))?,
+    );
+    let notifier = baton_notify::start_for_services(std::sync::Arc::clone(&svc));
+    let answered = ask_and_answer(&svc, workspace, words);
+    if let Some(n) = notifier {
+        n.finish(std::time::Duration::from_secs(5));
+    }
+    answered
+}
+
+fn ask_and_answer(svc: &Services, workspace: &str, words: &[String]) -> anyhow::Result<ExitCode> {
+    let Some(q) = pending_question(svc, workspace).map_err(|e| anyhow!(e.message))? else {
+        // `abandon` needs no question: the person stops the run (recorded
+        // as theirs, like the dashboard's abandon).
+        if let Some((first, rest)) = words.split_first()
+            && first == "abandon"
+        {
+            let reason = rest.join(" ");
+            let reply = baton_usecases::recovery::abandon_by(
+                svc,
+                baton_usecases::recovery::AbandonArgs {
+                    workspace: workspace.to_string(),
+                    reason: (!reason.trim().is_empty()).then(|| reason.trim().to_string()),
+                },
+                &Actor::person("terminal"),
+            )
+            .map_err(|e| anyhow!(e.message))?;
+            println!("abandoned at {} (by person:terminal)", reply.current_phase);
+            return Ok(ExitCode::SUCCESS);
+        }
+        bail!("nothing in {workspace} waits for an answer (see `baton show {workspace}`)");
     };
     let answer = if words.is_empty() {
         eprintln!("\n{}\n", q.present_to_user.trim_end());
@@ -47,7 +76,7 @@ pub fn run(config: Config, workspace: &str, words: &[String]) -> anyhow::Result<
         }
     };
     let reply = answer_question(
-        &svc,
+        svc,
         AnswerArgs {
             workspace: workspace.to_string(),
             answer,

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use baton_config::{Config, Overrides};
-use baton_engine::summary::{resume_info, row};
+use baton_engine::summary::resume_info;
 use baton_state::StateStore;
 
 /// baton: keeps AI coding agents on a deterministic, resumable, observable workflow.
@@ -112,6 +112,42 @@ enum Command {
         /// The answer: one of the question's options, then optional text.
         answer: Vec<String>,
     },
+    /// One run at a glance: phases with time and tokens, tasks, the question
+    /// it waits at (full text, options), artifacts, timeline.
+    Show {
+        /// The run: folder name, .specs/<name>, or absolute path.
+        workspace: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The whole timeline (default: the last entries).
+        #[arg(long)]
+        all: bool,
+    },
+    /// The repository's events (from every baton process); --follow keeps printing new ones.
+    Events {
+        /// Keep printing events as they happen, until interrupted.
+        #[arg(long, short = 'f')]
+        follow: bool,
+        /// Only this run (folder name, .specs/<name>, or absolute path).
+        #[arg(long)]
+        run: Option<String>,
+        /// How many past events to print first.
+        #[arg(long, short = 'n', default_value_t = 20)]
+        last: usize,
+        /// One JSON record per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The live dashboard for every run: watch, answer, revise, abandon (docs/dashboard.md).
+    Dashboard {
+        /// Port (default 8377, or BATON_DASHBOARD_PORT; 0 picks a free one).
+        #[arg(long)]
+        port: Option<u16>,
+        /// Address to listen on; anything but loopback needs an access token.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+    },
     /// Run analytics: per-phase durations, loop trips, per workflow.
     Stats {
         /// Only runs of this workflow id.
@@ -207,7 +243,36 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Ls { json } => {
             let config = Config::load(&overrides)?;
-            ls(&config, json)
+            crate::ls_cmd::run(&config, json)
+        }
+        Command::Show {
+            workspace,
+            json,
+            all,
+        } => {
+            let config = Config::load(&overrides)?;
+            crate::show_cmd::run(config, &workspace, json, all)
+        }
+        Command::Events {
+            follow,
+            run,
+            last,
+            json,
+        } => {
+            let config = Config::load(&overrides)?;
+            crate::events_cmd::run(
+                &config,
+                &crate::events_cmd::EventsOptions {
+                    follow,
+                    run,
+                    last,
+                    json,
+                },
+            )
+        }
+        Command::Dashboard { port, bind } => {
+            let config = Config::load(&overrides)?;
+            crate::dashboard_cmd::run(config, port, bind)
         }
         Command::State {
             command: StateCommand::Show { workspace, raw },
@@ -244,8 +309,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let config = Config::load(&overrides)?;
             let repo = config.repo_root.clone();
-            let svc = baton_usecases::Services::open(config, env!("CARGO_PKG_VERSION"))
-                .map_err(|e| anyhow::anyhow!(e.message))?;
+            let svc = std::sync::Arc::new(
+                baton_usecases::Services::open(config, env!("CARGO_PKG_VERSION"))
+                    .map_err(|e| anyhow::anyhow!(e.message))?,
+            );
+            let notifier = baton_notify::start_for_services(std::sync::Arc::clone(&svc));
             let opts = crate::driver::RunOptions {
                 text,
                 effort,
@@ -253,7 +321,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 nopr,
                 agent: crate::driver::Agent::parse(&agent),
             };
-            crate::driver::run(&svc, &repo, &opts)?;
+            let ran = crate::driver::run(&svc, &repo, &opts);
+            if let Some(n) = notifier {
+                n.finish(std::time::Duration::from_secs(5));
+            }
+            ran?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { effort, keep } => crate::demo_cmd::run(&effort, keep),
@@ -297,49 +369,6 @@ fn first_sentence(text: &str) -> &str {
         Some(i) => &text[..=i],
         None => text,
     }
-}
-
-fn ls(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
-    let store = StateStore::new(&config.repo_root, &config.specs_root);
-    let (registry, _) = baton_workflow::load_registry(&config.workflows_dir);
-    let mut rows = Vec::new();
-    let mut problems = Vec::new();
-    for (ws, state) in store.list()? {
-        match state {
-            Ok(state) => rows.push(row(&state, registry.get(&state.workflow).as_deref())),
-            Err(e) => problems.push((ws.display, e.to_string())),
-        }
-    }
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "workspaces": rows,
-                "unreadable": problems.iter().map(|(w, e)| serde_json::json!({"workspace": w, "error": e})).collect::<Vec<_>>(),
-            }))?
-        );
-    } else if rows.is_empty() && problems.is_empty() {
-        println!("no workspaces under {}", config.specs_root.display());
-    } else {
-        println!(
-            "{:<40} {:<10} {:<20} {:<15} {:>8}",
-            "WORKSPACE", "WORKFLOW", "PHASE", "STATUS", "PROGRESS"
-        );
-        for r in &rows {
-            println!(
-                "{:<40} {:<10} {:<20} {:<15} {:>8}",
-                r.workspace, r.workflow, r.current_phase, r.status, r.progress
-            );
-        }
-        for (w, e) in &problems {
-            println!("{w:<40} unreadable: {e}");
-        }
-    }
-    Ok(if problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }
 
 fn show(config: &Config, workspace: &str, raw: bool) -> anyhow::Result<ExitCode> {

@@ -5,12 +5,16 @@
 
 mod answer_cmd;
 mod cli;
+mod dashboard_cmd;
 mod demo_cmd;
 mod driver;
 mod history_cmd;
+mod events_cmd;
 mod init_cmd;
+mod ls_cmd;
 mod manuals_cmd;
 mod scripted;
+mod show_cmd;
 mod workflow_cmd;
 
 use std::process::ExitCode;

@@ -33,6 +33,7 @@ fn workspace_tools() -> Vec<(&'static str, Value)> {
         ("abandon", json!({"reason": "r"})),
         ("state_get", json!({})),
         ("state_resume_info", json!({})),
+        ("run_overview", json!({})),
     ]
 }
 

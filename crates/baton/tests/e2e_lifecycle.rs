@@ -34,6 +34,7 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
             "pipeline_init_with_context",
             "pipeline_next_action",
             "pipeline_report_result",
+            "run_overview",
             "skip_phase",
             "startIssueWorkflow",
             "state_get",
@@ -64,13 +65,18 @@ async fn tool_groups_limit_what_is_exposed() {
     let flag = spawn(repo.path(), &["--tools", "state"], &[]).await;
     assert_eq!(
         flag.tool_names().await,
-        ["state_get", "state_resume_info", "workspace_list"]
+        [
+            "run_overview",
+            "state_get",
+            "state_resume_info",
+            "workspace_list"
+        ]
     );
     // A tool outside the profile is refused with a clear code.
     let e = flag
         .err("init", json!({"spec_name": "x"}), "unknown_tool")
         .await;
-    assert!(e["details"]["exposed"].as_array().unwrap().len() == 3);
+    assert!(e["details"]["exposed"].as_array().unwrap().len() == 4);
     flag.close().await;
 
     let env = spawn(repo.path(), &[], &[("BATON_TOOLS", "lifecycle")]).await;

@@ -133,3 +133,34 @@ fn handlers_sit_on_top() {
     }
     assert!(!mcp.contains("baton"), "nothing depends on the binary");
 }
+
+#[test]
+fn notifications_are_an_adapter_beside_mcp() {
+    // Webhooks sit on the use cases (which say what a person hears) and the
+    // event bus; they know no MCP and no HTTP server, and nothing below
+    // the adapters knows them.
+    let notify = deps("baton-notify");
+    for needed in ["baton-usecases", "baton-events", "baton-config"] {
+        assert!(notify.contains(needed), "baton-notify uses {needed}");
+    }
+    for forbidden in ["rmcp", "axum", "baton-mcp", "baton"] {
+        assert!(
+            !notify.contains(forbidden),
+            "baton-notify must not depend on {forbidden}"
+        );
+    }
+    for lower in [
+        "baton-usecases",
+        "baton-engine",
+        "baton-state",
+        "baton-events",
+        "baton-config",
+    ] {
+        assert!(
+            !internal(lower).contains("baton-notify"),
+            "{lower} must not depend on baton-notify"
+        );
+    }
+    // The dashboard lives in the HTTP adapter and starts notifiers there.
+    assert!(internal("baton-mcp").contains("baton-notify"));
+}

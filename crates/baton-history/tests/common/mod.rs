@@ -80,6 +80,7 @@ pub fn write_run(specs: &Path, run: &Run<'_>) -> PathBuf {
             duration_ms: 60_000,
             model: "sonnet".into(),
             timestamp: at(t0),
+            tasks: Vec::new(),
         });
     };
     for phase in ["phase-1", "phase-3"] {

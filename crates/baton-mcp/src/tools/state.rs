@@ -1,5 +1,5 @@
 //! The `state` group: read-only views of workspaces, adapters over
-//! [`baton_usecases::show`].
+//! [`baton_usecases::show`] and [`baton_usecases::overview`].
 
 use serde_json::Value;
 
@@ -37,6 +37,16 @@ pub fn tools() -> Vec<ToolSpec> {
             handler: state_resume_info_tool,
         },
         ToolSpec {
+            name: "run_overview",
+            group: "state",
+            description: "One run at a glance, as the dashboard and `baton show` present it to a person: every phase with its state, visits, time and tokens, the loops between phases, the task DAG with states, the question the run waits at (full text, options), artifacts, the timeline of transitions and answers, totals and next_step.",
+            input_schema: input_schema::<WorkspaceArgs>,
+            output_schema: output_schema::<baton_usecases::overview::RunOverview>,
+            read_only: true,
+            destructive: false,
+            handler: run_overview_tool,
+        },
+        ToolSpec {
             name: "workspace_list",
             group: "state",
             description: "List every workspace of the repository with its workflow, current phase, status and progress. Optional filters: workflow, status.",
@@ -55,6 +65,14 @@ fn state_get_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError
 
 fn state_resume_info_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
     reply(uc::state_resume_info(ctx, parse(arguments)?)?)
+}
+
+fn run_overview_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    let args: WorkspaceArgs = parse(arguments)?;
+    reply(baton_usecases::overview::run_overview(
+        ctx,
+        &args.workspace,
+    )?)
 }
 
 fn workspace_list_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {

@@ -361,5 +361,6 @@ fn log_answer(state: &mut WorkspaceState, phase: &str, word: &str) {
         duration_ms: 0,
         model: format!("checkpoint:{word}"),
         timestamp: state.timestamps.last_updated,
+        tasks: Vec::new(),
     });
 }

@@ -217,6 +217,12 @@ pub fn report_core(
             .or_else(|| state.last_dispatch.as_ref().map(|d| d.model.clone()))
             .unwrap_or_default(),
         timestamp: now,
+        tasks: state
+            .last_dispatch
+            .as_ref()
+            .filter(|d| d.phase == phase)
+            .map(|d| super::step::dispatched_tasks(&d.action))
+            .unwrap_or_default(),
     };
     if input.setup_only {
         state.phase_log.push(log);

@@ -1009,6 +1009,28 @@ fn dispatch_key(spawn: &Spawn) -> String {
     )
 }
 
+/// The task keys of a handed-out agent action (the inverse of the dispatch
+/// key: a single per-task agent's task, or a fan-out's tasks); empty for an
+/// action that works on no task.
+pub fn dispatched_tasks(key: &str) -> Vec<String> {
+    let mut parts = key.split('|').skip(2);
+    let single = parts.next().unwrap_or("");
+    let fan_out: Vec<String> = parts
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect();
+    if !fan_out.is_empty() {
+        fan_out
+    } else if single.is_empty() {
+        Vec::new()
+    } else {
+        vec![single.to_string()]
+    }
+}
+
 fn display_label(def: &WorkflowDefinition, phase: &str) -> String {
     let label = phase_label(def, phase);
     match phase.strip_prefix("phase-") {

@@ -1,0 +1,98 @@
+//! `baton events [--follow] [--run RUN]`: the repository's events in the
+//! terminal — the last ones from the log, then, with `--follow`, every event
+//! any baton process appends, as it happens (the same follower the
+//! dashboard uses: file notifications plus a byte offset, rotation-aware).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use baton_config::Config;
+use baton_events::EventRecord;
+use baton_events::follow::{self, Tail};
+use baton_state::StateStore;
+use baton_usecases::notifications::run_id;
+
+/// What to print.
+#[derive(Debug, Clone)]
+pub struct EventsOptions {
+    /// Keep printing new events until interrupted.
+    pub follow: bool,
+    /// Only this run (folder name, `.specs/<name>` or absolute path).
+    pub run: Option<String>,
+    /// How many past events to print first.
+    pub last: usize,
+    /// One JSON record per line instead of columns.
+    pub json: bool,
+}
+
+/// One event as a line.
+pub fn line(r: &EventRecord) -> String {
+    let time = r.timestamp.get(11..19).unwrap_or(r.timestamp.as_str());
+    let mut text = format!(
+        "{time}  {:<17} {:<20} {:<14} {}",
+        r.event.as_str(),
+        r.phase,
+        serde_json::to_value(r.outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        run_id(&r.workspace)
+    );
+    if let Some(d) = &r.detail {
+        text.push_str(&format!("  {d}"));
+    }
+    text
+}
+
+/// Runs the command.
+pub fn run(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
+    let only = match &opts.run {
+        Some(r) => {
+            let store = StateStore::new(&config.repo_root, &config.specs_root);
+            Some(store.resolve(r)?.name)
+        }
+        None => None,
+    };
+    let keep = move |r: &EventRecord| only.as_ref().is_none_or(|id| run_id(&r.workspace) == *id);
+    let json = opts.json;
+    let print = move |records: &[EventRecord]| -> bool {
+        let mut out = std::io::stdout().lock();
+        for r in records {
+            let text = if json {
+                serde_json::to_string(r).unwrap_or_default()
+            } else {
+                line(r)
+            };
+            // A closed pipe (`| head`) ends the command quietly.
+            if writeln!(out, "{text}").is_err() {
+                return false;
+            }
+        }
+        out.flush().is_ok()
+    };
+    let (tail, recent) = Tail::start(&config.events.log_path, usize::MAX);
+    let recent: Vec<EventRecord> = recent.into_iter().filter(|r| keep(r)).collect();
+    let from = recent.len().saturating_sub(opts.last);
+    if !print(&recent[from..]) {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !opts.follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let _handle = follow::spawn(tail, move |batch| {
+        let mine: Vec<EventRecord> = batch.into_iter().filter(|r| keep(r)).collect();
+        if print(&mine) {
+            true
+        } else {
+            let _ = done_tx.send(());
+            false
+        }
+    })
+    .context("following the event log")?;
+    // Until interrupted (Ctrl-C ends the process) or the output closes.
+    let _ = done_rx.recv();
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,207 @@
+// The dashboard in a real headless browser (Debian's chromium, driven by
+// playwright-core): a person signs in with the link `baton dashboard`
+// printed on its terminal, watches runs driven by other processes advance
+// live, sends one back with `revise: <text>` (the text reaches the next
+// agent's prompt), approves it to the end, abandons another run, and a
+// page from another origin cannot act. Screenshots go to
+// target/browser-tests/ (or $BROWSER_TEST_OUT).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { dirname, join } from 'node:path';
+import { batonBin, playwright, launch, makeRepo, startDashboard, baton, out, ROOT } from './harness.mjs';
+
+let bin, repo, dash, browser, page;
+const shot = (name) => page.screenshot({ path: out(name), fullPage: false });
+
+before(async () => {
+  bin = batonBin();
+  const pw = await playwright();
+  repo = makeRepo();
+  dash = await startDashboard(bin, repo);
+  browser = await launch(pw);
+  page = await browser.context.newPage();
+  page.on('pageerror', (e) => { throw e; });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (dash) await dash.stop();
+  if (repo) rmSync(repo, { recursive: true, force: true });
+});
+
+function state(id) {
+  return JSON.parse(readFileSync(join(repo, '.specs', id, 'state.json'), 'utf8'));
+}
+function runIds() {
+  return existsSync(join(repo, '.specs')) ? readdirSync(join(repo, '.specs')).filter((n) => /^\d{8}-/.test(n)) : [];
+}
+
+test('a person watches, revises, approves and abandons runs driven by other processes', async () => {
+  // The link printed on the terminal signs this browser in, once.
+  await page.goto(dash.signIn);
+  await page.locator('[data-testid=session]').filter({ hasText: 'signed in' }).waitFor();
+  await page.locator('[data-testid=live]').filter({ hasText: 'live' }).waitFor();
+  assert.equal(new URL(page.url()).hash, '', 'the key leaves the address bar');
+  await shot('01-signed-in-empty.png');
+
+  // Another process drives a run; it stops at the first checkpoint (no
+  // terminal to answer on). The open page learns of it over SSE.
+  const first = await baton(bin, repo, ['run', 'Add a greeting feature', '--effort', 'M', '--nopr', '--agent', 'builtin:scripted']);
+  assert.notEqual(first.code, 0, 'the run stops at checkpoint-a');
+  assert.match(first.stderr, /checkpoint-a needs a person's answer/);
+  const [runA] = runIds();
+  const row = page.locator(`[data-run="${runA}"]`);
+  await row.waitFor();
+  await row.locator('[data-testid=row-status]').filter({ hasText: 'waiting for you' }).waitFor();
+  const activity = await page.locator('[data-testid=activity] li').allTextContents();
+  for (const kind of ['phase-start', 'agent-dispatch', 'phase-complete', 'checkpoint']) {
+    assert.ok(activity.some((t) => t.includes(kind)), `${kind} arrived live: ${activity.join(' | ')}`);
+  }
+
+  // The run at a glance: the question's full text and options, the phase
+  // graph with the current position, artifacts rendered from Markdown.
+  await row.click();
+  assert.equal(new URL(page.url()).pathname, `/runs/${runA}`);
+  const question = page.locator('[data-testid=question]');
+  await question.waitFor();
+  assert.match(await question.textContent(), /Design Checkpoint[\s\S]*design\.md[\s\S]*review-design\.md/);
+  assert.deepEqual(await question.locator('.q-options button').evaluateAll((bs) => bs.map((b) => b.dataset.answer)), ['proceed', 'revise', 'abandon']);
+  assert.equal(await page.locator('.phase-graph [data-phase="checkpoint-a"]').getAttribute('data-state'), 'waiting');
+  assert.equal(await page.locator('.phase-graph [data-phase="phase-3"]').getAttribute('data-state'), 'done');
+  assert.equal(await page.locator('.phase-graph [data-phase="phase-4b"]').getAttribute('data-state'), 'skipped');
+  await page.locator('[data-artifact="design.md"]').click();
+  const view = page.locator('[data-testid=artifact-view]');
+  await view.locator('h1', { hasText: 'Design' }).waitFor();
+  assert.ok(await view.locator('h2').count() >= 1, 'Markdown headings are rendered');
+  await shot('02-checkpoint-waiting.png');
+
+  // revise: <text> from the dashboard…
+  const feedback = 'Split the greeting into its own module and keep the API unchanged';
+  await page.locator('#revise-text').fill(feedback);
+  await page.locator('[data-answer=revise]').click();
+  await page.locator('#notice', { hasText: 'recorded as person:dashboard' }).waitFor();
+  await question.waitFor({ state: 'hidden' });
+  await page.locator('.feedback-line', { hasText: feedback }).waitFor();
+  const revised = state(runA);
+  const answer = revised.answers.at(-1);
+  assert.equal(answer.answer, 'revise');
+  assert.equal(answer.feedback, feedback);
+  assert.deepEqual(answer.by, { who: 'person', channel: 'dashboard' });
+  assert.equal(revised.currentPhase, 'phase-3');
+
+  // …reaches the next agent's prompt: the agent command saves its prompt
+  // (and fails, so the run stops there).
+  const prompt = join(repo, 'architect-prompt.txt');
+  const capture = await baton(bin, repo, ['run', `.specs/${runA}`, '--nopr', '--agent', `cat > "${prompt}"; exit 3`]);
+  assert.notEqual(capture.code, 0);
+  const text = readFileSync(prompt, 'utf8');
+  assert.match(text, /## Human Feedback/);
+  assert.ok(text.includes(feedback), 'the revision text is in the architect prompt');
+  rmSync(prompt);
+
+  // The scripted agent takes the run on; the page follows it live back to
+  // the checkpoint, the design redone.
+  await page.locator('.phase-graph [data-phase="phase-3"][data-state="running"]').waitFor();
+  const again = await baton(bin, repo, ['run', `.specs/${runA}`, '--nopr', '--agent', 'builtin:scripted']);
+  assert.notEqual(again.code, 0);
+  await question.waitFor();
+  assert.equal(await page.locator('.phase-graph [data-phase="phase-3"]').getAttribute('data-state'), 'done');
+  assert.match(await page.locator('.phase-graph [data-phase="phase-3"] text.sub').textContent(), /2×/);
+
+  // Approve, and let the scripted agent finish the run: tasks, reviews, commit.
+  await page.locator('[data-answer=proceed]').click();
+  await question.waitFor({ state: 'hidden' });
+  const rest = await baton(bin, repo, ['run', `.specs/${runA}`, '--nopr', '--agent', 'builtin:scripted']);
+  assert.equal(rest.code, 0, rest.stderr);
+  await page.locator('[data-testid=run-status]', { hasText: 'completed' }).waitFor();
+  await page.locator('.task-graph [data-task="3"][data-state="done"]').waitFor();
+  assert.equal(await page.locator('[data-testid=tasks] tbody tr').count(), 3);
+  await page.locator('[data-testid=timeline] li[data-what=answer]', { hasText: 'person:dashboard' }).first().waitFor();
+  await shot('03-completed-with-tasks.png');
+
+  // Another run, abandoned from the dashboard.
+  const second = await baton(bin, repo, ['run', 'Fix the login timeout', '--effort', 'S', '--nopr', '--agent', 'builtin:scripted']);
+  assert.notEqual(second.code, 0);
+  const runB = runIds().find((id) => id !== runA);
+  await page.locator(`[data-run="${runB}"]`).click();
+  await page.locator('[data-testid=question]').waitFor();
+  await page.locator('[data-testid=abandon]').click();
+  await page.locator('.abandon-reason').fill('not needed any more');
+  await page.locator('[data-testid=abandon-confirm]').click();
+  await page.locator('[data-testid=run-status]', { hasText: 'abandoned' }).waitFor();
+  const abandoned = state(runB);
+  assert.equal(abandoned.currentPhaseStatus, 'abandoned');
+  assert.deepEqual(abandoned.answers.at(-1).by, { who: 'person', channel: 'dashboard' });
+  assert.equal(abandoned.answers.at(-1).answer, 'abandon');
+  await page.locator('[data-filter=abandoned]').click();
+  await page.locator(`[data-run="${runB}"]`).waitFor();
+  assert.equal(await page.locator('#run-list [data-run]').count(), 1);
+  await shot('04-abandoned.png');
+
+  // The page stays within budget: ≤ 150 KB for the page, its script and style.
+  const bytes = await page.evaluate(async () => {
+    let total = 0;
+    for (const p of ['/', '/assets/app.js', '/assets/app.css']) total += (await (await fetch(p)).arrayBuffer()).byteLength;
+    return total;
+  });
+  console.log(`page weight: ${bytes} bytes (${(bytes / 1024).toFixed(1)} KiB)`);
+  assert.ok(bytes <= 150 * 1024, `${bytes} bytes`);
+});
+
+test('a page from another origin cannot act, and a person without the link cannot either', async () => {
+  // A run waiting at its checkpoint.
+  const r = await baton(bin, repo, ['run', 'Rename the config flag', '--effort', 'S', '--nopr', '--agent', 'builtin:scripted']);
+  assert.notEqual(r.code, 0);
+  const id = runIds().find((n) => n.includes('rename-the-config-flag'));
+  // The signed-in person's view of it, beside the finished and the abandoned run.
+  await page.goto(`${dash.url}/runs/${id}`);
+  await page.locator('[data-testid=question]').waitFor();
+  await page.locator('[data-filter=all]').click();
+  await page.locator('#range', { hasText: 'of 3' }).waitFor();
+  await shot('06-three-runs-one-waiting.png');
+  if (process.env.BATON_README_SCREENSHOT) {
+    const target = join(ROOT, process.env.BATON_README_SCREENSHOT);
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(out('06-three-runs-one-waiting.png'), target);
+  }
+  // An evil page on another port posts to the dashboard with the person's browser.
+  const evil = createServer((_, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(`<script>
+      window.result = fetch(${JSON.stringify(dash.url)} + '/api/runs/${id}/answer', {
+        method: 'POST', credentials: 'include', mode: 'no-cors',
+        headers: { 'content-type': 'text/plain' },
+        body: JSON.stringify({ question: 'checkpoint-a', answer: 'proceed' }),
+      }).then(() => 'sent', (e) => 'blocked: ' + e.message);
+    </script>`);
+  });
+  await new Promise((ok) => evil.listen(0, '127.0.0.1', ok));
+  const evilPage = await browser.context.newPage();
+  await evilPage.goto(`http://127.0.0.1:${evil.address().port}/`);
+  await evilPage.evaluate(() => window.result);
+  evil.close();
+  assert.equal(state(id).currentPhaseStatus, 'awaiting_human', 'the cross-site request changed nothing');
+
+  // A fresh browser profile (no session) sees the run but cannot answer.
+  const pw = await playwright();
+  const stranger = await launch(pw);
+  const p = await stranger.context.newPage();
+  await p.goto(`${dash.url}/runs/${id}`);
+  await p.locator('[data-testid=question]').waitFor();
+  await p.locator('[data-testid=session]', { hasText: 'read-only' }).waitFor();
+  assert.ok(await p.locator('[data-answer=proceed]').isDisabled());
+  assert.match(await p.locator('.q-how').textContent(), /baton answer/);
+  const status = await p.evaluate(async (run) => (await fetch(`/api/runs/${run}/answer`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ question: 'checkpoint-a', answer: 'proceed' }),
+  })).status, id);
+  assert.equal(status, 403);
+  // The printed link was used once already: it signs nobody else in.
+  await p.goto(dash.signIn);
+  await p.locator('#notice', { hasText: 'already used' }).waitFor();
+  await p.screenshot({ path: out('05-read-only-stranger.png') });
+  await stranger.close();
+  assert.equal(state(id).currentPhaseStatus, 'awaiting_human');
+});
