@@ -23,6 +23,8 @@
 //! * `--required-terms` also reports a second run that passes each query's
 //!   `required_terms` (the reference's callers do); the first run is always
 //!   the query alone.
+//! * `--ranks` prints every query's rank (a tab-separated `RANK` line), to
+//!   compare two runs; like `--verbose` it is refused for out-of-sample sets.
 //! * `--verbose` lists misses — refused for held-out, blind-2, reserve and
 //!   `.test` sets: printing out-of-sample misses would turn them into
 //!   tuning data.
@@ -41,6 +43,7 @@ struct Cli {
     required_terms: bool,
     builtin_thesaurus: bool,
     verbose: bool,
+    ranks: bool,
 }
 
 fn parse_cli() -> Result<Cli, String> {
@@ -51,6 +54,7 @@ fn parse_cli() -> Result<Cli, String> {
         required_terms: false,
         builtin_thesaurus: true,
         verbose: false,
+        ranks: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -62,6 +66,7 @@ fn parse_cli() -> Result<Cli, String> {
             "--required-terms" => cli.required_terms = true,
             "--no-builtin-thesaurus" => cli.builtin_thesaurus = false,
             "--verbose" | "-v" => cli.verbose = true,
+            "--ranks" => cli.ranks = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -84,10 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let label = set_label(file, &manual_id);
         let may_print_misses = !is_out_of_sample(file);
         if cli.verbose && !may_print_misses {
-            eprintln!(
-                "{}: misses not printed (out-of-sample set)",
-                file.display()
-            );
+            eprintln!("{}: misses not printed (out-of-sample set)", file.display());
         }
         let runs: &[(bool, &str)] = if cli.required_terms {
             &[(false, ""), (true, "+required_terms")]
@@ -101,6 +103,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut report = evaluate(&service, &manual_id, &gold, options)?;
             report.label = format!("{label}{suffix}");
             print_report(&report, cli.verbose && may_print_misses);
+            if cli.ranks && may_print_misses {
+                for r in &report.results {
+                    println!(
+                        "RANK\t{}\t{}\t{}",
+                        r.rank.map(|x| x.to_string()).unwrap_or("-".into()),
+                        r.gold.style.as_deref().unwrap_or(""),
+                        r.gold.query
+                    );
+                }
+            }
         }
     }
     Ok(())

@@ -14,8 +14,10 @@ pub(crate) struct FieldFreq {
     pub body: u16,
     /// Occurrences in the section's own heading.
     pub title: u8,
-    /// Occurrences in the context (ancestor headings and the file name).
+    /// Occurrences in the context (ancestor headings).
     pub ctx: u8,
+    /// Occurrences in the file's path (folders and file name).
+    pub name: u8,
 }
 
 /// One indexable section.
@@ -104,9 +106,8 @@ pub(crate) fn analyze_file(
                         return None;
                     }
                     let title = if s.level == 0 { "" } else { s.title.as_str() };
-                    let mut ctx = ancestors(&sections, s);
-                    ctx.push_str(&path_context);
-                    Some(build_doc(i as u32, title, &ctx, &body))
+                    let ctx = ancestors(&sections, s);
+                    Some(build_doc(i as u32, title, &ctx, &path_context, stem, &body))
                 })
                 .collect();
             (sections, docs)
@@ -117,7 +118,7 @@ pub(crate) fn analyze_file(
             let docs = if body.trim().is_empty() {
                 Vec::new()
             } else {
-                vec![build_doc(0, "", &path_context, &body)]
+                vec![build_doc(0, "", "", &path_context, stem, &body)]
             };
             (vec![section], docs)
         }
@@ -178,10 +179,37 @@ fn join_lines(lines: &[&str], from: u32, to: u32) -> String {
     lines[start..end].join("\n")
 }
 
-fn build_doc(section: u32, title: &str, ctx: &str, body: &str) -> DocData {
+/// Separates the file name from the section in a document's matched text
+/// (a sentence boundary for the late rerank).
+pub(crate) const NAME_SEPARATOR: &str = " | ";
+
+/// The text a document is matched against: the file name, then the
+/// section's heading and body (all normalised). Phrase bonuses, required
+/// phrases and terms, and the late rerank all read this text.
+pub(crate) fn matched_text(stem_norm: &str, title_norm: &str, body_norm: &str) -> String {
+    let mut out = String::with_capacity(stem_norm.len() + title_norm.len() + body_norm.len() + 4);
+    out.push_str(stem_norm);
+    out.push_str(NAME_SEPARATOR);
+    out.push_str(title_norm);
+    if !title_norm.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(body_norm);
+    out
+}
+
+fn build_doc(
+    section: u32,
+    title: &str,
+    ctx: &str,
+    path_words: &str,
+    stem: &str,
+    body: &str,
+) -> DocData {
     let mut counts: HashMap<String, FieldFreq> = HashMap::new();
     let title_norm = text::normalize(title);
     let ctx_norm = text::normalize(ctx);
+    let path_norm = text::normalize(path_words);
     let body_norm = text::normalize(body);
     let mut body_len = 0u32;
     count_field(
@@ -203,14 +231,21 @@ fn build_doc(section: u32, title: &str, ctx: &str, body: &str) -> DocData {
         |f| f.ctx = f.ctx.saturating_add(1),
         &mut ignored,
     );
+    count_field(
+        &path_norm,
+        &mut counts,
+        |f| f.name = f.name.saturating_add(1),
+        &mut ignored,
+    );
     let mut terms: Vec<(String, FieldFreq)> = counts.into_iter().collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut norm_text = title_norm;
-    if !norm_text.is_empty() {
-        norm_text.push(' ');
+    let mut section_text = title_norm.clone();
+    if !section_text.is_empty() {
+        section_text.push(' ');
     }
-    norm_text.push_str(&body_norm);
-    let exceptions = crate::search::has_exceptions(&norm_text);
+    section_text.push_str(&body_norm);
+    let exceptions = crate::search::has_exceptions(&section_text);
+    let norm_text = matched_text(&text::normalize(stem), &title_norm, &body_norm);
     DocData {
         section,
         body_len,
@@ -227,7 +262,7 @@ fn count_field(
     len: &mut u32,
 ) {
     tokenize::for_each_token(text, |term, kind| {
-        if kind != TokenKind::Unigram {
+        if !matches!(kind, TokenKind::Unigram | TokenKind::Number) {
             *len += 1;
         }
         match counts.get_mut(term) {
@@ -268,8 +303,9 @@ mod tests {
         let freq = |t: &str| doc.terms.iter().find(|(s, _)| s == t).map(|(_, f)| *f);
         assert_eq!(freq("故意").map(|f| (f.body, f.title)), Some((1, 1)));
         // The parent heading and the file name are context.
-        assert!(freq("免責").is_some_and(|f| f.ctx >= 1));
-        assert!(doc.norm_text.starts_with("故意 故意による"));
+        assert!(freq("免責").is_some_and(|f| f.ctx >= 1 && f.name >= 1));
+        // The file name joins the matched text.
+        assert!(doc.norm_text.starts_with("03_免責事由 | 故意 故意による"));
     }
 
     #[test]

@@ -338,8 +338,7 @@ pub fn evaluate(
             if top.len() < 3 {
                 top.push(format!("{path}#{title}"));
             }
-            if rank.is_none() && answers(service, manual_id, &mut headings, g, path, line, title)
-            {
+            if rank.is_none() && answers(service, manual_id, &mut headings, g, path, line, title) {
                 rank = Some(i + 1);
             }
         }
@@ -470,7 +469,10 @@ mod tests {
 
     #[test]
     fn raw_headings_keep_inline_markup_and_drop_hash_runs() {
-        assert_eq!(raw_heading("## `Rc<T>`は参照カウント"), "`Rc<T>`は参照カウント");
+        assert_eq!(
+            raw_heading("## `Rc<T>`は参照カウント"),
+            "`Rc<T>`は参照カウント"
+        );
         assert_eq!(raw_heading("### Title ###"), "Title");
         assert_eq!(raw_heading("# C#"), "C#");
         assert_eq!(raw_heading("Setext title"), "Setext title");

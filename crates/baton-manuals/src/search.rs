@@ -28,8 +28,11 @@ const B: f64 = 0.5;
 const BACKOFF_WEIGHT: f64 = 0.25;
 /// Weight of a term occurrence in the section's own heading.
 pub(crate) const TITLE_WEIGHT: f64 = 2.0;
-/// Weight of a term occurrence in the ancestors' headings or the file name.
+/// Weight of a term occurrence in the ancestors' headings.
 pub(crate) const CONTEXT_WEIGHT: f64 = 0.6;
+/// Weight of a term occurrence in the file's path (folders and file name):
+/// the file name is the heading of the whole file.
+pub(crate) const NAME_WEIGHT: f64 = 2.0;
 /// Concept groups beyond this are not tracked for coverage.
 const MAX_GROUPS: usize = 32;
 /// How many first-stage results get the phrase/exception refinement.
@@ -41,6 +44,11 @@ const EXCEPTION_BOOST: f64 = 0.2;
 
 /// Weight of a concept that only the thesaurus spelled (relative to its best spelling).
 const ALTERNATIVE_ONLY_WEIGHT: f64 = 0.5;
+/// Weight of a thesaurus expansion relative to the literal the user typed,
+/// where the literal occurs in the manual (an expansion never outranks it).
+pub(crate) const EXPANSION_WEIGHT: f64 = 0.5;
+/// Weight of a label word (`定義`, `手順`): intent, not content.
+const LABEL_WEIGHT: f64 = 0.1;
 
 /// Words that mark a section as stating exclusions or exceptions.
 pub(crate) const EXCEPTION_MARKERS: &[&str] = &[
@@ -86,8 +94,8 @@ pub(crate) struct Hit {
     pub signals: Signals,
     /// Bit set of matched query terms (index into the plan's terms, first 64).
     pub terms: u64,
-    /// Whether every required phrase occurs in the section.
-    pub has_required: bool,
+    /// How many of the plan's required phrases/terms occur in the section.
+    pub required_met: u8,
 }
 
 #[derive(Clone, Default)]
@@ -110,7 +118,9 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
     let n_groups = plan.groups.len().min(MAX_GROUPS);
     let Weights {
         term_idf,
+        term_factor,
         group_idf_sum,
+        group_credit,
         concepts,
     } = weights(index, plan);
     let total_group_weight: f64 = concepts.iter().map(|c| c.weight).sum();
@@ -140,7 +150,9 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             TermRole::Kana => 0.15,
             TermRole::Backoff => BACKOFF_WEIGHT,
             TermRole::Stop => 0.05,
-        } * term_idf_value;
+            TermRole::Label => LABEL_WEIGHT,
+        } * term_idf_value
+            * term_factor[ti];
         for p in postings {
             if let Some(filter) = opts.filter
                 && !index.doc(p.doc).is_some_and(filter)
@@ -150,7 +162,8 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             let doc_len = index.doc_len(p.doc);
             let tf = f64::from(p.freq.body)
                 + TITLE_WEIGHT * f64::from(p.freq.title)
-                + CONTEXT_WEIGHT * f64::from(p.freq.ctx);
+                + CONTEXT_WEIGHT * f64::from(p.freq.ctx)
+                + NAME_WEIGHT * f64::from(p.freq.name);
             let norm = K1 * (1.0 - B + B * f64::from(doc_len) / avg_len);
             let Some(slot_ref) = slot_of.get_mut(p.doc as usize) else {
                 continue;
@@ -193,7 +206,13 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
     let mut hits: Vec<Hit> = accs
         .into_iter()
         .map(|(doc, acc)| {
-            let coverage = coverage(&acc, &concepts, &group_idf_sum, total_group_weight);
+            let coverage = coverage(
+                &acc,
+                &concepts,
+                &group_idf_sum,
+                &group_credit,
+                total_group_weight,
+            );
             let title_cover = if total_group_weight > 0.0 {
                 concepts
                     .iter()
@@ -220,22 +239,31 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
                 coverage,
                 signals,
                 terms: acc.terms,
-                has_required: plan.required.is_empty(),
+                required_met: 0,
             }
         })
         .collect();
     if !plan.required.is_empty() {
         for hit in hits.iter_mut() {
-            hit.has_required = index.doc(hit.doc).is_some_and(|d| {
-                plan.required
-                    .iter()
-                    .all(|p| d.norm_text.contains(p.as_str()))
-            });
+            hit.required_met = index
+                .doc(hit.doc)
+                .map_or(0, |d| required_met(plan, &d.norm_text));
         }
     }
     // The refinement ([`refine`]) and the late rerank ([`late_similarity`])
     // run on the merged head of every manual searched.
     hits
+}
+
+/// How many of the plan's required entries (quoted phrases, required
+/// terms) a matched text contains, in any of their spellings.
+pub(crate) fn required_met(plan: &QueryPlan, text: &str) -> u8 {
+    let met = plan
+        .required
+        .iter()
+        .filter(|spellings| spellings.iter().any(|p| text.contains(p.as_str())))
+        .count();
+    u8::try_from(met).unwrap_or(u8::MAX)
 }
 
 /// The query's concepts with a spelling of at least two characters, as
@@ -287,8 +315,14 @@ pub(crate) fn refine(
 struct Weights {
     /// Per term: (idf, document frequency).
     term_idf: Vec<(f64, f64)>,
+    /// Per term: the factor on its weight (below 1 for thesaurus expansions
+    /// whose literal occurs in the manual).
+    term_factor: Vec<f64>,
     /// Per group: the sum of its terms' idf.
     group_idf_sum: Vec<f64>,
+    /// Per group: the share of a concept a full match of the group covers
+    /// (below 1 for an expansion whose literal occurs in the manual).
+    group_credit: Vec<f64>,
     /// The concepts with their weights.
     concepts: Vec<Concept>,
 }
@@ -299,6 +333,7 @@ fn weights(index: &ManualIndex, plan: &QueryPlan) -> Weights {
     let max_idf = idf(n, 0.0);
     // Per-group weight: mean idf of its terms (unknown terms count as rarest).
     let mut group_idf_sum = vec![0.0f64; n_groups];
+    let mut group_missing = vec![false; n_groups];
     let mut term_idf = Vec::with_capacity(plan.terms.len());
     for term in &plan.terms {
         let df = index
@@ -310,6 +345,7 @@ fn weights(index: &ManualIndex, plan: &QueryPlan) -> Weights {
         for &g in &term.groups {
             if g < n_groups {
                 group_idf_sum[g] += value;
+                group_missing[g] |= df == 0.0;
             }
         }
     }
@@ -320,10 +356,58 @@ fn weights(index: &ManualIndex, plan: &QueryPlan) -> Weights {
         .enumerate()
         .map(|(g, group)| group_idf_sum[g] / group.term_count.max(1) as f64)
         .collect();
+    // The literal of each concept: the typed group's idf, when it occurs in
+    // the manual (every term found).
+    let literal = |concept: usize| -> Option<f64> {
+        (0..n_groups)
+            .filter(|&g| {
+                let group = &plan.groups[g];
+                group.concept == concept && !group.alternative && !group_missing[g]
+            })
+            .map(|g| group_weight[g])
+            .reduce(f64::max)
+    };
+    let expansion = |g: usize| -> Option<f64> {
+        let group = plan.groups.get(g)?;
+        if !group.alternative || g >= n_groups {
+            return None;
+        }
+        literal(group.concept)
+    };
+    let group_credit: Vec<f64> = (0..n_groups)
+        .map(|g| match expansion(g) {
+            Some(_) => EXPANSION_WEIGHT,
+            None => 1.0,
+        })
+        .collect();
+    // An expansion term weighs EXPANSION_WEIGHT of its literal at most, and
+    // less where it is denser than the literal (lower idf).
+    let term_factor: Vec<f64> = plan
+        .terms
+        .iter()
+        .zip(&term_idf)
+        .map(|(term, (value, _))| {
+            let literals: Vec<f64> = term
+                .groups
+                .iter()
+                .map(|&g| expansion(g))
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default();
+            match literals.into_iter().reduce(f64::max) {
+                Some(lit) if *value > 0.0 && !term.groups.is_empty() => {
+                    let capped = value.min(lit);
+                    EXPANSION_WEIGHT * (capped / value) * (value / lit).min(1.0)
+                }
+                _ => 1.0,
+            }
+        })
+        .collect();
     let concepts = concept_weights(plan, &group_weight, n_groups);
     Weights {
         term_idf,
+        term_factor,
         group_idf_sum,
+        group_credit,
         concepts,
     }
 }
@@ -393,7 +477,7 @@ fn concept_weights(plan: &QueryPlan, group_weight: &[f64], n_groups: usize) -> V
         .collect()
 }
 
-fn coverage(acc: &Acc, concepts: &[Concept], idf_sums: &[f64], total: f64) -> f64 {
+fn coverage(acc: &Acc, concepts: &[Concept], idf_sums: &[f64], credit: &[f64], total: f64) -> f64 {
     if total <= 0.0 {
         return 1.0;
     }
@@ -404,7 +488,7 @@ fn coverage(acc: &Acc, concepts: &[Concept], idf_sums: &[f64], total: f64) -> f6
                 .groups
                 .iter()
                 .filter(|g| idf_sums[**g] > 0.0)
-                .map(|g| (f64::from(acc.groups[*g]) / idf_sums[*g]).min(1.0))
+                .map(|g| (f64::from(acc.groups[*g]) / idf_sums[*g]).min(1.0) * credit[*g])
                 .fold(0.0, f64::max);
             c.weight * best
         })

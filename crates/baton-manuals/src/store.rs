@@ -16,7 +16,7 @@ use crate::paths::FileType;
 use crate::sections::SectionInfo;
 
 const MAGIC: &[u8; 8] = b"BTNMIDX\0";
-const FORMAT_VERSION: u64 = 2;
+const FORMAT_VERSION: u64 = 3;
 
 /// Path of the cache file of a manual.
 pub(crate) fn cache_path(index_dir: &Path, manual_id: &str) -> PathBuf {
@@ -101,6 +101,7 @@ fn encode_doc<'a>(
         w.u64(u64::from(f.body));
         w.u64(u64::from(f.title));
         w.u64(u64::from(f.ctx));
+        w.u64(u64::from(f.name));
     }
 }
 
@@ -247,6 +248,7 @@ fn decode_record(r: &mut Reader<'_>) -> Result<FileRecord, CodecError> {
                 body: small(r)?,
                 title: small(r)?,
                 ctx: small(r)?,
+                name: small(r)?,
             };
             terms.push((term, freq));
         }

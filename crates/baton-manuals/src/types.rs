@@ -83,6 +83,15 @@ pub struct FindInput {
     /// Search budget.
     #[serde(default)]
     pub budget: Option<FindBudget>,
+    /// Extension (accepted as the Python reference does): 1–2 terms the
+    /// answer must contain, e.g. `["がん保険", "診断確定"]`. A soft filter:
+    /// sections containing the most of them are kept, and when no section
+    /// contains any, nothing is filtered (`applied.required_status` in the
+    /// trace says which happened). Okurigana variants count (申し込み =
+    /// 申込み = 申込). Usually unnecessary: the query alone is enough.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 2))]
+    pub required_terms: Option<Vec<String>>,
 }
 
 /// What `manual_hits` pages through.

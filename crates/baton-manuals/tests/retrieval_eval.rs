@@ -89,9 +89,14 @@ fn english_technical_second_blind_set() {
 
 #[test]
 fn japanese_insurance_tuning_set_recall_at_5_and_mrr() {
-    // Measured: R@5 0.980, MRR 0.859 (in-sample: the engine was tuned on
-    // this set; the general thesaurus moved MRR from 0.879, §6).
-    gate(&report("insurance-ja", GoldSplit::Tuning, 30), 0.95, 0.84);
+    // Measured: R@5 0.939, MRR 0.853 (in-sample: the engine was tuned on
+    // this set). Lowered from R@5 0.95 (measured 0.980) when the file name
+    // became a heading-weight field and results were diversified across
+    // files: two queries moved from rank 5 to 8–9; the same rules raised the
+    // reference's 30-query set from R@5 0.833 / MRR 0.763 to 0.967 / 0.918
+    // and every out-of-sample set here kept or raised its numbers
+    // (docs/manuals.md §6).
+    gate(&report("insurance-ja", GoldSplit::Tuning, 30), 0.93, 0.84);
 }
 
 #[test]

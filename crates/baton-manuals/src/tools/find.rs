@@ -47,7 +47,14 @@ struct FindRequest {
     use_cache: bool,
     max_candidates: usize,
     time_ms: u64,
+    /// The caller's `required_terms` (extension; 0–2 distinct terms).
+    required_terms: Vec<String>,
 }
+
+/// Most `required_terms` a call may give.
+pub const MAX_REQUIRED_TERMS: usize = 2;
+/// Longest required term, in bytes.
+pub const MAX_REQUIRED_TERM_BYTES: usize = 256;
 
 /// A file's shared manual id and path, and a count.
 type SharedCount<'a> = (&'a Arc<str>, &'a Arc<str>, u32);
@@ -72,6 +79,8 @@ struct Outcome {
     stage: u8,
     expanded: bool,
     required_relaxed: bool,
+    /// Most required phrases/terms any kept candidate contains.
+    required_met: u8,
     time_budget_hit: bool,
     searched: HashSet<String>,
 }
@@ -91,7 +100,7 @@ impl ManualService {
             None => None,
             Some(id) => Some(self.continuation(id)?),
         };
-        let plan = query::analyze(&req.query, &self.thesaurus);
+        let plan = query::analyze_with(&req.query, &req.required_terms, &self.thesaurus);
         let cache_key = (req.use_cache && continuation.is_none()).then(|| cache_key(&req, &plan));
         let mut cache_mode = if cache_key.is_some() {
             "miss"
@@ -150,6 +159,7 @@ impl ManualService {
                 "include_claim_graph",
                 "use_cache",
                 "budget",
+                "required_terms",
             ],
         )?;
         let query = a.req_str("query", MAX_QUERY_BYTES)?.to_string();
@@ -176,7 +186,9 @@ impl ManualService {
                 )
             }
         };
+        let required_terms = parse_required_terms(&a)?;
         Ok(FindRequest {
+            required_terms,
             query,
             manual_id,
             expand_scope,
@@ -270,6 +282,7 @@ impl ManualService {
             stage: 3,
             expanded: false,
             required_relaxed: false,
+            required_met: 0,
             time_budget_hit: false,
             searched: HashSet::new(),
         };
@@ -284,8 +297,13 @@ impl ManualService {
             &mut outcome,
         );
         if !plan.required.is_empty() {
-            if rows.iter().any(|s| s.hit.has_required) {
-                rows.retain(|s| s.hit.has_required);
+            // A soft filter: keep the sections that contain the most of the
+            // required phrases and terms; when none contains any, nothing
+            // is filtered (relaxed).
+            let best = rows.iter().map(|s| s.hit.required_met).max().unwrap_or(0);
+            outcome.required_met = best;
+            if best > 0 {
+                rows.retain(|s| s.hit.required_met == best);
             } else {
                 outcome.required_relaxed = !rows.is_empty();
             }
@@ -328,6 +346,7 @@ impl ManualService {
             );
             order_scored(corpus, &mut rows, req.max_candidates);
         }
+        diversify_files(corpus, &mut rows);
         if rows.len() > req.max_candidates {
             let cut = rows.split_off(req.max_candidates);
             // The tail can be most of the corpus (a query with common words):
@@ -572,6 +591,35 @@ impl ManualService {
     }
 }
 
+/// Reorders the head across files ([`crate::diversify`]); `rows` is
+/// ordered best first.
+fn diversify_files(corpus: &Corpus, rows: &mut Vec<Scored>) {
+    let top = rows.len().min(crate::diversify::DIVERSIFY_TOP);
+
+    let keyed: Vec<((&str, &str), f64)> = rows[..top]
+        .iter()
+        .map(|s| {
+            let path = corpus
+                .manual(&s.manual_id)
+                .and_then(|m| m.doc(s.hit.doc))
+                .map(|d| &*d.path)
+                .unwrap_or("");
+            ((&*s.manual_id, path), s.hit.score)
+        })
+        .collect();
+    let order = crate::diversify::order(&keyed);
+    let mut head: Vec<Option<Scored>> = rows.drain(..top).map(Some).collect();
+    let reordered: Vec<Scored> = order
+        .into_iter()
+        .filter_map(|(i, score)| {
+            let mut row = head.get_mut(i)?.take()?;
+            row.hit.score = score;
+            Some(row)
+        })
+        .collect();
+    rows.splice(0..0, reordered);
+}
+
 /// Moves the `head` best rows to the front in their exact order: score
 /// desc, then manual, path and line asc. The tail stays unordered.
 fn order_scored(corpus: &Corpus, rows: &mut [Scored], head: usize) {
@@ -606,12 +654,50 @@ fn order_scored(corpus: &Corpus, rows: &mut [Scored], head: usize) {
 
 fn cache_key(req: &FindRequest, plan: &QueryPlan) -> String {
     format!(
-        "{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
         req.manual_id.as_deref().unwrap_or("*"),
         req.expand_scope,
         req.max_candidates,
-        plan.normalized
+        plan.normalized,
+        req.required_terms.join("\u{1e}")
     )
+}
+
+/// `required_terms` (an extension of seed 002, as the Python reference
+/// accepts it): absent/null, or an array of 1–2 non-blank strings;
+/// duplicates (after normalisation) count once.
+fn parse_required_terms(a: &Args<'_>) -> Result<Vec<String>, ManualError> {
+    let Some(value) = a.get("required_terms") else {
+        return Ok(Vec::new());
+    };
+    let field = a.field("required_terms");
+    let Value::Array(items) = value else {
+        return Err(ManualError::invalid_parameter(
+            &field,
+            format!(
+                "{field} must be an array of 1 to {MAX_REQUIRED_TERMS} strings, got {}",
+                crate::args::type_name(value)
+            ),
+        ));
+    };
+    let mut terms: Vec<String> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let term = crate::args::string(&format!("{field}[{i}]"), item, MAX_REQUIRED_TERM_BYTES)?;
+        let norm = crate::text::normalize(term);
+        if !terms.iter().any(|t| crate::text::normalize(t) == norm) {
+            terms.push(term.to_string());
+        }
+    }
+    if terms.is_empty() || terms.len() > MAX_REQUIRED_TERMS {
+        return Err(ManualError::invalid_parameter(
+            &field,
+            format!(
+                "{field} must hold 1 to {MAX_REQUIRED_TERMS} distinct terms, got {}",
+                terms.len()
+            ),
+        ));
+    }
+    Ok(terms)
 }
 
 /// Turns scored rows into candidate rows (scores rounded to 4 decimals).
@@ -739,6 +825,8 @@ fn build_trace(
         "scope_expanded": outcome.expanded,
         "required_phrases": plan.required,
         "required_relaxed": outcome.required_relaxed,
+        "required_terms": req.required_terms,
+        "required_status": required_status(plan, &outcome),
         "max_candidates": req.max_candidates,
         "time_ms": req.time_ms,
         "time_budget_hit": outcome.time_budget_hit,
@@ -759,6 +847,23 @@ fn build_trace(
     };
     data.next_actions = next_actions(req, trace_id, &data);
     data
+}
+
+/// How the required phrases and terms constrained the result:
+/// `none` (there were none), `effective` (kept candidates contain all),
+/// `partial` (the best contain some), `relaxed` (none contains any, so
+/// nothing was filtered).
+fn required_status(plan: &QueryPlan, outcome: &Outcome) -> &'static str {
+    let wanted = plan.required.len();
+    if wanted == 0 {
+        "none"
+    } else if usize::from(outcome.required_met) >= wanted {
+        "effective"
+    } else if outcome.required_met > 0 {
+        "partial"
+    } else {
+        "relaxed"
+    }
 }
 
 /// Suggested follow-up calls, most useful first.
