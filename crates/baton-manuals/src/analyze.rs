@@ -27,8 +27,9 @@ pub(crate) struct DocData {
     pub section: u32,
     /// Body length in tokens (BM25 length normalisation).
     pub body_len: u32,
-    /// Normalised heading and body (phrase checks, late rerank).
-    pub norm_text: String,
+    /// Byte range of the body in the file's LF-normalised text (the whole
+    /// text for JSON), from which the matched text is read back on demand.
+    pub body: (u32, u32),
     /// Distinct terms with their field frequencies, sorted by term.
     pub terms: Vec<(String, FieldFreq)>,
     /// Whether the section states exclusions (see `search::has_exceptions`).
@@ -61,6 +62,9 @@ pub(crate) struct FileRecord {
     pub sections: Vec<SectionInfo>,
     /// The indexable sections.
     pub docs: Vec<DocData>,
+    /// Whether offsets in the LF-normalised text equal offsets in the file
+    /// (the bytes were valid UTF-8 without BOM or CR).
+    pub raw_offsets: bool,
 }
 
 /// FNV-1a 64-bit hash.
@@ -73,6 +77,21 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     hash
 }
 
+/// Analyses a file's bytes (decoded as UTF-8, invalid bytes replaced, BOM
+/// dropped) into a record.
+pub(crate) fn analyze_bytes(
+    path: &str,
+    file_type: FileType,
+    bytes: &[u8],
+    fingerprint: Fingerprint,
+) -> FileRecord {
+    let lossless = std::str::from_utf8(bytes).is_ok() && !bytes.starts_with(b"\xef\xbb\xbf");
+    let text = crate::corpus::decode_text(bytes);
+    let mut record = analyze_file(path, file_type, &text, fingerprint);
+    record.raw_offsets &= lossless;
+    record
+}
+
 /// Analyses a file's text (any line endings) into a record.
 pub(crate) fn analyze_file(
     path: &str,
@@ -82,11 +101,14 @@ pub(crate) fn analyze_file(
 ) -> FileRecord {
     let text = text::to_lf(raw);
     let file_name = path.rsplit('/').next().unwrap_or(path);
-    let stem = file_name
-        .rsplit_once('.')
-        .map(|(s, _)| s)
-        .unwrap_or(file_name);
+    let stem = file_stem(path);
     let lines: Vec<&str> = text.split('\n').collect();
+    let mut line_starts = Vec::with_capacity(lines.len() + 1);
+    let mut at = 0usize;
+    for line in &lines {
+        line_starts.push(at);
+        at += line.len() + 1;
+    }
     let line_count = sections::line_count(&text);
     let path_context = path_words(path);
     let (section_list, docs) = match file_type {
@@ -101,13 +123,14 @@ pub(crate) fn analyze_file(
                     } else {
                         s.heading_end_line + 1
                     };
-                    let body = join_lines(&lines, body_from, s.body_end_line);
+                    let range = line_range(&lines, &line_starts, body_from, s.body_end_line);
+                    let body = &text[range.0..range.1];
                     if body.trim().is_empty() {
                         return None;
                     }
                     let title = if s.level == 0 { "" } else { s.title.as_str() };
                     let ctx = ancestors(&sections, s);
-                    Some(build_doc(i as u32, title, &ctx, &path_context, stem, &body))
+                    Some(build_doc(i as u32, title, &ctx, &path_context, body, range))
                 })
                 .collect();
             (sections, docs)
@@ -118,7 +141,7 @@ pub(crate) fn analyze_file(
             let docs = if body.trim().is_empty() {
                 Vec::new()
             } else {
-                vec![build_doc(0, "", "", &path_context, stem, &body)]
+                vec![build_doc(0, "", "", &path_context, &body, (0, text.len()))]
             };
             (vec![section], docs)
         }
@@ -130,7 +153,30 @@ pub(crate) fn analyze_file(
         line_count,
         sections: section_list,
         docs,
+        raw_offsets: !raw.contains('\r'),
     }
+}
+
+/// A file's name without its extension (`a/03_免責事由.md` → `03_免責事由`).
+pub(crate) fn file_stem(path: &str) -> &str {
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    file_name
+        .rsplit_once('.')
+        .map(|(s, _)| s)
+        .unwrap_or(file_name)
+}
+
+/// Byte range of lines `from..=to` (1-based) without the final newline.
+fn line_range(lines: &[&str], starts: &[usize], from: u32, to: u32) -> (usize, usize) {
+    if from == 0 || from > to {
+        return (0, 0);
+    }
+    let first = (from - 1) as usize;
+    let last = (to as usize).min(lines.len());
+    if first >= last {
+        return (0, 0);
+    }
+    (starts[first], starts[last - 1] + lines[last - 1].len())
 }
 
 /// The file path as words (`03_免責事由.md` → `03 免責事由`).
@@ -167,18 +213,6 @@ fn ancestors(sections: &[SectionInfo], section: &SectionInfo) -> String {
     out
 }
 
-fn join_lines(lines: &[&str], from: u32, to: u32) -> String {
-    if from == 0 || from > to {
-        return String::new();
-    }
-    let start = (from - 1) as usize;
-    let end = (to as usize).min(lines.len());
-    if start >= end {
-        return String::new();
-    }
-    lines[start..end].join("\n")
-}
-
 /// Separates the file name from the section in a document's matched text
 /// (a sentence boundary for the late rerank).
 pub(crate) const NAME_SEPARATOR: &str = " | ";
@@ -203,8 +237,8 @@ fn build_doc(
     title: &str,
     ctx: &str,
     path_words: &str,
-    stem: &str,
     body: &str,
+    range: (usize, usize),
 ) -> DocData {
     let mut counts: HashMap<String, FieldFreq> = HashMap::new();
     let title_norm = text::normalize(title);
@@ -239,19 +273,20 @@ fn build_doc(
     );
     let mut terms: Vec<(String, FieldFreq)> = counts.into_iter().collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut section_text = title_norm.clone();
+    let mut section_text = title_norm;
     if !section_text.is_empty() {
         section_text.push(' ');
     }
     section_text.push_str(&body_norm);
-    let exceptions = crate::search::has_exceptions(&section_text);
-    let norm_text = matched_text(&text::normalize(stem), &title_norm, &body_norm);
     DocData {
         section,
         body_len,
-        norm_text,
+        body: (
+            u32::try_from(range.0).unwrap_or(u32::MAX),
+            u32::try_from(range.1).unwrap_or(u32::MAX),
+        ),
         terms,
-        exceptions,
+        exceptions: crate::search::has_exceptions(&section_text),
     }
 }
 
@@ -304,8 +339,12 @@ mod tests {
         assert_eq!(freq("故意").map(|f| (f.body, f.title)), Some((1, 1)));
         // The parent heading and the file name are context.
         assert!(freq("免責").is_some_and(|f| f.ctx >= 1 && f.name >= 1));
-        // The file name joins the matched text.
-        assert!(doc.norm_text.starts_with("03_免責事由 | 故意 故意による"));
+        // The body range covers the section's own text.
+        let text = "# 免責事由\n## 故意\n故意による事故は支払いません。\n";
+        assert_eq!(
+            &text[doc.body.0 as usize..doc.body.1 as usize],
+            "故意による事故は支払いません。"
+        );
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod config;
 mod corpus;
 mod descriptions;
 mod diversify;
+mod doc_text;
 mod error;
 pub mod eval;
 mod index;
@@ -41,6 +42,7 @@ mod paths;
 mod query;
 mod search;
 mod sections;
+mod segment;
 mod service;
 mod signals;
 mod store;
@@ -67,7 +69,7 @@ pub use service::ManualService;
 pub use signals::Signal;
 pub use tools::read::{MAX_SECTIONS, READ_MAX_CHARS, SNIPPET_CHARS};
 pub use tools::scan::SCAN_MAX_CHARS;
-pub use tools::toc::TOC_MAX_FILES;
+pub use tools::toc::{TOC_MAX_FILES, TOC_MAX_HEADINGS, TOC_MAX_TITLE_BYTES};
 pub use types::*;
 
 /// One candidate handed to a [`LateReranker`].

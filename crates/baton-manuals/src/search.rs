@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use crate::config::ScoringConfig;
-use crate::index::{Doc, DocId, ManualIndex};
+use crate::index::{DocId, ManualIndex};
 use crate::query::{QueryPlan, TermRole};
 use crate::signals::{Signal, Signals};
 
@@ -35,6 +35,9 @@ pub(crate) const CONTEXT_WEIGHT: f64 = 0.6;
 pub(crate) const NAME_WEIGHT: f64 = 2.0;
 /// Concept groups beyond this are not tracked for coverage.
 const MAX_GROUPS: usize = 32;
+/// Query terms beyond this are not searched (the analyser orders them by
+/// importance and keeps this many; one bit each in a hit).
+pub(crate) const MAX_TERMS: usize = 64;
 /// How many first-stage results get the phrase/exception refinement.
 pub(crate) const REFINE_TOP: usize = 100;
 /// Score bonus when every concept occurs verbatim.
@@ -78,7 +81,7 @@ pub(crate) struct SearchOptions<'a> {
     /// Stage-4 loose search: marks results with [`Signal::Loose`].
     pub loose: bool,
     /// Only documents passing this filter are scored.
-    pub filter: Option<&'a dyn Fn(&Doc) -> bool>,
+    pub filter: Option<&'a dyn Fn(DocId) -> bool>,
 }
 
 /// One scored section.
@@ -92,28 +95,27 @@ pub(crate) struct Hit {
     pub coverage: f64,
     /// Signals.
     pub signals: Signals,
-    /// Bit set of matched query terms (index into the plan's terms, first 64).
+    /// Bit set of matched query terms (index into the plan's terms).
     pub terms: u64,
-    /// How many of the plan's required phrases/terms occur in the section.
+    /// How many of the plan's required phrases/terms occur in the section
+    /// (from its terms; checked against its text for the head).
     pub required_met: u8,
 }
 
-#[derive(Clone, Default)]
+/// Per-document accumulator of the first stage.
+#[derive(Clone, Copy, Default)]
 struct Acc {
     score: f64,
-    groups: [f32; MAX_GROUPS],
-    title_groups: u32,
+    /// Matched terms.
     terms: u64,
-    /// Whether a content word or a hiragana word matched (not only glue
-    /// bigrams such as `ンを` or stop words).
-    anchored: bool,
+    /// Terms matched in the section's own heading.
+    title_terms: u64,
 }
 
 /// First stage for one manual: scores every section that shares a content
 /// term with the query; hits come back unordered (the caller orders the
 /// merged rows of all manuals, then refines their head).
 pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions<'_>) -> Vec<Hit> {
-    let n = f64::from(index.doc_count().max(1));
     let avg_len = index.avg_len();
     let n_groups = plan.groups.len().min(MAX_GROUPS);
     let Weights {
@@ -124,25 +126,22 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
         concepts,
     } = weights(index, plan);
     let total_group_weight: f64 = concepts.iter().map(|c| c.weight).sum();
+    let n_terms = plan.terms.len().min(MAX_TERMS);
 
     let mut slot_of: Vec<u32> = vec![u32::MAX; index.doc_slots()];
     let mut accs: Vec<(DocId, Acc)> = Vec::new();
     // Backoff terms go last: they only add to sections another term found.
-    let order = (0..plan.terms.len())
+    let order = (0..n_terms)
         .filter(|&i| plan.terms[i].role != TermRole::Backoff)
-        .chain((0..plan.terms.len()).filter(|&i| plan.terms[i].role == TermRole::Backoff));
+        .chain((0..n_terms).filter(|&i| plan.terms[i].role == TermRole::Backoff));
+    let n = f64::from(index.doc_count().max(1));
     for ti in order {
         let term = &plan.terms[ti];
         let backoff = term.role == TermRole::Backoff;
-        let anchors = matches!(term.role, TermRole::Content | TermRole::Kana);
-        let Some(tid) = index.term_id(&term.text) else {
-            continue;
-        };
-        let postings = index.postings(tid);
-        if postings.is_empty() {
+        let (term_idf_value, df) = term_idf[ti];
+        if df == 0.0 {
             continue;
         }
-        let (term_idf_value, df) = term_idf[ti];
         let weight = match term.role {
             TermRole::Content => 1.0,
             TermRole::Glue => 0.35,
@@ -153,78 +152,92 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             TermRole::Label => LABEL_WEIGHT,
         } * term_idf_value
             * term_factor[ti];
-        for p in postings {
-            if let Some(filter) = opts.filter
-                && !index.doc(p.doc).is_some_and(filter)
-            {
-                continue;
-            }
-            let doc_len = index.doc_len(p.doc);
-            let tf = f64::from(p.freq.body)
-                + TITLE_WEIGHT * f64::from(p.freq.title)
-                + CONTEXT_WEIGHT * f64::from(p.freq.ctx)
-                + NAME_WEIGHT * f64::from(p.freq.name);
-            let norm = K1 * (1.0 - B + B * f64::from(doc_len) / avg_len);
-            let Some(slot_ref) = slot_of.get_mut(p.doc as usize) else {
-                continue;
+        let bit = 1u64 << ti;
+        index.for_each_posting(&term.text, |doc, freq| {
+            let Some(slot_ref) = slot_of.get_mut(doc as usize) else {
+                return;
             };
             if *slot_ref == u32::MAX {
-                if backoff {
-                    continue;
+                if backoff || !index.is_live(doc) || opts.filter.is_some_and(|f| !f(doc)) {
+                    // Never scored again for this query.
+                    *slot_ref = u32::MAX - 1;
+                    return;
                 }
                 *slot_ref = accs.len() as u32;
-                accs.push((p.doc, Acc::default()));
+                accs.push((doc, Acc::default()));
             }
-            let acc = &mut accs[*slot_ref as usize].1;
+            let Some((_, acc)) = accs.get_mut(*slot_ref as usize) else {
+                return;
+            };
+            let doc_len = index.doc_len(doc);
+            let tf = f64::from(freq.body)
+                + TITLE_WEIGHT * f64::from(freq.title)
+                + CONTEXT_WEIGHT * f64::from(freq.ctx)
+                + NAME_WEIGHT * f64::from(freq.name);
+            let norm = K1 * (1.0 - B + B * f64::from(doc_len) / avg_len);
             acc.score += weight * tf * (K1 + 1.0) / (tf + norm);
-            acc.anchored |= anchors;
-            if ti < 64 {
-                acc.terms |= 1 << ti;
+            acc.terms |= bit;
+            if freq.title > 0 {
+                acc.title_terms |= bit;
             }
-            for &g in &term.groups {
-                if g < n_groups {
-                    acc.groups[g] += term_idf_value as f32;
-                    if p.freq.title > 0 {
-                        acc.title_groups |= 1 << g;
-                    }
-                }
-            }
-        }
+        });
     }
 
+    // Per group: its terms' bits and idf, to read coverage from a bit set.
+    let group_terms: Vec<Vec<(u64, f64)>> = (0..n_groups)
+        .map(|g| {
+            (0..n_terms)
+                .filter(|&t| plan.terms[t].groups.contains(&g))
+                .map(|t| (1u64 << t, term_idf[t].0))
+                .collect()
+        })
+        .collect();
+    let matched_idf = |terms: u64, g: usize| -> f64 {
+        group_terms[g]
+            .iter()
+            .filter(|(bit, _)| terms & bit != 0)
+            .map(|(_, idf)| idf)
+            .sum()
+    };
     // A section that shares only glue bigrams (a particle after a katakana
     // word, `ンを`) or stop words with the query is noise, not a candidate —
     // unless the query has nothing else to match.
-    let anchorable = plan
-        .terms
-        .iter()
-        .any(|t| matches!(t.role, TermRole::Content | TermRole::Kana));
-    if anchorable {
-        accs.retain(|(_, acc)| acc.anchored);
-    }
+    let anchor_mask: u64 = (0..n_terms)
+        .filter(|&t| matches!(plan.terms[t].role, TermRole::Content | TermRole::Kana))
+        .fold(0, |m, t| m | (1 << t));
+    let required = required_masks(plan);
     let w = opts.scoring.query_coverage_weight;
-    let mut hits: Vec<Hit> = accs
-        .into_iter()
+    accs.into_iter()
+        .filter(|(_, acc)| anchor_mask == 0 || acc.terms & anchor_mask != 0)
         .map(|(doc, acc)| {
-            let coverage = coverage(
-                &acc,
-                &concepts,
-                &group_idf_sum,
-                &group_credit,
-                total_group_weight,
-            );
-            let title_cover = if total_group_weight > 0.0 {
+            let covered = |mask: u64| -> f64 {
+                if total_group_weight <= 0.0 {
+                    return 1.0;
+                }
                 concepts
                     .iter()
-                    .filter(|c| c.groups.iter().any(|g| acc.title_groups & (1 << g) != 0))
-                    .map(|c| c.weight)
+                    .map(|c| {
+                        let best = c
+                            .groups
+                            .iter()
+                            .filter(|g| group_idf_sum[**g] > 0.0)
+                            .map(|&g| {
+                                (matched_idf(mask, g) / group_idf_sum[g]).min(1.0) * group_credit[g]
+                            })
+                            .fold(0.0, f64::max);
+                        c.weight * best
+                    })
                     .sum::<f64>()
                     / total_group_weight
+            };
+            let coverage = covered(acc.terms);
+            let title_cover = if acc.title_terms != 0 {
+                covered(acc.title_terms)
             } else {
                 0.0
             };
             let mut signals = Signals::default();
-            if acc.title_groups != 0 {
+            if acc.title_terms & anchor_mask != 0 || (anchor_mask == 0 && acc.title_terms != 0) {
                 signals.insert(Signal::Heading);
             }
             if title_cover >= 0.75 {
@@ -233,26 +246,52 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             if opts.loose {
                 signals.insert(Signal::Loose);
             }
+            let required_met = required
+                .iter()
+                .filter(|spellings| spellings.iter().any(|m| *m != 0 && acc.terms & m == *m))
+                .count();
             Hit {
                 doc,
                 score: acc.score * ((1.0 - w) + w * coverage),
                 coverage,
                 signals,
                 terms: acc.terms,
-                required_met: 0,
+                required_met: u8::try_from(required_met).unwrap_or(u8::MAX),
             }
         })
-        .collect();
-    if !plan.required.is_empty() {
-        for hit in hits.iter_mut() {
-            hit.required_met = index
-                .doc(hit.doc)
-                .map_or(0, |d| required_met(plan, &d.norm_text));
-        }
-    }
+        .collect()
     // The refinement ([`refine`]) and the late rerank ([`late_similarity`])
     // run on the merged head of every manual searched.
-    hits
+}
+
+/// For each required entry, for each spelling, the bit set of the plan's
+/// terms its tokens are (a section holding all of them probably contains
+/// the spelling; [`refine`] checks the head against the text).
+fn required_masks(plan: &QueryPlan) -> Vec<Vec<u64>> {
+    plan.required
+        .iter()
+        .map(|spellings| {
+            spellings
+                .iter()
+                .map(|spelling| {
+                    let mut mask = 0u64;
+                    crate::tokenize::for_each_token(spelling, |token, kind| {
+                        if kind == crate::tokenize::TokenKind::Unigram
+                            && spelling.chars().count() > 1
+                        {
+                            return;
+                        }
+                        if let Some(i) = plan.terms.iter().position(|t| t.text == token)
+                            && i < MAX_TERMS
+                        {
+                            mask |= 1 << i;
+                        }
+                    });
+                    mask
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// How many of the plan's required entries (quoted phrases, required
@@ -283,16 +322,18 @@ pub(crate) fn phrase_groups(plan: &QueryPlan) -> Vec<Vec<&str>> {
         .collect()
 }
 
-/// Refines a first-stage hit of the head from its stored text: a bonus by
-/// the share of concepts found verbatim, and the exceptions boost when the
-/// query asks about exceptions.
+/// Refines a first-stage hit of the head from its matched text: a bonus
+/// by the share of concepts found verbatim, the exceptions boost when the
+/// query asks about exceptions, and the exact count of required phrases
+/// and terms.
 pub(crate) fn refine(
     hit: &mut Hit,
-    doc: &Doc,
+    text: &str,
+    exceptions: bool,
+    plan: &QueryPlan,
     phrase_groups: &[Vec<&str>],
     exceptions_intent: bool,
 ) {
-    let text = &*doc.norm_text;
     if !phrase_groups.is_empty() {
         let found = phrase_groups
             .iter()
@@ -303,11 +344,14 @@ pub(crate) fn refine(
             hit.signals.insert(Signal::Normalized);
         }
     }
-    if doc.exceptions {
+    if exceptions {
         hit.signals.insert(Signal::Exceptions);
         if exceptions_intent {
             hit.score *= 1.0 + EXCEPTION_BOOST;
         }
+    }
+    if !plan.required.is_empty() {
+        hit.required_met = required_met(plan, text);
     }
 }
 
@@ -336,10 +380,7 @@ fn weights(index: &ManualIndex, plan: &QueryPlan) -> Weights {
     let mut group_missing = vec![false; n_groups];
     let mut term_idf = Vec::with_capacity(plan.terms.len());
     for term in &plan.terms {
-        let df = index
-            .term_id(&term.text)
-            .map(|t| index.postings(t).len())
-            .unwrap_or(0) as f64;
+        let df = f64::from(index.df(&term.text));
         let value = if df > 0.0 { idf(n, df) } else { max_idf };
         term_idf.push((value, df));
         for &g in &term.groups {
@@ -475,25 +516,6 @@ fn concept_weights(plan: &QueryPlan, group_weight: &[f64], n_groups: usize) -> V
             (!groups.is_empty()).then_some(Concept { groups, weight })
         })
         .collect()
-}
-
-fn coverage(acc: &Acc, concepts: &[Concept], idf_sums: &[f64], credit: &[f64], total: f64) -> f64 {
-    if total <= 0.0 {
-        return 1.0;
-    }
-    let covered: f64 = concepts
-        .iter()
-        .map(|c| {
-            let best = c
-                .groups
-                .iter()
-                .filter(|g| idf_sums[**g] > 0.0)
-                .map(|g| (f64::from(acc.groups[*g]) / idf_sums[*g]).min(1.0) * credit[*g])
-                .fold(0.0, f64::max);
-            c.weight * best
-        })
-        .sum();
-    covered / total
 }
 
 /// Whether a normalised text states exclusions: a marker in the first 80

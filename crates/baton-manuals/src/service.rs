@@ -60,7 +60,12 @@ impl ManualService {
         } else {
             None
         };
-        let corpus = Corpus::new(root.clone(), config.index_dir.clone());
+        let corpus = Corpus::new(
+            root.clone(),
+            config.index_dir.clone(),
+            config.max_file_bytes,
+            config.index_threads,
+        );
         let (thesaurus, thesaurus_problems) = load_thesaurus(&config);
         Ok(ManualService {
             thesaurus,
@@ -132,6 +137,12 @@ impl ManualService {
         let stats = self.write_corpus().refresh_all(progress);
         *fresh = Some(Instant::now());
         Ok(stats)
+    }
+
+    /// Warnings met while indexing since the last call (files skipped for
+    /// their size or kind, index writes that failed), each once per process.
+    pub fn take_index_warnings(&self) -> Vec<String> {
+        self.write_corpus().take_warnings()
     }
 
     /// Counters of the `manual_find` result cache.

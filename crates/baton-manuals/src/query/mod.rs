@@ -155,7 +155,30 @@ pub(crate) fn analyze_with(
     for term in required_terms {
         add_required_term(&mut plan, term);
     }
+    cap_terms(&mut plan, crate::search::MAX_TERMS);
     plan
+}
+
+/// Keeps at most `max` terms, the most important roles first (a long
+/// question loses stop words, backoff kanji and glue before content).
+fn cap_terms(plan: &mut QueryPlan, max: usize) {
+    if plan.terms.len() <= max {
+        return;
+    }
+    let mut order: Vec<usize> = (0..plan.terms.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(rank(plan.terms[i].role)));
+    let mut keep = vec![false; plan.terms.len()];
+    for &i in order.iter().take(max) {
+        keep[i] = true;
+    }
+    let mut i = 0;
+    plan.terms.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    for g in 0..plan.groups.len() {
+        finish_group(plan, g);
+    }
 }
 
 /// Adds one of the caller's required terms: its spellings become groups of
@@ -565,6 +588,16 @@ mod tests {
         assert_eq!(plan.required_terms, 1);
         assert!(plan.terms.iter().any(|t| t.text == "申込"));
         assert!(plan.groups.iter().filter(|g| g.required).count() >= 2);
+    }
+
+    #[test]
+    fn long_questions_keep_their_content_terms_first() {
+        let q = "保険の契約について、入院したときの給付金と手術をしたときの給付金と通院したときの給付金と先進医療を受けたときの一時金とがんと診断されたときの給付金の違いと、それぞれの請求に必要な書類と請求先と期限を教えてください";
+        let plan = analyze(q, &Thesaurus::builtin());
+        assert!(plan.terms.len() <= crate::search::MAX_TERMS);
+        for g in plan.groups.iter().filter(|g| !g.alternative && !g.label) {
+            assert!(g.term_count > 0, "{} lost all its terms", g.text);
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::args::{Args, MAX_ID_BYTES, MAX_QUERY_BYTES};
 use crate::claims::{self, EVIDENCE_LIMIT, EvidenceInput, Integration, round3};
 use crate::corpus::Corpus;
 use crate::error::ManualError;
-use crate::index::DocId;
+use crate::index::{DocId, FileRef, ManualIndex};
 use crate::paths;
 use crate::query::{self, QueryPlan};
 use crate::search::{self, EXCEPTION_MARKERS, Hit, SearchOptions};
@@ -55,9 +55,6 @@ struct FindRequest {
 pub const MAX_REQUIRED_TERMS: usize = 2;
 /// Longest required term, in bytes.
 pub const MAX_REQUIRED_TERM_BYTES: usize = 256;
-
-/// A file's shared manual id and path, and a count.
-type SharedCount<'a> = (&'a Arc<str>, &'a Arc<str>, u32);
 
 /// One scored section of some manual.
 struct Scored {
@@ -350,10 +347,9 @@ impl ManualService {
         if rows.len() > req.max_candidates {
             let cut = rows.split_off(req.max_candidates);
             // The tail can be most of the corpus (a query with common words):
-            // count it per file keyed by identity — the manual's index and
-            // the path its file's documents share — instead of hashing text.
-            let mut per_file: HashMap<(usize, usize), SharedCount<'_>> = HashMap::new();
-            let mut last_index: Option<(*const str, Option<&crate::index::ManualIndex>)> = None;
+            // count it per file keyed by identity (manual, segment, file).
+            let mut per_file: HashMap<(*const str, FileRef), (&Arc<str>, u32)> = HashMap::new();
+            let mut last_index: Option<(*const str, Option<&ManualIndex>)> = None;
             for s in &cut {
                 let id = Arc::as_ptr(&s.manual_id);
                 let index = match last_index {
@@ -364,38 +360,27 @@ impl ManualService {
                         index
                     }
                 };
-                let Some(index) = index else {
-                    continue;
-                };
-                if let Some(doc) = index.doc(s.hit.doc) {
-                    let key = (
-                        std::ptr::from_ref(index) as usize,
-                        Arc::as_ptr(&doc.path) as *const u8 as usize,
-                    );
+                if let Some(doc) = index.and_then(|m| m.doc(s.hit.doc)) {
                     per_file
-                        .entry(key)
-                        .or_insert((&s.manual_id, &doc.path, 0))
-                        .2 += 1;
+                        .entry((id, doc.file))
+                        .or_insert((&s.manual_id, 0))
+                        .1 += 1;
                 }
             }
-            let mut per_file: Vec<_> = per_file
-                .into_values()
-                .map(|v| ((&**v.0, &**v.1), v))
+            let mut per_file: Vec<UnscannedRow> = per_file
+                .into_iter()
+                .filter_map(|((_, file), (manual_id, n))| {
+                    let path = corpus.manual(manual_id)?.file_path(file)?;
+                    Some(UnscannedRow {
+                        manual_id: Arc::clone(manual_id),
+                        path: Arc::from(path),
+                        reason: "candidate_cap",
+                        sections: n,
+                    })
+                })
                 .collect();
-            per_file.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            outcome.unscanned.reserve_exact(per_file.len());
-            outcome
-                .unscanned
-                .extend(
-                    per_file
-                        .into_iter()
-                        .map(|(_, (manual_id, path, n))| UnscannedRow {
-                            manual_id: Arc::clone(manual_id),
-                            path: Arc::clone(path),
-                            reason: "candidate_cap",
-                            sections: n,
-                        }),
-                );
+            per_file.sort_unstable_by(|a, b| (&a.manual_id, &a.path).cmp(&(&b.manual_id, &b.path)));
+            outcome.unscanned.extend(per_file);
         }
         outcome.rows = rows;
         outcome
@@ -465,28 +450,30 @@ impl ManualService {
                 let shared: Arc<str> = Arc::from(manual_id.as_str());
                 outcome
                     .unscanned
-                    .extend(index.files().map(|f| UnscannedRow {
+                    .extend(index.files().into_iter().map(|(_, path)| UnscannedRow {
                         manual_id: Arc::clone(&shared),
-                        path: Arc::clone(&f.shared_path),
+                        path: Arc::from(path),
                         reason: "time_budget",
                         sections: 0,
                     }));
                 continue;
             }
-            let filter_fn = |doc: &crate::index::Doc| -> bool {
+            let filter_fn = |doc: DocId| -> bool {
                 continuation.is_none_or(|c| {
-                    c.files.contains(&(manual_id.clone(), doc.path.to_string()))
-                        && !c.seen.contains(&(
-                            manual_id.clone(),
-                            doc.path.to_string(),
-                            doc.start_line,
-                        ))
+                    let Some(d) = index.doc(doc) else {
+                        return false;
+                    };
+                    let path = index.file_path(d.file).unwrap_or("").to_string();
+                    c.files.contains(&(manual_id.clone(), path.clone()))
+                        && !c
+                            .seen
+                            .contains(&(manual_id.clone(), path, d.row.start_line))
                 })
             };
             let opts = SearchOptions {
                 scoring: &self.config.scoring,
                 loose,
-                filter: continuation.map(|_| &filter_fn as &dyn Fn(&crate::index::Doc) -> bool),
+                filter: continuation.map(|_| &filter_fn as &dyn Fn(DocId) -> bool),
             };
             if outcome.searched.insert(manual_id.clone()) {
                 outcome.scanned_files += index.file_count() as u32;
@@ -516,7 +503,15 @@ impl ManualService {
                     .manual(&row.manual_id)
                     .and_then(|m| m.doc(row.hit.doc))
                 {
-                    search::refine(&mut row.hit, doc, &phrases, exceptions_intent);
+                    let text = corpus.doc_text(&row.manual_id, row.hit.doc);
+                    search::refine(
+                        &mut row.hit,
+                        &text,
+                        doc.row.exceptions,
+                        plan,
+                        &phrases,
+                        exceptions_intent,
+                    );
                 }
             }
             self.late_rerank(corpus, plan, &mut rows[..head]);
@@ -543,35 +538,41 @@ impl ManualService {
         let head = &mut rows[..top];
         let mut concepts: HashMap<&str, Vec<search::Concept>> = HashMap::new();
         let mut scores = vec![0.0f64; top];
+        let texts: Vec<Arc<str>> = head
+            .iter()
+            .map(|r| corpus.doc_text(&r.manual_id, r.hit.doc))
+            .collect();
         if scoring.late_rerank_enabled {
-            for (row, score) in head.iter().zip(scores.iter_mut()) {
+            for ((row, score), text) in head.iter().zip(scores.iter_mut()).zip(&texts) {
                 let Some(index) = corpus.manual(&row.manual_id) else {
-                    continue;
-                };
-                let Some(doc) = index.doc(row.hit.doc) else {
                     continue;
                 };
                 let c = concepts
                     .entry(&row.manual_id)
                     .or_insert_with(|| search::concepts_for(index, plan));
-                *score = search::late_similarity(&doc.norm_text, plan, c);
+                *score = search::late_similarity(text, plan, c);
             }
         }
         if let Some(reranker) = self.late_reranker.as_deref() {
-            let docs: Vec<Option<&crate::index::Doc>> = head
+            let located: Vec<Option<(&str, u32)>> = head
                 .iter()
-                .map(|r| corpus.manual(&r.manual_id).and_then(|m| m.doc(r.hit.doc)))
+                .map(|r| {
+                    let index = corpus.manual(&r.manual_id)?;
+                    let doc = index.doc(r.hit.doc)?;
+                    Some((index.file_path(doc.file)?, doc.row.start_line))
+                })
                 .collect();
             let inputs: Vec<crate::LateRerankCandidate<'_>> = head
                 .iter()
-                .zip(&docs)
-                .filter_map(|(r, doc)| {
-                    let doc = (*doc)?;
+                .zip(&located)
+                .zip(&texts)
+                .filter_map(|((r, at), text)| {
+                    let (path, start_line) = (*at)?;
                     Some(crate::LateRerankCandidate {
                         manual_id: &r.manual_id,
-                        path: &doc.path,
-                        start_line: doc.start_line,
-                        text: &doc.norm_text,
+                        path,
+                        start_line,
+                        text,
                         score: r.hit.score,
                     })
                 })
@@ -596,15 +597,14 @@ impl ManualService {
 fn diversify_files(corpus: &Corpus, rows: &mut Vec<Scored>) {
     let top = rows.len().min(crate::diversify::DIVERSIFY_TOP);
 
-    let keyed: Vec<((&str, &str), f64)> = rows[..top]
+    let keyed: Vec<((&str, Option<FileRef>), f64)> = rows[..top]
         .iter()
         .map(|s| {
-            let path = corpus
+            let file = corpus
                 .manual(&s.manual_id)
                 .and_then(|m| m.doc(s.hit.doc))
-                .map(|d| &*d.path)
-                .unwrap_or("");
-            ((&*s.manual_id, path), s.hit.score)
+                .map(|d| d.file);
+            ((&*s.manual_id, file), s.hit.score)
         })
         .collect();
     let order = crate::diversify::order(&keyed);
@@ -637,7 +637,12 @@ fn order_scored(corpus: &Corpus, rows: &mut [Scored], head: usize) {
         corpus
             .manual(&s.manual_id)
             .and_then(|m| m.doc(s.hit.doc))
-            .map(|d| (&*d.path, d.start_line))
+            .and_then(|d| {
+                Some((
+                    corpus.manual(&s.manual_id)?.file_path(d.file)?,
+                    d.row.start_line,
+                ))
+            })
     };
     // Ties are broken the same way inside and at the edge of the head, so
     // which rows make the head never depends on the input order.
@@ -704,7 +709,8 @@ fn parse_required_terms(a: &Args<'_>) -> Result<Vec<String>, ManualError> {
 /// Manual ids and paths are shared with the index; titles and matched-token
 /// lists are interned within the result.
 fn candidate_rows(corpus: &Corpus, plan: &QueryPlan, rows: &[Scored]) -> Vec<CandidateRow> {
-    let mut titles: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut titles: HashMap<String, Arc<str>> = HashMap::new();
+    let mut paths: HashMap<(*const str, FileRef), Arc<str>> = HashMap::new();
     let mut token_lists: HashMap<u64, Arc<[String]>> = HashMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for s in rows {
@@ -714,11 +720,23 @@ fn candidate_rows(corpus: &Corpus, plan: &QueryPlan, rows: &[Scored]) -> Vec<Can
         let Some(doc) = index.doc(s.hit.doc) else {
             continue;
         };
+        let path = match paths.get(&(Arc::as_ptr(&s.manual_id), doc.file)) {
+            Some(p) => Arc::clone(p),
+            None => {
+                let p: Arc<str> = Arc::from(index.file_path(doc.file).unwrap_or(""));
+                paths.insert((Arc::as_ptr(&s.manual_id), doc.file), Arc::clone(&p));
+                p
+            }
+        };
         let title = index
-            .section_of(doc)
-            .map(|sec| sec.title.as_str())
-            .unwrap_or("");
-        let title = Arc::clone(titles.entry(title).or_insert_with(|| Arc::from(title)));
+            .section_of(&doc)
+            .map(|sec| sec.title)
+            .unwrap_or_default();
+        let title = Arc::clone(
+            titles
+                .entry(title)
+                .or_insert_with_key(|t| Arc::from(t.as_str())),
+        );
         let matched_tokens = Arc::clone(token_lists.entry(s.hit.terms).or_insert_with(|| {
             search::matched_terms(plan, s.hit.terms)
                 .into_iter()
@@ -729,8 +747,8 @@ fn candidate_rows(corpus: &Corpus, plan: &QueryPlan, rows: &[Scored]) -> Vec<Can
             reference: CandidateRef {
                 target: "manual",
                 manual_id: Arc::clone(&s.manual_id),
-                path: Arc::clone(&doc.path),
-                start_line: doc.start_line,
+                path,
+                start_line: doc.row.start_line,
                 json_path: None,
             },
             title,
@@ -752,14 +770,14 @@ fn integrate(
 ) -> Integration {
     let top: Vec<&Scored> = rows.iter().take(EVIDENCE_LIMIT).collect();
     let candidate_rows = candidate_rows(corpus, &query::loosen(plan), &rows[..top.len()]);
-    let texts: Vec<(&str, bool)> = top
+    let texts: Vec<(Arc<str>, bool)> = top
         .iter()
         .map(|s| {
             let index = corpus.manual(&s.manual_id);
             let doc = index.and_then(|m| m.doc(s.hit.doc));
-            let text = doc.map(|d| &*d.norm_text).unwrap_or("");
+            let text = corpus.doc_text(&s.manual_id, s.hit.doc);
             let heading = doc
-                .and_then(|d| index.and_then(|m| m.section_of(d)))
+                .and_then(|d| index.and_then(|m| m.section_of(&d)))
                 .map(|sec| crate::text::normalize(&sec.title))
                 .unwrap_or_default();
             (text, EXCEPTION_MARKERS.iter().any(|m| heading.contains(m)))
