@@ -17,7 +17,7 @@
 mod build;
 mod walk;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -25,7 +25,6 @@ pub(crate) use build::read_bounded;
 pub use build::{IndexProgress, IndexStats};
 pub(crate) use walk::list_manual_dirs;
 
-use crate::analyze::Fingerprint;
 use crate::doc_text::{self, TextCache};
 use crate::index::{DocId, ManualIndex, SegmentSlot};
 use crate::paths::ManualsRoot;
@@ -42,6 +41,10 @@ const SMALL_MANUAL_BYTES: usize = 16 * 1024 * 1024;
 const MAX_SEGMENTS: usize = 6;
 /// A segment with more deleted documents than this share is rewritten.
 const MAX_DELETED_SHARE: f64 = 0.3;
+/// Resident bytes of memory-mapped segments above which their pages are
+/// handed back to the kernel (they stay in the page cache): the process
+/// keeps what recent queries touched, not the whole index.
+pub(crate) const MAPPED_RESIDENT_BUDGET: usize = 48 * 1024 * 1024;
 /// Warnings kept until someone takes them.
 const MAX_PENDING_WARNINGS: usize = 200;
 
@@ -62,17 +65,6 @@ impl ManualState {
             next_id: 1,
             touched: HashMap::new(),
         }
-    }
-
-    /// The fingerprint the index holds for a path (a touch overrides the
-    /// segment's size and mtime).
-    fn fingerprint(&self, path: &str) -> Option<Fingerprint> {
-        let (_, _, mut fp) = self.index.file_identity(path)?;
-        if let Some((size, mtime)) = self.touched.get(path) {
-            fp.size = *size;
-            fp.mtime_ns = *mtime;
-        }
-        Some(fp)
     }
 
     fn manifest(&self) -> Manifest {
@@ -161,6 +153,27 @@ impl Corpus {
     /// Warnings met since the last call (each warning once per process).
     pub(crate) fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings.pending)
+    }
+
+    /// Bytes of mapped segments resident in the process.
+    pub(crate) fn resident_mapped_bytes(&self) -> usize {
+        self.manuals
+            .values()
+            .flat_map(|m| m.index.slots())
+            .map(|s| s.segment.resident_bytes())
+            .sum()
+    }
+
+    /// Hands mapped pages back to the kernel when more than `budget` bytes
+    /// are resident; returns whether it did.
+    pub(crate) fn trim_mapped(&self, budget: usize) -> bool {
+        if self.resident_mapped_bytes() <= budget {
+            return false;
+        }
+        for slot in self.manuals.values().flat_map(|m| m.index.slots()) {
+            slot.segment.release();
+        }
+        true
     }
 
     /// Estimated heap bytes of the cached section texts.
@@ -328,19 +341,27 @@ impl Corpus {
                 state
             }
         };
-        let present: HashSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
-        let mut deletes: Vec<String> = state
-            .index
-            .files()
-            .into_iter()
-            .map(|(_, p)| p.to_string())
-            .filter(|p| !present.contains(p.as_str()))
-            .collect();
-        stats.removed_files += deletes.len();
+        // Merge-join the index's files and the files found (both sorted by path).
+        let indexed = state.index.files();
+        let mut deletes: Vec<String> = Vec::new();
         let mut tasks = Vec::new();
+        let mut known = indexed.iter().peekable();
         for found in files {
-            let known = state.fingerprint(&found.rel);
-            if let Some(fp) = known
+            while let Some((_, path)) = known.next_if(|(_, p)| *p < found.rel.as_str()) {
+                deletes.push(path.to_string());
+            }
+            let fingerprint =
+                known
+                    .next_if(|(_, p)| *p == found.rel.as_str())
+                    .and_then(|(file, path)| {
+                        let mut fp = state.index.file_head(*file)?.fingerprint;
+                        if let Some((size, mtime)) = state.touched.get(*path) {
+                            fp.size = *size;
+                            fp.mtime_ns = *mtime;
+                        }
+                        Some(fp)
+                    });
+            if let Some(fp) = fingerprint
                 && fp.size == found.size
                 && fp.mtime_ns == found.mtime_ns
             {
@@ -350,9 +371,12 @@ impl Corpus {
             }
             tasks.push(Task {
                 found,
-                known_hash: known.map(|fp| fp.hash),
+                known_hash: fingerprint.map(|fp| fp.hash),
             });
         }
+        deletes.extend(known.map(|(_, p)| p.to_string()));
+        drop(indexed);
+        stats.removed_files += deletes.len();
         let mut touched_any = false;
         if !tasks.is_empty() {
             let built = build::build(&tasks, &state.store, &mut state.next_id, &self.limits, tick);

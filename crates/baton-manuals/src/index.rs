@@ -12,8 +12,7 @@
 
 use std::sync::Arc;
 
-use crate::analyze::{FieldFreq, Fingerprint};
-use crate::paths::FileType;
+use crate::analyze::FieldFreq;
 use crate::sections::SectionInfo;
 use crate::segment::{DocRow, FileHead, Postings, Segment};
 
@@ -88,6 +87,13 @@ pub(crate) struct ManualIndex {
     live_files: usize,
     total_len: u64,
     doc_slots: u32,
+    /// BM25 length normalisation per document, computed on first use.
+    norms: std::sync::OnceLock<Vec<f32>>,
+    /// The file (segment-local index) of every document, computed on first use.
+    doc_files: std::sync::OnceLock<Vec<u32>>,
+    /// Rank of every file's path among all the manual's files (per slot),
+    /// for cheap, deterministic tie-breaking; computed on first use.
+    path_ranks: std::sync::OnceLock<Vec<Vec<u32>>>,
 }
 
 impl ManualIndex {
@@ -190,6 +196,78 @@ impl ManualIndex {
         (local < slot.segment.n_docs()).then_some((i, local))
     }
 
+    /// `k1 × (1 − b + b × length / average)` of every document (BM25's
+    /// length normalisation), indexed by document number.
+    pub(crate) fn norms(&self, k1: f64, b: f64) -> &[f32] {
+        self.norms.get_or_init(|| {
+            let avg = self.avg_len();
+            let mut out = Vec::with_capacity(self.doc_slots as usize);
+            for slot in &self.slots {
+                for local in 0..slot.segment.n_docs() {
+                    let len = f64::from(slot.segment.doc_len(local));
+                    out.push((k1 * (1.0 - b + b * len / avg)) as f32);
+                }
+            }
+            out
+        })
+    }
+
+    /// The file of a document (live or not), from a table built on first use.
+    pub(crate) fn file_of(&self, doc: DocId) -> Option<FileRef> {
+        let files = self.doc_files.get_or_init(|| {
+            let mut out = Vec::with_capacity(self.doc_slots as usize);
+            for slot in &self.slots {
+                for local in 0..slot.segment.n_docs() {
+                    out.push(slot.segment.doc(local).map(|d| d.file).unwrap_or(u32::MAX));
+                }
+            }
+            out
+        });
+        let file = *files.get(doc as usize)?;
+        let slot = self
+            .slots
+            .partition_point(|s| s.base <= doc)
+            .checked_sub(1)?;
+        (file != u32::MAX).then_some(FileRef { slot, file })
+    }
+
+    /// Files per segment slot (to size per-file counters).
+    pub(crate) fn slot_file_counts(&self) -> Vec<usize> {
+        self.slots
+            .iter()
+            .map(|s| s.segment.n_files() as usize)
+            .collect()
+    }
+
+    /// The rank of a file's path among all files of the manual.
+    pub(crate) fn path_rank(&self, file: FileRef) -> u32 {
+        let ranks = self.path_ranks.get_or_init(|| {
+            let mut all: Vec<(&str, usize, u32)> = Vec::new();
+            for (i, slot) in self.slots.iter().enumerate() {
+                for f in 0..slot.segment.n_files() {
+                    all.push((slot.segment.file_path(f).unwrap_or(""), i, f));
+                }
+            }
+            all.sort_unstable();
+            let mut ranks: Vec<Vec<u32>> = self
+                .slots
+                .iter()
+                .map(|s| vec![0; s.segment.n_files() as usize])
+                .collect();
+            for (rank, (_, i, f)) in all.into_iter().enumerate() {
+                if let Some(r) = ranks.get_mut(i).and_then(|v| v.get_mut(f as usize)) {
+                    *r = rank as u32;
+                }
+            }
+            ranks
+        });
+        ranks
+            .get(file.slot)
+            .and_then(|v| v.get(file.file as usize))
+            .copied()
+            .unwrap_or(u32::MAX)
+    }
+
     /// Whether a document number is live.
     pub(crate) fn is_live(&self, doc: DocId) -> bool {
         self.locate(doc)
@@ -212,13 +290,6 @@ impl ManualIndex {
             row,
             local,
         })
-    }
-
-    /// Body length of a document (0 when unknown).
-    pub(crate) fn doc_len(&self, doc: DocId) -> u32 {
-        self.locate(doc)
-            .map(|(i, local)| self.slots[i].segment.doc_len(local))
-            .unwrap_or(0)
     }
 
     /// Document frequency of a term (deleted documents included until
@@ -270,18 +341,12 @@ impl ManualIndex {
     }
 
     /// The live file with this path.
+    #[cfg(test)]
     pub(crate) fn find_file(&self, path: &str) -> Option<FileRef> {
         self.slots.iter().enumerate().rev().find_map(|(i, slot)| {
             let file = slot.segment.find_file(path)?;
             (!slot.is_deleted_file(file)).then_some(FileRef { slot: i, file })
         })
-    }
-
-    /// Path, type and fingerprint of a live file.
-    pub(crate) fn file_identity(&self, path: &str) -> Option<(FileRef, FileType, Fingerprint)> {
-        let file = self.find_file(path)?;
-        let head = self.file_head(file)?;
-        Some((file, head.file_type, head.fingerprint))
     }
 
     /// Adds this index's memory to `usage`.
@@ -317,7 +382,8 @@ impl ManualIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::analyze_file;
+    use crate::analyze::{Fingerprint, analyze_file};
+    use crate::paths::FileType;
     use crate::segment::Backing;
     use crate::segment::builder::SegmentBuilder;
 

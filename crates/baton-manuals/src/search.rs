@@ -26,6 +26,8 @@ const B: f64 = 0.5;
 /// Weight of a kanji-unigram backoff term (a single kanji of a
 /// multi-character query concept), relative to a content term.
 const BACKOFF_WEIGHT: f64 = 0.25;
+/// A backoff kanji in more than this share of the sections is not read.
+const MAX_BACKOFF_SHARE: f64 = 0.5;
 /// Weight of a term occurrence in the section's own heading.
 pub(crate) const TITLE_WEIGHT: f64 = 2.0;
 /// Weight of a term occurrence in the ancestors' headings.
@@ -100,6 +102,20 @@ pub(crate) struct Hit {
     /// How many of the plan's required phrases/terms occur in the section
     /// (from its terms; checked against its text for the head).
     pub required_met: u8,
+    /// Tie-break key: the rank of the file's path in the manual, then the
+    /// document number (a file's documents are numbered in line order), so
+    /// ties are broken by path and line, deterministically.
+    pub tie: (u32, u32),
+}
+
+/// The result of searching one manual.
+#[derive(Debug, Default)]
+pub(crate) struct ManualHits {
+    /// Sections that can still reach the head, scored exactly.
+    pub hits: Vec<Hit>,
+    /// Sections that cannot (at least `keep` others certainly score
+    /// higher), counted per file: `tail[slot][file]` (empty when none).
+    pub tail: Vec<Vec<u32>>,
 }
 
 /// Per-document accumulator of the first stage.
@@ -112,11 +128,33 @@ struct Acc {
     title_terms: u64,
 }
 
+/// Reusable per-thread buffers of the first stage (a document → slot map
+/// the size of the largest manual searched).
+#[derive(Default)]
+struct Scratch {
+    slot_of: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// Marks a document that must not be scored again in this query.
+const SKIPPED: u32 = u32::MAX - 1;
+/// Marks a document not met yet.
+const UNSEEN: u32 = u32::MAX;
+
 /// First stage for one manual: scores every section that shares a content
-/// term with the query; hits come back unordered (the caller orders the
+/// term with the query. Sections that cannot reach the best `keep` (their
+/// best possible score is below the `keep`-th best's worst) are only
+/// counted per file; the rest come back unordered (the caller orders the
 /// merged rows of all manuals, then refines their head).
-pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions<'_>) -> Vec<Hit> {
-    let avg_len = index.avg_len();
+pub(crate) fn search(
+    index: &ManualIndex,
+    plan: &QueryPlan,
+    opts: &SearchOptions<'_>,
+    keep: usize,
+) -> ManualHits {
     let n_groups = plan.groups.len().min(MAX_GROUPS);
     let Weights {
         term_idf,
@@ -127,61 +165,89 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
     } = weights(index, plan);
     let total_group_weight: f64 = concepts.iter().map(|c| c.weight).sum();
     let n_terms = plan.terms.len().min(MAX_TERMS);
-
-    let mut slot_of: Vec<u32> = vec![u32::MAX; index.doc_slots()];
-    let mut accs: Vec<(DocId, Acc)> = Vec::new();
-    // Backoff terms go last: they only add to sections another term found.
-    let order = (0..n_terms)
-        .filter(|&i| plan.terms[i].role != TermRole::Backoff)
-        .chain((0..n_terms).filter(|&i| plan.terms[i].role == TermRole::Backoff));
+    let norms = index.norms(K1, B);
     let n = f64::from(index.doc_count().max(1));
-    for ti in order {
-        let term = &plan.terms[ti];
-        let backoff = term.role == TermRole::Backoff;
-        let (term_idf_value, df) = term_idf[ti];
-        if df == 0.0 {
-            continue;
+
+    let mut accs: Vec<(DocId, Acc)> = Vec::new();
+    SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        let slots = index.doc_slots();
+        if scratch.slot_of.len() < slots {
+            scratch.slot_of.resize(slots, UNSEEN);
         }
-        let weight = match term.role {
-            TermRole::Content => 1.0,
-            TermRole::Glue => 0.35,
-            TermRole::Kana if df / n < 0.05 => 0.7,
-            TermRole::Kana => 0.15,
-            TermRole::Backoff => BACKOFF_WEIGHT,
-            TermRole::Stop => 0.05,
-            TermRole::Label => LABEL_WEIGHT,
-        } * term_idf_value
-            * term_factor[ti];
-        let bit = 1u64 << ti;
-        index.for_each_posting(&term.text, |doc, freq| {
-            let Some(slot_ref) = slot_of.get_mut(doc as usize) else {
-                return;
-            };
-            if *slot_ref == u32::MAX {
-                if backoff || !index.is_live(doc) || opts.filter.is_some_and(|f| !f(doc)) {
-                    // Never scored again for this query.
-                    *slot_ref = u32::MAX - 1;
+        let slot_of = &mut scratch.slot_of[..slots];
+        // Backoff terms go last: they only add to sections another term found.
+        let order = (0..n_terms)
+            .filter(|&i| plan.terms[i].role != TermRole::Backoff)
+            .chain((0..n_terms).filter(|&i| plan.terms[i].role == TermRole::Backoff));
+        let anchored_query =
+            (0..n_terms).any(|t| matches!(plan.terms[t].role, TermRole::Content | TermRole::Kana));
+        for ti in order {
+            let term = &plan.terms[ti];
+            let backoff = term.role == TermRole::Backoff;
+            let (term_idf_value, df) = term_idf[ti];
+            if df == 0.0 {
+                continue;
+            }
+            // Terms that would add almost nothing are not read: stop words
+            // beside content words, and backoff kanji found in most
+            // sections (their posting lists are the longest).
+            if (term.role == TermRole::Stop && anchored_query)
+                || (backoff && df / n > MAX_BACKOFF_SHARE)
+            {
+                continue;
+            }
+            let weight = match term.role {
+                TermRole::Content => 1.0,
+                TermRole::Glue => 0.35,
+                TermRole::Kana if df / n < 0.05 => 0.7,
+                TermRole::Kana => 0.15,
+                TermRole::Backoff => BACKOFF_WEIGHT,
+                TermRole::Stop => 0.05,
+                TermRole::Label => LABEL_WEIGHT,
+            } * term_idf_value
+                * term_factor[ti];
+            let bit = 1u64 << ti;
+            index.for_each_posting(&term.text, |doc, freq| {
+                let Some(slot_ref) = slot_of.get_mut(doc as usize) else {
+                    return;
+                };
+                if *slot_ref == SKIPPED {
                     return;
                 }
-                *slot_ref = accs.len() as u32;
-                accs.push((doc, Acc::default()));
-            }
-            let Some((_, acc)) = accs.get_mut(*slot_ref as usize) else {
-                return;
-            };
-            let doc_len = index.doc_len(doc);
-            let tf = f64::from(freq.body)
-                + TITLE_WEIGHT * f64::from(freq.title)
-                + CONTEXT_WEIGHT * f64::from(freq.ctx)
-                + NAME_WEIGHT * f64::from(freq.name);
-            let norm = K1 * (1.0 - B + B * f64::from(doc_len) / avg_len);
-            acc.score += weight * tf * (K1 + 1.0) / (tf + norm);
-            acc.terms |= bit;
-            if freq.title > 0 {
-                acc.title_terms |= bit;
-            }
-        });
-    }
+                if *slot_ref == UNSEEN {
+                    if backoff || !index.is_live(doc) || opts.filter.is_some_and(|f| !f(doc)) {
+                        *slot_ref = SKIPPED;
+                        return;
+                    }
+                    *slot_ref = accs.len() as u32;
+                    accs.push((doc, Acc::default()));
+                }
+                let Some((_, acc)) = accs.get_mut(*slot_ref as usize) else {
+                    return;
+                };
+                let tf = f64::from(freq.body)
+                    + TITLE_WEIGHT * f64::from(freq.title)
+                    + CONTEXT_WEIGHT * f64::from(freq.ctx)
+                    + NAME_WEIGHT * f64::from(freq.name);
+                let norm = f64::from(norms.get(doc as usize).copied().unwrap_or(1.0));
+                acc.score += weight * tf * (K1 + 1.0) / (tf + norm);
+                acc.terms |= bit;
+                if freq.title > 0 {
+                    acc.title_terms |= bit;
+                }
+            });
+        }
+        // Leave the buffer clean for the next query. Documents marked
+        // SKIPPED are cleared by walking every posting list again would be
+        // costly, so the whole used range is reset instead when any was.
+        for (doc, _) in &accs {
+            slot_of[*doc as usize] = UNSEEN;
+        }
+        if slot_of.contains(&SKIPPED) {
+            slot_of.fill(UNSEEN);
+        }
+    });
 
     // Per group: its terms' bits and idf, to read coverage from a bit set.
     let group_terms: Vec<Vec<(u64, f64)>> = (0..n_groups)
@@ -205,10 +271,65 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
     let anchor_mask: u64 = (0..n_terms)
         .filter(|&t| matches!(plan.terms[t].role, TermRole::Content | TermRole::Kana))
         .fold(0, |m, t| m | (1 << t));
-    let required = required_masks(plan);
+    if anchor_mask != 0 {
+        accs.retain(|(_, acc)| acc.terms & anchor_mask != 0);
+    }
     let w = opts.scoring.query_coverage_weight;
-    accs.into_iter()
-        .filter(|(_, acc)| anchor_mask == 0 || acc.terms & anchor_mask != 0)
+    let required = required_masks(plan);
+    let met = |acc: &Acc| -> usize {
+        required
+            .iter()
+            .filter(|spellings| spellings.iter().any(|m| *m != 0 && acc.terms & m == *m))
+            .count()
+    };
+    let mut out = ManualHits::default();
+    let mut counts: Vec<Vec<u32>> = Vec::new();
+    let to_tail = |doc: DocId, counts: &mut Vec<Vec<u32>>| {
+        if counts.is_empty() {
+            *counts = index
+                .slot_file_counts()
+                .into_iter()
+                .map(|n| vec![0; n])
+                .collect();
+        }
+        if let Some(f) = index.file_of(doc)
+            && let Some(c) = counts
+                .get_mut(f.slot)
+                .and_then(|v| v.get_mut(f.file as usize))
+        {
+            *c += 1;
+        }
+    };
+    // With required phrases/terms, only the sections holding the most of
+    // them can survive the filter (`tools::find`); the rest are tail.
+    if !required.is_empty() {
+        let best = accs.iter().map(|(_, a)| met(a)).max().unwrap_or(0);
+        accs.retain(|(doc, acc)| {
+            let keep = met(acc) == best;
+            if !keep {
+                to_tail(*doc, &mut counts);
+            }
+            keep
+        });
+    }
+    // Pruning: the final score lies in [(1 − w), 1] × the accumulated one,
+    // so a section whose best is below the keep-th best's worst cannot
+    // reach the head.
+    if accs.len() > keep.saturating_mul(2) && keep > 0 {
+        let mut scores: Vec<f64> = accs.iter().map(|(_, a)| a.score).collect();
+        let (_, kth, _) = scores.select_nth_unstable_by(keep - 1, |a, b| b.total_cmp(a));
+        let floor = *kth * (1.0 - w);
+        accs.retain(|(doc, acc)| {
+            if acc.score >= floor {
+                return true;
+            }
+            to_tail(*doc, &mut counts);
+            false
+        });
+    }
+    out.tail = counts;
+    out.hits = accs
+        .into_iter()
         .map(|(doc, acc)| {
             let covered = |mask: u64| -> f64 {
                 if total_group_weight <= 0.0 {
@@ -246,10 +367,11 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             if opts.loose {
                 signals.insert(Signal::Loose);
             }
-            let required_met = required
-                .iter()
-                .filter(|spellings| spellings.iter().any(|m| *m != 0 && acc.terms & m == *m))
-                .count();
+            let required_met = met(&acc);
+            let tie = (
+                index.file_of(doc).map_or(u32::MAX, |f| index.path_rank(f)),
+                doc,
+            );
             Hit {
                 doc,
                 score: acc.score * ((1.0 - w) + w * coverage),
@@ -257,11 +379,13 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
                 signals,
                 terms: acc.terms,
                 required_met: u8::try_from(required_met).unwrap_or(u8::MAX),
+                tie,
             }
         })
-        .collect()
+        .collect();
     // The refinement ([`refine`]) and the late rerank ([`late_similarity`])
     // run on the merged head of every manual searched.
+    out
 }
 
 /// For each required entry, for each spelling, the bit set of the plan's

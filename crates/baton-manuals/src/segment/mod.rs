@@ -56,6 +56,46 @@ impl Deref for Backing {
 }
 
 impl Backing {
+    /// Bytes of this mapping resident in memory (0 when not mapped or
+    /// unknown).
+    pub(crate) fn resident_bytes(&self) -> usize {
+        #[cfg(unix)]
+        if let Backing::Mapped(m) = self {
+            // SAFETY: sysconf has no preconditions.
+            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+                .unwrap_or(4096)
+                .max(1);
+            let pages = m.len().div_ceil(page);
+            if pages == 0 {
+                return 0;
+            }
+            let mut vec = vec![0u8; pages];
+            // SAFETY: the address and length are those of a live mapping
+            // (page-aligned by mmap) and `vec` has one byte per page.
+            let rc = unsafe {
+                libc::mincore(
+                    m.as_ptr() as *mut libc::c_void,
+                    m.len(),
+                    vec.as_mut_ptr().cast(),
+                )
+            };
+            if rc == 0 {
+                return vec.iter().filter(|b| **b & 1 != 0).count() * page;
+            }
+        }
+        0
+    }
+
+    /// Lets the kernel drop this mapping's pages from the process (they
+    /// stay in the page cache and come back on the next access).
+    pub(crate) fn release(&self) {
+        if let Backing::Mapped(m) = self {
+            // SAFETY: DONTNEED on a read-only mapping of a file that is never
+            // written discards nothing: later reads see the same bytes.
+            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+
     /// Maps a segment file read-only.
     pub(crate) fn map(path: &Path) -> std::io::Result<Backing> {
         let file = std::fs::File::open(path)?;
@@ -177,6 +217,16 @@ impl Segment {
     /// Sum of the documents' body lengths.
     pub(crate) fn total_len(&self) -> u64 {
         self.header.total_len
+    }
+
+    /// Bytes of the segment resident in the process (mapped segments).
+    pub(crate) fn resident_bytes(&self) -> usize {
+        self.bytes.resident_bytes()
+    }
+
+    /// Drops the segment's resident pages (mapped segments only).
+    pub(crate) fn release(&self) {
+        self.bytes.release();
     }
 
     /// Whether the bytes are a memory map.

@@ -16,7 +16,7 @@ use crate::args::{Args, MAX_ID_BYTES, MAX_QUERY_BYTES};
 use crate::claims::{self, EVIDENCE_LIMIT, EvidenceInput, Integration, round3};
 use crate::corpus::Corpus;
 use crate::error::ManualError;
-use crate::index::{DocId, FileRef, ManualIndex};
+use crate::index::{DocId, FileRef};
 use crate::paths;
 use crate::query::{self, QueryPlan};
 use crate::search::{self, EXCEPTION_MARKERS, Hit, SearchOptions};
@@ -31,6 +31,9 @@ use crate::types::{
 pub const DEFAULT_TIME_MS: u64 = 60_000;
 /// Default `budget.max_candidates`.
 pub const DEFAULT_MAX_CANDIDATES: u64 = 200;
+/// Most files listed as `unscanned` because of the candidate cap (those
+/// with the most cut sections); `applied.unscanned_files` gives the total.
+pub const MAX_UNSCANNED_FILES: usize = 1000;
 /// Score factor of stage-4 (loose) candidates.
 const LOOSE_PENALTY: f64 = 0.8;
 /// Minimum coverage of a stage-4 candidate.
@@ -80,6 +83,14 @@ struct Outcome {
     required_met: u8,
     time_budget_hit: bool,
     searched: HashSet<String>,
+    /// The call's `budget.max_candidates`.
+    max_candidates: usize,
+    /// Sections that could not reach the head, per file (counted into
+    /// `unscanned` with the rows cut by `max_candidates`).
+    tail: Vec<(Arc<str>, Vec<Vec<u32>>)>,
+    /// Files with cut sections (`unscanned` lists at most
+    /// `MAX_UNSCANNED_FILES` of them, most cut first).
+    unscanned_files: usize,
 }
 
 impl ManualService {
@@ -141,6 +152,7 @@ impl ManualService {
             lock(&self.cache).put(key, Arc::clone(&data), Instant::now());
         }
         lock(&self.traces).insert_with_id(trace_id.clone(), Arc::clone(&data), Instant::now());
+        self.trim_memory();
         Ok(output(&trace_id, &data, req.include_claim_graph))
     }
 
@@ -282,6 +294,9 @@ impl ManualService {
             required_met: 0,
             time_budget_hit: false,
             searched: HashSet::new(),
+            max_candidates: req.max_candidates,
+            tail: Vec::new(),
+            unscanned_files: 0,
         };
         let mut rows = self.search_manuals(
             corpus,
@@ -305,7 +320,7 @@ impl ManualService {
                 outcome.required_relaxed = !rows.is_empty();
             }
         }
-        order_scored(corpus, &mut rows, req.max_candidates);
+        order_scored(&mut rows, req.max_candidates);
         if self.needs_stage4(corpus, req, plan, &rows) {
             outcome.stage = 4;
             let loose_scope: Vec<String> = if req.expand_scope && continuation.is_none() {
@@ -341,47 +356,83 @@ impl ManualService {
                         s
                     }),
             );
-            order_scored(corpus, &mut rows, req.max_candidates);
+            order_scored(&mut rows, req.max_candidates);
         }
         diversify_files(corpus, &mut rows);
-        if rows.len() > req.max_candidates {
-            let cut = rows.split_off(req.max_candidates);
-            // The tail can be most of the corpus (a query with common words):
-            // count it per file keyed by identity (manual, segment, file).
-            let mut per_file: HashMap<(*const str, FileRef), (&Arc<str>, u32)> = HashMap::new();
-            let mut last_index: Option<(*const str, Option<&ManualIndex>)> = None;
-            for s in &cut {
-                let id = Arc::as_ptr(&s.manual_id);
-                let index = match last_index {
-                    Some((last, index)) if std::ptr::eq(last, id) => index,
-                    _ => {
-                        let index = corpus.manual(&s.manual_id);
-                        last_index = Some((id, index));
-                        index
+        // Sections cut by `max_candidates` and those that could never
+        // reach the head are reported per file as `unscanned`.
+        let cut = if rows.len() > req.max_candidates {
+            rows.split_off(req.max_candidates)
+        } else {
+            Vec::new()
+        };
+        // Per manual, per segment, per file: sections cut.
+        let mut counts: Vec<(Arc<str>, Vec<Vec<u32>>)> = std::mem::take(&mut outcome.tail);
+        for s in &cut {
+            let Some(file) = corpus
+                .manual(&s.manual_id)
+                .and_then(|m| m.file_of(s.hit.doc))
+            else {
+                continue;
+            };
+            let at = match counts
+                .iter()
+                .position(|(m, _)| Arc::ptr_eq(m, &s.manual_id))
+            {
+                Some(at) => at,
+                None => {
+                    let slots = corpus
+                        .manual(&s.manual_id)
+                        .map(|m| m.slot_file_counts())
+                        .unwrap_or_default();
+                    counts.push((
+                        Arc::clone(&s.manual_id),
+                        slots.into_iter().map(|n| vec![0; n]).collect(),
+                    ));
+                    counts.len() - 1
+                }
+            };
+            if let Some(c) = counts[at]
+                .1
+                .get_mut(file.slot)
+                .and_then(|v| v.get_mut(file.file as usize))
+            {
+                *c += 1;
+            }
+        }
+        let mut per_file: Vec<(u32, Arc<str>, FileRef)> = Vec::new();
+        for (manual_id, slots) in counts {
+            for (slot, files) in slots.into_iter().enumerate() {
+                for (file, n) in files.into_iter().enumerate() {
+                    if n > 0 {
+                        let file = FileRef {
+                            slot,
+                            file: file as u32,
+                        };
+                        per_file.push((n, Arc::clone(&manual_id), file));
                     }
-                };
-                if let Some(doc) = index.and_then(|m| m.doc(s.hit.doc)) {
-                    per_file
-                        .entry((id, doc.file))
-                        .or_insert((&s.manual_id, 0))
-                        .1 += 1;
                 }
             }
-            let mut per_file: Vec<UnscannedRow> = per_file
-                .into_iter()
-                .filter_map(|((_, file), (manual_id, n))| {
-                    let path = corpus.manual(manual_id)?.file_path(file)?;
-                    Some(UnscannedRow {
-                        manual_id: Arc::clone(manual_id),
-                        path: Arc::from(path),
-                        reason: "candidate_cap",
-                        sections: n,
-                    })
-                })
-                .collect();
-            per_file.sort_unstable_by(|a, b| (&a.manual_id, &a.path).cmp(&(&b.manual_id, &b.path)));
-            outcome.unscanned.extend(per_file);
         }
+        outcome.unscanned_files = per_file.len();
+        if per_file.len() > MAX_UNSCANNED_FILES {
+            per_file.select_nth_unstable_by(MAX_UNSCANNED_FILES - 1, |a, b| b.0.cmp(&a.0));
+            per_file.truncate(MAX_UNSCANNED_FILES);
+        }
+        let mut unscanned: Vec<UnscannedRow> = per_file
+            .into_iter()
+            .filter_map(|(n, manual_id, file)| {
+                let path = corpus.manual(&manual_id)?.file_path(file)?;
+                Some(UnscannedRow {
+                    path: Arc::from(path),
+                    manual_id,
+                    reason: "candidate_cap",
+                    sections: n,
+                })
+            })
+            .collect();
+        unscanned.sort_unstable_by(|a, b| (&a.manual_id, &a.path).cmp(&(&b.manual_id, &b.path)));
+        outcome.unscanned.extend(unscanned);
         outcome.rows = rows;
         outcome
     }
@@ -480,14 +531,18 @@ impl ManualService {
                 outcome.scanned_nodes += index.doc_count();
             }
             let shared: Arc<str> = Arc::from(manual_id.as_str());
-            rows.extend(
-                search::search(index, plan, &opts)
-                    .into_iter()
-                    .map(|hit| Scored {
-                        manual_id: Arc::clone(&shared),
-                        hit,
-                    }),
-            );
+            let keep = outcome
+                .max_candidates
+                .max(search::REFINE_TOP)
+                .max(self.config.scoring.late_rerank_top_n);
+            let found = search::search(index, plan, &opts, keep);
+            if !found.tail.is_empty() {
+                outcome.tail.push((Arc::clone(&shared), found.tail));
+            }
+            rows.extend(found.hits.into_iter().map(|hit| Scored {
+                manual_id: Arc::clone(&shared),
+                hit,
+            }));
         }
         // Refinement and late rerank work on the merged head: the best rows
         // of every manual searched together. Both only raise scores inside
@@ -496,7 +551,7 @@ impl ManualService {
             .len()
             .min(search::REFINE_TOP.max(self.config.scoring.late_rerank_top_n));
         if head > 0 {
-            order_scored(corpus, &mut rows, head);
+            order_scored(&mut rows, head);
             let phrases = search::phrase_groups(plan);
             for row in rows.iter_mut().take(search::REFINE_TOP) {
                 if let Some(doc) = corpus
@@ -534,7 +589,7 @@ impl ManualService {
         if top == 0 {
             return;
         }
-        order_scored(corpus, rows, top);
+        order_scored(rows, top);
         let head = &mut rows[..top];
         let mut concepts: HashMap<&str, Vec<search::Concept>> = HashMap::new();
         let mut scores = vec![0.0f64; top];
@@ -622,34 +677,19 @@ fn diversify_files(corpus: &Corpus, rows: &mut Vec<Scored>) {
 
 /// Moves the `head` best rows to the front in their exact order: score
 /// desc, then manual, path and line asc. The tail stays unordered.
-fn order_scored(corpus: &Corpus, rows: &mut [Scored], head: usize) {
-    let by_score = |a: &Scored, b: &Scored| {
-        b.hit
-            .score
-            .partial_cmp(&a.hit.score)
-            .unwrap_or(std::cmp::Ordering::Equal)
-    };
+fn order_scored(rows: &mut [Scored], head: usize) {
     let head = head.clamp(1, rows.len().max(1)).min(rows.len());
     if head == 0 {
         return;
     }
-    let key = |s: &Scored| {
-        corpus
-            .manual(&s.manual_id)
-            .and_then(|m| m.doc(s.hit.doc))
-            .and_then(|d| {
-                Some((
-                    corpus.manual(&s.manual_id)?.file_path(d.file)?,
-                    d.row.start_line,
-                ))
-            })
-    };
     // Ties are broken the same way inside and at the edge of the head, so
     // which rows make the head never depends on the input order.
     let order = |a: &Scored, b: &Scored| {
-        by_score(a, b)
+        b.hit
+            .score
+            .total_cmp(&a.hit.score)
             .then_with(|| a.manual_id.cmp(&b.manual_id))
-            .then_with(|| key(a).cmp(&key(b)))
+            .then_with(|| a.hit.tie.cmp(&b.hit.tie))
     };
     if head < rows.len() {
         rows.select_nth_unstable_by(head - 1, order);
@@ -848,6 +888,7 @@ fn build_trace(
         "max_candidates": req.max_candidates,
         "time_ms": req.time_ms,
         "time_budget_hit": outcome.time_budget_hit,
+        "unscanned_files": outcome.unscanned_files,
         "cache": cache_mode,
     });
     let mut data = TraceData {
