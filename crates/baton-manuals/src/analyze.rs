@@ -7,6 +7,9 @@ use crate::sections::{self, SectionInfo};
 use crate::text;
 use crate::tokenize::{self, TokenKind};
 
+/// Distinct terms indexed per section (a book chapter has a few thousand).
+pub(crate) const MAX_TERMS_PER_DOC: usize = 20_000;
+
 /// Term frequencies of one term in one document, per field.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct FieldFreq {
@@ -245,13 +248,8 @@ fn build_doc(
     let ctx_norm = text::normalize(ctx);
     let path_norm = text::normalize(path_words);
     let body_norm = text::normalize(body);
-    let mut body_len = 0u32;
-    count_field(
-        &body_norm,
-        &mut counts,
-        |f| f.body = f.body.saturating_add(1),
-        &mut body_len,
-    );
+    // Headings and the path first: when a hostile section reaches the
+    // distinct-term cap, its body is what loses terms.
     let mut ignored = 0u32;
     count_field(
         &title_norm,
@@ -270,6 +268,13 @@ fn build_doc(
         &mut counts,
         |f| f.name = f.name.saturating_add(1),
         &mut ignored,
+    );
+    let mut body_len = 0u32;
+    count_field(
+        &body_norm,
+        &mut counts,
+        |f| f.body = f.body.saturating_add(1),
+        &mut body_len,
     );
     let mut terms: Vec<(String, FieldFreq)> = counts.into_iter().collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -300,8 +305,12 @@ fn count_field(
         if !matches!(kind, TokenKind::Unigram | TokenKind::Number) {
             *len += 1;
         }
+        let full = counts.len() >= MAX_TERMS_PER_DOC;
         match counts.get_mut(term) {
             Some(f) => bump(f),
+            // A section with more distinct terms is hostile or garbage:
+            // further new terms are not indexed, which bounds memory.
+            None if full => {}
             None => {
                 let mut f = FieldFreq::default();
                 bump(&mut f);

@@ -19,6 +19,9 @@ use crate::paths::FileType;
 use crate::segment::{DocRow, FileHead};
 use crate::text;
 
+/// Most bytes of a section's body read for its matched text (phrase
+/// checks and the late rerank look at the start of a very long section).
+pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
 /// Most bytes of cached texts.
 pub(crate) const TEXT_CACHE_BYTES: usize = 8 * 1024 * 1024;
 
@@ -87,7 +90,14 @@ pub(crate) fn load(
     } else {
         text::normalize(title)
     };
-    let body = read_body(&manual_dir.join(head.path), head, row).unwrap_or_default();
+    let mut body = read_body(&manual_dir.join(head.path), head, row).unwrap_or_default();
+    if body.len() > MAX_BODY_BYTES {
+        let mut cut = MAX_BODY_BYTES;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+    }
     analyze::matched_text(&stem, &title, &text::normalize(&body))
 }
 
@@ -106,7 +116,9 @@ fn read_body(path: &Path, head: &FileHead<'_>, row: &DocRow) -> Option<String> {
     }
     let (start, end) = (row.body.0 as usize, row.body.1 as usize);
     if head.file_type == FileType::Md && head.raw_offsets {
-        let mut buf = vec![0u8; end.checked_sub(start)?];
+        // A little more than the cap, so the cut can fall on a character.
+        let len = end.checked_sub(start)?.min(MAX_BODY_BYTES + 4);
+        let mut buf = vec![0u8; len];
         file.seek(SeekFrom::Start(start as u64)).ok()?;
         file.read_exact(&mut buf).ok()?;
         return Some(String::from_utf8_lossy(&buf).into_owned());

@@ -19,11 +19,6 @@ use crate::codec::Writer;
 use crate::paths::FileType;
 use crate::sections::SectionInfo;
 
-/// Distinct terms kept per document: a section with more is hostile or
-/// garbage (a book chapter has a few thousand); further new terms of that
-/// section are not indexed, which bounds memory on any input.
-pub(crate) const MAX_TERMS_PER_DOC: usize = 20_000;
-
 /// A file as a segment stores it.
 #[derive(Debug, Clone)]
 pub(crate) struct FileOut {
@@ -97,7 +92,7 @@ impl SegmentBuilder {
                 body: data.body,
             });
             self.total_len += u64::from(data.body_len);
-            for (text, freq) in data.terms.into_iter().take(MAX_TERMS_PER_DOC) {
+            for (text, freq) in data.terms {
                 let id = match self.vocab.get(text.as_str()) {
                     Some(id) => *id,
                     None => {
