@@ -51,7 +51,7 @@ fn write_hostile(dir: &Path) -> std::io::Result<u64> {
     while text.len() < 4_000_000 {
         let c = char::from_u32(0x4e00 + (rng.next() % 20_000) as u32).unwrap_or('字');
         text.push(c);
-        if rng.next() % 97 == 0 {
+        if rng.next().is_multiple_of(97) {
             text.push('\n');
         }
     }
