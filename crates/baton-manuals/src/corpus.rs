@@ -44,7 +44,7 @@ const MAX_DELETED_SHARE: f64 = 0.3;
 /// Resident bytes of memory-mapped segments above which their pages are
 /// handed back to the kernel (they stay in the page cache): the process
 /// keeps what recent queries touched, not the whole index.
-pub(crate) const MAPPED_RESIDENT_BUDGET: usize = 48 * 1024 * 1024;
+pub(crate) const MAPPED_RESIDENT_BUDGET: usize = 32 * 1024 * 1024;
 /// Warnings kept until someone takes them.
 const MAX_PENDING_WARNINGS: usize = 200;
 

@@ -23,7 +23,7 @@ use crate::text;
 /// checks and the late rerank look at the start of a very long section).
 pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
 /// Most bytes of cached texts.
-pub(crate) const TEXT_CACHE_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const TEXT_CACHE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Cache key: manual, segment id, segment-local document.
 type Key = (Arc<str>, u64, u32);

@@ -41,7 +41,7 @@ const MAX_GROUPS: usize = 32;
 /// importance and keeps this many; one bit each in a hit).
 pub(crate) const MAX_TERMS: usize = 64;
 /// How many first-stage results get the phrase/exception refinement.
-pub(crate) const REFINE_TOP: usize = 100;
+pub(crate) const REFINE_TOP: usize = 50;
 /// Score bonus when every concept occurs verbatim.
 const PHRASE_BONUS: f64 = 0.25;
 /// Score boost of exception sections for queries about exceptions.

@@ -191,7 +191,7 @@ impl ManualService {
     /// more than [`crate::corpus::MAPPED_RESIDENT_BUDGET`] are resident.
     pub(crate) fn trim_memory(&self) {
         use std::sync::atomic::Ordering;
-        const EVERY: u32 = 8;
+        const EVERY: u32 = 4;
         if self.calls_since_trim.fetch_add(1, Ordering::Relaxed) + 1 >= EVERY {
             self.calls_since_trim.store(0, Ordering::Relaxed);
             self.read_corpus()
