@@ -128,15 +128,30 @@ struct Acc {
     title_terms: u64,
 }
 
-/// Reusable per-thread buffers of the first stage (a document → slot map
-/// the size of the largest manual searched).
+/// Reusable buffers of the first stage (a document → slot map the size of
+/// the largest manual searched), pooled across threads: a server runs
+/// calls on whichever blocking thread is free, so per-thread buffers would
+/// multiply with the threads.
 #[derive(Default)]
 struct Scratch {
     slot_of: Vec<u32>,
 }
 
-thread_local! {
-    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+static SCRATCH_POOL: std::sync::Mutex<Vec<Scratch>> = std::sync::Mutex::new(Vec::new());
+
+fn take_scratch() -> Scratch {
+    SCRATCH_POOL
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .pop()
+        .unwrap_or_default()
+}
+
+fn return_scratch(scratch: Scratch) {
+    let mut pool = SCRATCH_POOL.lock().unwrap_or_else(|p| p.into_inner());
+    if pool.len() < 4 {
+        pool.push(scratch);
+    }
 }
 
 /// Marks a document that must not be scored again in this query.
@@ -169,8 +184,8 @@ pub(crate) fn search(
     let n = f64::from(index.doc_count().max(1));
 
     let mut accs: Vec<(DocId, Acc)> = Vec::new();
-    SCRATCH.with(|scratch| {
-        let mut scratch = scratch.borrow_mut();
+    {
+        let mut scratch = take_scratch();
         let slots = index.doc_slots();
         if scratch.slot_of.len() < slots {
             scratch.slot_of.resize(slots, UNSEEN);
@@ -247,7 +262,8 @@ pub(crate) fn search(
         if slot_of.contains(&SKIPPED) {
             slot_of.fill(UNSEEN);
         }
-    });
+        return_scratch(scratch);
+    }
 
     // Per group: its terms' bits and idf, to read coverage from a bit set.
     let group_terms: Vec<Vec<(u64, f64)>> = (0..n_groups)
