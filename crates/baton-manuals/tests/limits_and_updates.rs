@@ -174,3 +174,80 @@ fn edits_reach_the_on_disk_index_incrementally() {
     let fifth = open().build_index(&mut |_| {}).expect("build");
     assert_eq!((fifth.parsed_files, fifth.reused_files), (0, 30));
 }
+
+#[test]
+fn an_incrementally_updated_index_ranks_like_a_fresh_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("manuals");
+    let index_dir = dir.path().join("index");
+    let words = [
+        "入院",
+        "手術",
+        "通院",
+        "解約",
+        "保険料",
+        "給付金",
+        "告知",
+        "免責",
+    ];
+    let text = |i: usize, round: usize| {
+        format!(
+            "# {}の{}\n{}と{}について定めます。第{}条。\n## 補足\n{}の扱い。\n",
+            words[i % 8],
+            words[(i + round) % 8],
+            words[(i * 3 + round) % 8],
+            words[(i + 5) % 8],
+            i + round,
+            words[(i + 2 * round) % 8],
+        )
+    };
+    // Written out of path order, so segments list files out of order too.
+    for i in (0..40).rev() {
+        write(&root.join(format!("m/d{}/f{i:02}.md", i % 3)), &text(i, 0));
+    }
+    let disk = || {
+        let mut c = ManualConfig::new(&root);
+        c.index_dir = Some(index_dir.clone());
+        c.index_threads = 2;
+        ManualService::open(c).expect("open")
+    };
+    let s = disk();
+    s.build_index(&mut |_| {}).expect("build");
+    for round in 1..4 {
+        for i in (0..40).filter(|i| i % (round + 2) == 0) {
+            write(
+                &root.join(format!("m/d{}/f{i:02}.md", i % 3)),
+                &text(i, round),
+            );
+        }
+        let _ = std::fs::remove_file(root.join(format!("m/d{}/f{:02}.md", round % 3, round * 7)));
+        s.build_index(&mut |_| {}).expect("refresh");
+        let fresh = ManualService::open(ManualConfig::new(&root)).expect("open");
+        for q in [
+            "入院の手術",
+            "解約 給付金",
+            "告知と免責",
+            "第12条",
+            "保険料の扱い",
+        ] {
+            let ranked = |svc: &ManualService| -> Vec<(String, u64, f64)> {
+                let f = svc
+                    .find(json!({"query": q, "manual_id": "m", "use_cache": false}))
+                    .expect("find");
+                svc.hits(json!({"trace_id": f.trace_id, "limit": 20}))
+                    .expect("hits")
+                    .items
+                    .iter()
+                    .map(|i| {
+                        (
+                            i["ref"]["path"].as_str().unwrap_or("").to_string(),
+                            i["ref"]["start_line"].as_u64().unwrap_or(0),
+                            i["score"].as_f64().unwrap_or(0.0),
+                        )
+                    })
+                    .collect()
+            };
+            assert_eq!(ranked(&s), ranked(&fresh), "round {round}, query {q}");
+        }
+    }
+}

@@ -65,13 +65,15 @@ pub(crate) fn merge(
     for input in inputs {
         let seg = input.segment;
         let mut map = vec![u32::MAX; seg.n_docs() as usize];
-        for file in 0..seg.n_files() {
-            if input.deleted.binary_search(&file).is_ok() {
-                continue;
-            }
-            let Some(head) = seg.file_head(file) else {
-                continue;
-            };
+        // Files in the order of their documents (a segment's documents are
+        // grouped by file but not ordered by path): the new numbers then
+        // follow the old ones, so every posting list stays ascending.
+        let mut live: Vec<(u32, super::FileHead<'_>)> = (0..seg.n_files())
+            .filter(|f| input.deleted.binary_search(f).is_err())
+            .filter_map(|f| Some((f, seg.file_head(f)?)))
+            .collect();
+        live.sort_by_key(|(_, head)| head.first_doc);
+        for (file, head) in live {
             let new_file = files.len() as u32;
             let first_doc = docs.len() as u32;
             for local in head.first_doc..head.first_doc.saturating_add(head.n_docs) {
@@ -130,7 +132,20 @@ pub(crate) fn merge(
                 if new == u32::MAX {
                     continue;
                 }
-                let delta = if df == 0 { new } else { new - last };
+                // New numbers ascend within an input (files are walked in
+                // document order) and across inputs; never decode a list
+                // that would not.
+                let delta = if df == 0 {
+                    new
+                } else {
+                    match new.checked_sub(last) {
+                        Some(d) if d > 0 => d,
+                        _ => {
+                            debug_assert!(false, "postings out of order in a merge");
+                            continue;
+                        }
+                    }
+                };
                 push_posting(&mut buf, delta, freq);
                 last = new;
                 df += 1;
@@ -199,6 +214,54 @@ mod tests {
 
     fn df(seg: &Segment, term: &str) -> u32 {
         seg.term(term).map(|t| t.df).unwrap_or(0)
+    }
+
+    #[test]
+    fn a_merged_segment_merges_again_with_ascending_postings() {
+        // Files added out of path order: documents are not in file-table order.
+        let a = segment(&[
+            ("z.md", "# 入院\n入院の説明。\n"),
+            ("a.md", "# 入院\n入院給付金。\n"),
+        ]);
+        let b = segment(&[("m.md", "# 入院\n入院日数。\n")]);
+        let merge_all = |inputs: &[MergeInput<'_>]| {
+            let mut out = Vec::new();
+            merge(inputs, Spill::Memory(Vec::new()), &mut out).expect("merge");
+            Segment::open(Backing::Owned(out.into())).expect("open")
+        };
+        let once = merge_all(&[
+            MergeInput {
+                segment: &a,
+                deleted: &[],
+            },
+            MergeInput {
+                segment: &b,
+                deleted: &[],
+            },
+        ]);
+        let c = segment(&[("b.md", "# 入院\n入院の手続。\n")]);
+        // m.md (file 1 of the merged segment: a, m, z) is deleted.
+        let twice = merge_all(&[
+            MergeInput {
+                segment: &once,
+                deleted: &[1],
+            },
+            MergeInput {
+                segment: &c,
+                deleted: &[],
+            },
+        ]);
+        assert_eq!(twice.n_files(), 3);
+        let docs: Vec<u32> = Postings::new(twice.term("入院").expect("term").postings)
+            .map(|(d, _)| d)
+            .collect();
+        assert_eq!(docs.len(), 3);
+        assert!(docs.windows(2).all(|w| w[0] < w[1]), "{docs:?}");
+        for f in 0..twice.n_files() {
+            let head = twice.file_head(f).expect("head");
+            let row = twice.doc(head.first_doc).expect("doc");
+            assert_eq!(row.file, f, "{}", head.path);
+        }
     }
 
     #[test]
