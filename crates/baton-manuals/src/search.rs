@@ -135,6 +135,10 @@ struct Acc {
 #[derive(Default)]
 struct Scratch {
     slot_of: Vec<u32>,
+    /// Accumulators of the documents met.
+    accs: Vec<(DocId, Acc)>,
+    /// Scores, for finding the pruning threshold.
+    scores: Vec<f64>,
 }
 
 static SCRATCH_POOL: std::sync::Mutex<Vec<Scratch>> = std::sync::Mutex::new(Vec::new());
@@ -183,9 +187,10 @@ pub(crate) fn search(
     let norms = index.norms(K1, B);
     let n = f64::from(index.doc_count().max(1));
 
-    let mut accs: Vec<(DocId, Acc)> = Vec::new();
+    let mut scratch = take_scratch();
+    let mut accs = std::mem::take(&mut scratch.accs);
+    let mut scores = std::mem::take(&mut scratch.scores);
     {
-        let mut scratch = take_scratch();
         let slots = index.doc_slots();
         if scratch.slot_of.len() < slots {
             scratch.slot_of.resize(slots, UNSEEN);
@@ -262,7 +267,6 @@ pub(crate) fn search(
         if slot_of.contains(&SKIPPED) {
             slot_of.fill(UNSEEN);
         }
-        return_scratch(scratch);
     }
 
     // Per group: its terms' bits and idf, to read coverage from a bit set.
@@ -332,7 +336,8 @@ pub(crate) fn search(
     // so a section whose best is below the keep-th best's worst cannot
     // reach the head.
     if accs.len() > keep.saturating_mul(2) && keep > 0 {
-        let mut scores: Vec<f64> = accs.iter().map(|(_, a)| a.score).collect();
+        scores.clear();
+        scores.extend(accs.iter().map(|(_, a)| a.score));
         let (_, kth, _) = scores.select_nth_unstable_by(keep - 1, |a, b| b.total_cmp(a));
         let floor = *kth * (1.0 - w);
         accs.retain(|(doc, acc)| {
@@ -345,8 +350,8 @@ pub(crate) fn search(
     }
     out.tail = counts;
     out.hits = accs
-        .into_iter()
-        .map(|(doc, acc)| {
+        .iter()
+        .map(|&(doc, acc)| {
             let covered = |mask: u64| -> f64 {
                 if total_group_weight <= 0.0 {
                     return 1.0;
@@ -399,6 +404,11 @@ pub(crate) fn search(
             }
         })
         .collect();
+    accs.clear();
+    scores.clear();
+    scratch.accs = accs;
+    scratch.scores = scores;
+    return_scratch(scratch);
     // The refinement ([`refine`]) and the late rerank ([`late_similarity`])
     // run on the merged head of every manual searched.
     out
