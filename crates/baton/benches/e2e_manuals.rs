@@ -6,7 +6,9 @@
 //!
 //! Measures: spawn → first `manual_find` answered with a cold index and
 //! with the index on disk, `manual_find` round trips and server-side time
-//! (transcript `duration_ms`), peak RSS (`VmHWM`) of the server, and the
+//! (transcript `duration_ms`), the server's CPU time per call (all threads,
+//! from `/proc/<pid>/task/*/schedstat`: on a shared machine wall-clock time
+//! includes waiting for a core), peak RSS (`VmHWM`) of the server, and the
 //! index's size on disk against the text's.
 //!
 //! Run: `cargo bench -p baton --bench e2e_manuals` (release build; takes a
@@ -114,10 +116,13 @@ fn main() {
     find(&mut s, &qs[1]);
     let warm = t.elapsed().as_secs_f64();
     let mut rtt = Vec::new();
+    let mut cpu = Vec::new();
     for i in 0..500 {
+        let c = s.cpu_ms();
         let t = Instant::now();
         find(&mut s, &qs[i % qs.len()]);
         rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+        cpu.push(s.cpu_ms() - c);
     }
     let warm_peak = s.status_kib("VmHWM:");
     let warm_rss = s.status_kib("VmRSS:");
@@ -149,6 +154,7 @@ fn main() {
     );
     report("round trip: manual_find (130 MB, all manuals)", rtt);
     report("server-side: manual_find (130 MB, all manuals)", server);
+    report("server CPU time per manual_find (130 MB)", cpu);
     drop(repo);
     small_set(&eval, &qs);
 }
@@ -177,10 +183,13 @@ fn small_set(eval: &Path, qs: &[String]) {
     s.initialize();
     find(&mut s, &qs[0]);
     let mut rtt = Vec::new();
+    let mut cpu = Vec::new();
     for i in 0..500 {
+        let c = s.cpu_ms();
         let t = Instant::now();
         find(&mut s, &qs[i % qs.len()]);
         rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+        cpu.push(s.cpu_ms() - c);
     }
     let peak = s.status_kib("VmHWM:");
     s.stop();
@@ -193,4 +202,5 @@ fn small_set(eval: &Path, qs: &[String]) {
     );
     report("round trip: manual_find (1.5 MB set)", rtt);
     report("server-side: manual_find (1.5 MB set)", server);
+    report("server CPU time per manual_find (1.5 MB set)", cpu);
 }

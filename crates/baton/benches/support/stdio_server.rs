@@ -90,6 +90,26 @@ impl Server {
             .unwrap_or(0)
     }
 
+    /// CPU time the process has used so far, all threads, in ms (from
+    /// `/proc/<pid>/task/*/schedstat`, nanosecond resolution): unlike
+    /// wall-clock time it does not grow while the process waits for a core
+    /// on a busy machine.
+    pub fn cpu_ms(&self) -> f64 {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) else {
+            return 0.0;
+        };
+        let ns: u64 = tasks
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+            .filter_map(|s| {
+                s.split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+            })
+            .sum();
+        ns as f64 / 1e6
+    }
+
     /// Closes stdin and waits for the process.
     pub fn stop(mut self) {
         drop(self.stdin);
