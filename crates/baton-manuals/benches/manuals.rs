@@ -1,7 +1,15 @@
 //! Benchmarks (divan): index build for 1,000 generated files, and
-//! `manual_find` (cache off) on a ~1.5 MB generated Japanese manual.
+//! `manual_find` (cache off) on a ~1.5 MB generated Japanese manual; and at
+//! scale, on a ~130 MB root generated from the repository's evaluation
+//! manuals (`support/corpus_gen.rs`; `BATON_BENCH_MB` changes the size):
+//! cold build of the on-disk index, open + first `manual_find` with the
+//! index on disk, and `manual_find` over all manuals.
 //!
-//! Run: `cargo bench -p baton-manuals --bench manuals`
+//! Run: `cargo bench -p baton-manuals --bench manuals` (or filter, e.g.
+//! `-- 130_mb`).
+
+#[path = "support/corpus_gen.rs"]
+mod corpus_gen;
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -268,6 +276,114 @@ fn find_japanese_1_5_mb_cached(bencher: Bencher) {
     bencher.bench(|| {
         service
             .find(json!({"query": QUERIES[0], "manual_id": "ja"}))
+            .expect("find")
+    });
+}
+
+/// The large root: generated once, its index built once (cold).
+struct Large {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    index_dir: std::path::PathBuf,
+}
+
+fn large_config(root: &Path, index_dir: &Path) -> ManualConfig {
+    // As the server runs: a watcher, and a full stat sweep at most every 30 s.
+    let mut c = ManualConfig::new(root);
+    c.index_dir = Some(index_dir.to_path_buf());
+    c.watch = true;
+    c.stat_interval = std::time::Duration::from_secs(30);
+    c
+}
+
+fn large() -> &'static Large {
+    static L: OnceLock<Large> = OnceLock::new();
+    L.get_or_init(|| {
+        let mb: u64 = std::env::var("BATON_BENCH_MB")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(130);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("manuals");
+        let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("eval/manuals");
+        let g = corpus_gen::generate(&eval, &root, mb * 1_000_000).expect("generate");
+        eprintln!(
+            "generated {} manuals, {} files, {:.1} MB",
+            g.manuals,
+            g.files,
+            g.bytes as f64 / 1e6
+        );
+        let index_dir = dir.path().join("index");
+        let stats = ManualService::open(large_config(&root, &index_dir))
+            .expect("open")
+            .build_index(&mut |_| {})
+            .expect("build");
+        eprintln!(
+            "index: {} sections, {} segments, {:.1} MB on disk",
+            stats.sections,
+            stats.segments,
+            stats.index_bytes as f64 / 1e6
+        );
+        Large {
+            _dir: dir,
+            root,
+            index_dir,
+        }
+    })
+}
+
+/// Cold build of the large root's on-disk index (a fresh index folder).
+#[divan::bench(sample_count = 2, sample_size = 1)]
+fn cold_build_130_mb(bencher: Bencher) {
+    let l = large();
+    let mut n = 0;
+    bencher
+        .with_inputs(|| {
+            n += 1;
+            let dir = l.index_dir.with_file_name(format!("cold-{n}"));
+            let _ = std::fs::remove_dir_all(&dir);
+            dir
+        })
+        .bench_local_values(|dir| {
+            let stats = ManualService::open(large_config(&l.root, &dir))
+                .expect("open")
+                .build_index(&mut |_| {})
+                .expect("build");
+            let _ = std::fs::remove_dir_all(&dir);
+            stats
+        });
+}
+
+/// A new service on the large root with its index on disk, and its first
+/// `manual_find` (the stat sweep of every file included).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn open_and_first_find_130_mb(bencher: Bencher) {
+    let l = large();
+    bencher.bench_local(|| {
+        let service = ManualService::open(large_config(&l.root, &l.index_dir)).expect("open");
+        service
+            .find(json!({"query": QUERIES[1], "use_cache": false}))
+            .expect("find")
+    });
+}
+
+fn large_service() -> &'static ManualService {
+    static S: OnceLock<ManualService> = OnceLock::new();
+    S.get_or_init(|| {
+        let l = large();
+        let service = ManualService::open(large_config(&l.root, &l.index_dir)).expect("open");
+        service.build_index(&mut |_| {}).expect("open index");
+        service
+    })
+}
+
+/// `manual_find` (cache off, every manual) on the large root.
+#[divan::bench(args = QUERIES, sample_count = 50)]
+fn find_130_mb(bencher: Bencher, query: &str) {
+    let service = large_service();
+    bencher.bench(|| {
+        service
+            .find(json!({"query": query, "use_cache": false}))
             .expect("find")
     });
 }

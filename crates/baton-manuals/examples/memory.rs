@@ -41,12 +41,11 @@ fn rss(label: &str) {
 
 fn print_usage(u: &MemoryUsage) {
     println!("index estimate by structure:");
-    println!("  postings        {}", mib(u.postings));
-    println!("  documents       {}", mib(u.documents));
+    println!("  segments mapped {}", mib(u.segments_mapped));
+    println!("  segments in RAM {}", mib(u.segments_in_memory));
+    println!("  bookkeeping     {}", mib(u.bookkeeping));
     println!("  section texts   {}", mib(u.section_texts));
-    println!("  term dictionary {}", mib(u.terms));
-    println!("  file records    {}", mib(u.files));
-    println!("  = index         {}", mib(u.index_total()));
+    println!("  = index heap    {}", mib(u.index_total()));
     println!("  traces          {}", mib(u.traces));
     println!("  result cache    {}", mib(u.cache));
 }

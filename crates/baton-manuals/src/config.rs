@@ -57,6 +57,11 @@ pub mod env {
     pub const MANUALS_THESAURUS: &str = "MANUALS_THESAURUS";
     /// `false` turns the built-in thesaurus off (only your file expands queries). Default true.
     pub const MANUALS_THESAURUS_BUILTIN: &str = "MANUALS_THESAURUS_BUILTIN";
+    /// Largest manual file indexed or served, in bytes (larger files are
+    /// skipped with a warning). Default 8388608 (8 MiB).
+    pub const MANUALS_MAX_FILE_BYTES: &str = "MANUALS_MAX_FILE_BYTES";
+    /// Threads that build the index (default: the machine's cores, at most 4).
+    pub const MANUALS_INDEX_THREADS: &str = "MANUALS_INDEX_THREADS";
 }
 
 /// Ranking knobs of `manual_find`.
@@ -148,6 +153,10 @@ pub struct ManualConfig {
     pub thesaurus_required: bool,
     /// Whether the built-in thesaurus is used (`MANUALS_THESAURUS_BUILTIN`).
     pub builtin_thesaurus: bool,
+    /// Largest file indexed or served (`MANUALS_MAX_FILE_BYTES`).
+    pub max_file_bytes: u64,
+    /// Threads building the index (`MANUALS_INDEX_THREADS`, at least 1).
+    pub index_threads: usize,
     /// Values that could not be parsed and were replaced by their default.
     pub warnings: Vec<String>,
 }
@@ -175,6 +184,8 @@ impl ManualConfig {
             thesaurus_file: None,
             thesaurus_required: false,
             builtin_thesaurus: true,
+            max_file_bytes: crate::corpus::MAX_FILE_BYTES,
+            index_threads: default_index_threads(),
             warnings: Vec::new(),
         }
     }
@@ -252,9 +263,23 @@ impl ManualConfig {
             None => config.thesaurus_file = Some(config.root.join("thesaurus.txt")),
         }
         config.builtin_thesaurus = reader.boolean(env::MANUALS_THESAURUS_BUILTIN, true);
+        config.max_file_bytes = reader.count(
+            env::MANUALS_MAX_FILE_BYTES,
+            crate::corpus::MAX_FILE_BYTES as usize,
+        ) as u64;
+        config.index_threads = reader.count(env::MANUALS_INDEX_THREADS, default_index_threads());
         config.warnings = reader.warnings;
         config
     }
+}
+
+/// The machine's cores, at most 4 (building is bounded by reading and
+/// tokenising; more threads only add memory).
+fn default_index_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4)
 }
 
 fn resolve(base_dir: &Path, value: &str) -> PathBuf {

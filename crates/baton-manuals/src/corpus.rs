@@ -1,83 +1,137 @@
 //! All manuals under the root, kept in sync with the files on disk.
 //!
-//! A refresh walks a manual's directory (`stat` only), re-reads files whose
-//! size or modification time changed, re-tokenises only those whose content
-//! hash changed, removes vanished files, and persists the manual's records
-//! when anything changed. Every change bumps [`Corpus::generation`], which
-//! keys the result cache.
+//! A refresh walks a manual's directory (`stat` only) and compares every
+//! file with the index: unchanged files (same size and modification time)
+//! cost nothing; changed files are read, and re-tokenised only when their
+//! content hash changed; their old version and vanished files are deleted
+//! from the segments that hold them; new and changed files go into new
+//! segments, built by several threads, each flushing its segment when its
+//! memory budget is reached ([`build`]). Small or numerous segments are
+//! then merged ([`merge_plan`]) and the manifest is saved. Every change
+//! bumps [`Corpus::generation`], which keys the result cache.
+//!
+//! Files larger than the limit (`MANUALS_MAX_FILE_BYTES`) and entries that
+//! are not regular files (FIFOs, sockets, devices) are skipped with a
+//! warning ([`Corpus::take_warnings`]); symbolic links are never followed.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
+mod build;
+mod walk;
 
-use crate::analyze::{Fingerprint, analyze_file, fnv1a};
-use crate::index::ManualIndex;
-use crate::paths::{FileType, ManualsRoot};
-use crate::store;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
 
-/// Files larger than this are not indexed (and cannot be read).
+pub(crate) use build::read_bounded;
+pub use build::{IndexProgress, IndexStats};
+pub(crate) use walk::list_manual_dirs;
+
+use crate::doc_text::{self, TextCache};
+use crate::index::{DocId, ManualIndex, SegmentSlot};
+use crate::paths::ManualsRoot;
+use crate::segment::merge::{MergeInput, merge};
+use crate::store::{Manifest, SegmentStore};
+use build::{BuildLimits, Task};
+
+/// Default largest file indexed or served (`MANUALS_MAX_FILE_BYTES`).
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
-/// Directory depth below a manual that is walked.
-const MAX_DEPTH: usize = 32;
+/// A manual whose segments are smaller than this together is kept in one
+/// segment (merged after every change: exact statistics, cheap).
+const SMALL_MANUAL_BYTES: usize = 16 * 1024 * 1024;
+/// More segments than this are merged (all but a dominant largest one).
+const MAX_SEGMENTS: usize = 6;
+/// A segment with more deleted documents than this share is rewritten.
+const MAX_DELETED_SHARE: f64 = 0.3;
+/// Resident bytes of memory-mapped segments above which their pages are
+/// handed back to the kernel (they stay in the page cache): the process
+/// keeps what recent queries touched, not the whole index.
+pub(crate) const MAPPED_RESIDENT_BUDGET: usize = 32 * 1024 * 1024;
+/// Warnings kept until someone takes them.
+const MAX_PENDING_WARNINGS: usize = 200;
 
-/// Progress of an index build, reported once per file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexProgress {
-    /// Files processed so far (including this one).
-    pub files_done: usize,
-    /// Files to process in total.
-    pub files_total: usize,
-    /// The manual of the current file.
-    pub manual_id: String,
-    /// The current file, relative to its manual.
-    pub path: String,
+/// One indexed manual.
+struct ManualState {
+    index: ManualIndex,
+    store: SegmentStore,
+    next_id: u64,
+    /// Files whose size/mtime changed without their content: path → (size, mtime).
+    touched: HashMap<String, (u64, i64)>,
 }
 
-/// What a refresh or build did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct IndexStats {
-    /// Manuals indexed.
-    pub manuals: usize,
-    /// Files indexed.
-    pub files: usize,
-    /// Sections indexed (documents).
-    pub sections: usize,
-    /// Distinct terms.
-    pub terms: usize,
-    /// Files (re-)tokenised during this call.
-    pub parsed_files: usize,
-    /// Files whose index data was reused (unchanged, or loaded from the disk cache).
-    pub reused_files: usize,
-    /// Files removed from the index during this call.
-    pub removed_files: usize,
-    /// Files skipped (unreadable or larger than 8 MiB).
-    pub skipped_files: usize,
+impl ManualState {
+    fn empty(store: SegmentStore) -> Self {
+        ManualState {
+            index: ManualIndex::default(),
+            store,
+            next_id: 1,
+            touched: HashMap::new(),
+        }
+    }
+
+    fn manifest(&self) -> Manifest {
+        let mut touched: Vec<(String, u64, i64)> = self
+            .touched
+            .iter()
+            .map(|(p, (s, m))| (p.clone(), *s, *m))
+            .collect();
+        touched.sort();
+        Manifest {
+            next_id: self.next_id,
+            slots: self
+                .index
+                .slots()
+                .iter()
+                .map(|s| (s.id, s.deleted.clone()))
+                .collect(),
+            touched,
+        }
+    }
 }
 
-/// A file found by walking a manual.
-struct FoundFile {
-    rel: String,
-    abs: PathBuf,
-    file_type: FileType,
-    size: u64,
-    mtime_ns: i64,
+/// Warnings met while indexing, each reported once.
+#[derive(Debug, Default)]
+struct Warnings {
+    seen: BTreeSet<String>,
+    pending: Vec<String>,
+}
+
+impl Warnings {
+    fn add(&mut self, warning: String) {
+        if self.seen.insert(warning.clone()) && self.pending.len() < MAX_PENDING_WARNINGS {
+            self.pending.push(warning);
+        }
+    }
 }
 
 /// The indexed manuals.
 pub(crate) struct Corpus {
     pub root: ManualsRoot,
     index_dir: Option<PathBuf>,
-    manuals: BTreeMap<String, ManualIndex>,
+    manuals: BTreeMap<String, ManualState>,
     generation: u64,
+    texts: TextCache,
+    limits: BuildLimits,
+    warnings: Warnings,
 }
 
 impl Corpus {
-    pub(crate) fn new(root: ManualsRoot, index_dir: Option<PathBuf>) -> Self {
+    pub(crate) fn new(
+        root: ManualsRoot,
+        index_dir: Option<PathBuf>,
+        max_file_bytes: u64,
+        threads: usize,
+    ) -> Self {
         Corpus {
             root,
             index_dir,
             manuals: BTreeMap::new(),
             generation: 0,
+            texts: TextCache::default(),
+            limits: BuildLimits {
+                max_file_bytes,
+                threads: threads.max(1),
+                ..BuildLimits::default()
+            },
+            warnings: Warnings::default(),
         }
     }
 
@@ -88,12 +142,67 @@ impl Corpus {
 
     /// The index of a manual.
     pub(crate) fn manual(&self, id: &str) -> Option<&ManualIndex> {
-        self.manuals.get(id)
+        self.manuals.get(id).map(|m| &m.index)
     }
 
     /// All manual ids, sorted.
     pub(crate) fn manual_ids(&self) -> impl Iterator<Item = &str> {
         self.manuals.keys().map(String::as_str)
+    }
+
+    /// Warnings met since the last call (each warning once per process).
+    pub(crate) fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.pending)
+    }
+
+    /// Bytes of mapped segments resident in the process.
+    pub(crate) fn resident_mapped_bytes(&self) -> usize {
+        self.manuals
+            .values()
+            .flat_map(|m| m.index.slots())
+            .map(|s| s.segment.resident_bytes())
+            .sum()
+    }
+
+    /// Hands mapped pages back to the kernel when more than `budget` bytes
+    /// are resident; returns whether it did.
+    pub(crate) fn trim_mapped(&self, budget: usize) -> bool {
+        if self.resident_mapped_bytes() <= budget {
+            return false;
+        }
+        for slot in self.manuals.values().flat_map(|m| m.index.slots()) {
+            slot.segment.release();
+        }
+        true
+    }
+
+    /// Estimated heap bytes of the cached section texts.
+    pub(crate) fn text_cache_bytes(&self) -> usize {
+        self.texts.heap_bytes()
+    }
+
+    /// A document's matched text (file name, heading, body; normalised),
+    /// read from its file and cached.
+    pub(crate) fn doc_text(&self, manual_id: &str, doc: DocId) -> Arc<str> {
+        let Some(state) = self.manuals.get(manual_id) else {
+            return Arc::from("");
+        };
+        let Some(d) = state.index.doc(doc) else {
+            return Arc::from("");
+        };
+        let Some(slot) = state.index.slots().get(d.file.slot) else {
+            return Arc::from("");
+        };
+        let key = (Arc::from(manual_id), slot.id, d.local);
+        self.texts.get_or_load(key, || {
+            let (Some(head), Some(section)) =
+                (state.index.file_head(d.file), state.index.section_of(&d))
+            else {
+                return String::new();
+            };
+            let dir = self.root.configured.join(manual_id);
+            doc_text::load(&dir, &head, &section.title, section.level, &d.row)
+        })
     }
 
     /// Refreshes every manual (and the list of manuals).
@@ -107,19 +216,20 @@ impl Corpus {
             .collect();
         let mut stats = IndexStats::default();
         for id in stale {
-            if let Some(index) = self.manuals.remove(&id) {
-                stats.removed_files += index.file_count();
-            }
-            if let Some(dir) = &self.index_dir {
-                store::delete(dir, &id);
+            if let Some(state) = self.manuals.remove(&id) {
+                stats.removed_files += state.index.file_count();
+                state.store.delete();
             }
             self.generation += 1;
         }
-        let walks: Vec<(String, Vec<FoundFile>)> = ids
+        let walks: Vec<(String, Vec<walk::FoundFile>)> = ids
             .into_iter()
             .filter_map(|id| {
                 let dir = self.root.manual_dir(&id).ok()?;
-                Some((id, walk_manual(&dir)))
+                let files = walk::walk_manual(&dir, self.limits.max_file_bytes, &mut |w| {
+                    self.warnings.add(format!("{id}/{w}"))
+                });
+                Some((id, files))
             })
             .collect();
         let total = walks.iter().map(|(_, f)| f.len()).sum();
@@ -144,12 +254,19 @@ impl Corpus {
         let mut stats = IndexStats::default();
         match self.root.manual_dir(id) {
             Ok(dir) => {
-                let files = walk_manual(&dir);
+                let mut warnings = Vec::new();
+                let files = walk::walk_manual(&dir, self.limits.max_file_bytes, &mut |w| {
+                    warnings.push(format!("{id}/{w}"))
+                });
+                for w in warnings {
+                    self.warnings.add(w);
+                }
                 self.sync_manual(id, files, &mut stats, &mut |_| {});
             }
             Err(_) => {
-                if let Some(index) = self.manuals.remove(id) {
-                    stats.removed_files += index.file_count();
+                if let Some(state) = self.manuals.remove(id) {
+                    stats.removed_files += state.index.file_count();
+                    state.store.delete();
                     self.generation += 1;
                 }
             }
@@ -160,180 +277,246 @@ impl Corpus {
 
     fn fill_totals(&self, stats: &mut IndexStats) {
         stats.manuals = self.manuals.len();
-        for index in self.manuals.values() {
-            stats.files += index.file_count();
-            stats.sections += index.doc_count() as usize;
-            stats.terms += index.term_count();
+        for state in self.manuals.values() {
+            stats.files += state.index.file_count();
+            stats.sections += state.index.doc_count() as usize;
+            stats.terms += state.index.term_count();
+            stats.segments += state.index.slots().len();
+            stats.index_bytes += state.index.byte_len() as u64;
         }
+    }
+
+    /// Loads a manual's index from disk, or starts an empty one.
+    fn load_state(&self, id: &str) -> (ManualState, bool) {
+        let store = SegmentStore::for_manual(self.index_dir.as_deref(), id);
+        let root_key = self.root_key();
+        match store.load(&root_key, id) {
+            Some((manifest, segments)) => {
+                let slots = manifest
+                    .slots
+                    .iter()
+                    .zip(segments)
+                    .map(|((sid, deleted), seg)| SegmentSlot::new(*sid, seg, deleted.clone()))
+                    .collect();
+                let state = ManualState {
+                    index: ManualIndex::from_slots(slots),
+                    store,
+                    next_id: manifest.next_id,
+                    touched: manifest
+                        .touched
+                        .into_iter()
+                        .map(|(p, s, m)| (p, (s, m)))
+                        .collect(),
+                };
+                (state, true)
+            }
+            None => {
+                // Whatever is there is unusable: start clean.
+                store.delete();
+                (ManualState::empty(store), false)
+            }
+        }
+    }
+
+    fn root_key(&self) -> PathBuf {
+        self.root
+            .canonical()
+            .unwrap_or_else(|| self.root.configured.clone())
     }
 
     fn sync_manual(
         &mut self,
         id: &str,
-        files: Vec<FoundFile>,
+        files: Vec<walk::FoundFile>,
         stats: &mut IndexStats,
         tick: &mut dyn FnMut(&str),
     ) {
-        let root_key = self
-            .root
-            .canonical()
-            .unwrap_or_else(|| self.root.configured.clone());
         let mut changed = false;
-        let index = match self.manuals.entry(id.to_string()) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(e) => {
+        let mut state = match self.manuals.remove(id) {
+            Some(state) => state,
+            None => {
                 changed = true;
-                let mut index = ManualIndex::new();
-                if let Some(dir) = self.index_dir.as_deref() {
-                    store::load_into(dir, &root_key, id, &mut index);
-                }
-                e.insert(index)
+                let (state, loaded) = self.load_state(id);
+                stats.loaded_manuals += usize::from(loaded);
+                state
             }
         };
-        let mut dirty_cache = false;
-        let present: std::collections::HashSet<&str> =
-            files.iter().map(|f| f.rel.as_str()).collect();
-        let gone: Vec<String> = index
-            .files()
-            .map(|f| f.record.path.clone())
-            .filter(|p| !present.contains(p.as_str()))
-            .collect();
-        for path in gone {
-            index.remove(&path);
-            stats.removed_files += 1;
-            changed = true;
-            dirty_cache = true;
-        }
-        for found in &files {
-            tick(&found.rel);
-            let known = index.file(&found.rel).map(|f| f.record.fingerprint);
-            if let Some(fp) = known
+        // Merge-join the index's files and the files found (both sorted by path).
+        let indexed = state.index.files();
+        let mut deletes: Vec<String> = Vec::new();
+        let mut tasks = Vec::new();
+        let mut known = indexed.iter().peekable();
+        for found in files {
+            while let Some((_, path)) = known.next_if(|(_, p)| *p < found.rel.as_str()) {
+                deletes.push(path.to_string());
+            }
+            let fingerprint =
+                known
+                    .next_if(|(_, p)| *p == found.rel.as_str())
+                    .and_then(|(file, path)| {
+                        let mut fp = state.index.file_head(*file)?.fingerprint;
+                        if let Some((size, mtime)) = state.touched.get(*path) {
+                            fp.size = *size;
+                            fp.mtime_ns = *mtime;
+                        }
+                        Some(fp)
+                    });
+            if let Some(fp) = fingerprint
                 && fp.size == found.size
                 && fp.mtime_ns == found.mtime_ns
             {
                 stats.reused_files += 1;
+                tick(&found.rel);
                 continue;
             }
-            let Ok(bytes) = std::fs::read(&found.abs) else {
-                if index.remove(&found.rel) {
-                    changed = true;
-                    dirty_cache = true;
-                }
-                stats.skipped_files += 1;
-                continue;
-            };
-            let fingerprint = Fingerprint {
-                size: bytes.len() as u64,
-                mtime_ns: found.mtime_ns,
-                hash: fnv1a(&bytes),
-            };
-            dirty_cache = true;
-            if known.is_some_and(|fp| fp.hash == fingerprint.hash) {
-                index.touch(&found.rel, fingerprint);
+            tasks.push(Task {
+                found,
+                known_hash: fingerprint.map(|fp| fp.hash),
+            });
+        }
+        deletes.extend(known.map(|(_, p)| p.to_string()));
+        drop(indexed);
+        stats.removed_files += deletes.len();
+        let mut touched_any = false;
+        if !tasks.is_empty() {
+            let built = build::build(&tasks, &state.store, &mut state.next_id, &self.limits, tick);
+            for (path, size, mtime) in built.touched {
+                state.touched.insert(path, (size, mtime));
                 stats.reused_files += 1;
-                continue;
+                touched_any = true;
             }
-            let text = decode_text(&bytes);
-            index.upsert(analyze_file(
-                &found.rel,
-                found.file_type,
-                &text,
-                fingerprint,
-            ));
-            stats.parsed_files += 1;
+            for (path, reason) in built.skipped {
+                self.warnings.add(format!("{id}/{path}: {reason}"));
+                stats.skipped_files += 1;
+                deletes.push(path);
+            }
+            stats.parsed_files += built.parsed.len();
+            for path in &built.parsed {
+                state.touched.remove(path);
+                deletes.push(path.clone());
+            }
+            for e in built.errors {
+                self.warnings.add(format!("{id}: index not written: {e}"));
+            }
+            let mut slots = std::mem::take(&mut state.index).into_slots();
+            delete_files(&mut slots, &deletes);
+            slots.extend(
+                built
+                    .segments
+                    .into_iter()
+                    .map(|(sid, seg)| SegmentSlot::new(sid, seg, Vec::new())),
+            );
+            state.index = ManualIndex::from_slots(slots);
+            changed |= !built.parsed.is_empty() || !deletes.is_empty();
+        } else if !deletes.is_empty() {
+            let mut slots = std::mem::take(&mut state.index).into_slots();
+            delete_files(&mut slots, &deletes);
+            state.index = ManualIndex::from_slots(slots);
             changed = true;
         }
-        if changed {
-            self.generation += 1;
-            index.compact();
+        for path in &deletes {
+            state.touched.remove(path);
         }
-        if (dirty_cache || changed)
-            && let Some(dir) = &self.index_dir
-        {
-            // A failed cache write only costs a re-tokenisation at the next start.
-            let _ = store::save_index(dir, &root_key, id, index);
+        if changed {
+            self.merge_if_needed(id, &mut state);
+            self.generation += 1;
+        }
+        if changed || touched_any {
+            let root_key = self.root_key();
+            if let Err(e) = state.store.save(&root_key, id, &state.manifest()) {
+                // A failed write only costs a re-index at the next start.
+                self.warnings.add(format!("{id}: index not saved: {e}"));
+            }
+        }
+        self.manuals.insert(id.to_string(), state);
+    }
+
+    /// Merges segments as [`merge_plan`] says (a failure keeps them as they are).
+    fn merge_if_needed(&mut self, id: &str, state: &mut ManualState) {
+        let Some(picked) = merge_plan(state.index.slots()) else {
+            return;
+        };
+        let slots = state.index.slots();
+        let inputs: Vec<MergeInput<'_>> = picked
+            .iter()
+            .map(|&i| MergeInput {
+                segment: &slots[i].segment,
+                deleted: &slots[i].deleted,
+            })
+            .collect();
+        let new_id = state.next_id;
+        let spill = state.store.spill();
+        let merged = state
+            .store
+            .write_segment(new_id, |out| merge(&inputs, spill, out));
+        match merged {
+            Ok(segment) => {
+                state.next_id += 1;
+                let mut slots: Vec<SegmentSlot> = std::mem::take(&mut state.index)
+                    .into_slots()
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(i, _)| !picked.contains(i))
+                    .map(|(_, s)| s)
+                    .collect();
+                slots.push(SegmentSlot::new(new_id, segment, Vec::new()));
+                state.index = ManualIndex::from_slots(slots);
+            }
+            Err(e) => self.warnings.add(format!("{id}: segments not merged: {e}")),
         }
     }
+}
+
+/// Marks files deleted in whichever segment holds their live version.
+fn delete_files(slots: &mut [SegmentSlot], paths: &[String]) {
+    for path in paths {
+        for slot in slots.iter_mut() {
+            if let Some(file) = slot.segment.find_file(path)
+                && slot.deleted.binary_search(&file).is_err()
+            {
+                let at = slot.deleted.partition_point(|d| *d < file);
+                slot.deleted.insert(at, file);
+            }
+        }
+    }
+}
+
+/// Which segments to merge, if any: all of a small manual's (so it stays
+/// one segment with exact statistics); all but a dominant largest one when
+/// there are too many; and any segment that is mostly deleted.
+pub(crate) fn merge_plan(slots: &[SegmentSlot]) -> Option<Vec<usize>> {
+    let total: usize = slots.iter().map(|s| s.segment.byte_len()).sum();
+    let deleted_share = |s: &SegmentSlot| {
+        let docs = f64::from(s.segment.n_docs().max(1));
+        let dead: u32 = s
+            .deleted
+            .iter()
+            .filter_map(|f| s.segment.file_head(*f))
+            .map(|h| h.n_docs)
+            .sum();
+        f64::from(dead) / docs
+    };
+    let any_deleted = slots.iter().any(|s| !s.deleted.is_empty());
+    if total <= SMALL_MANUAL_BYTES && (slots.len() > 1 || any_deleted) {
+        return Some((0..slots.len()).collect());
+    }
+    if slots.len() > MAX_SEGMENTS {
+        let largest = (0..slots.len()).max_by_key(|&i| slots[i].segment.byte_len())?;
+        let dominant = slots[largest].segment.byte_len() * 2 >= total;
+        return Some(
+            (0..slots.len())
+                .filter(|&i| !(dominant && i == largest))
+                .collect(),
+        );
+    }
+    let mostly_deleted: Vec<usize> = (0..slots.len())
+        .filter(|&i| deleted_share(&slots[i]) > MAX_DELETED_SHARE)
+        .collect();
+    (!mostly_deleted.is_empty()).then_some(mostly_deleted)
 }
 
 /// Decodes file bytes as UTF-8 (lossy), dropping a byte-order mark.
 pub(crate) fn decode_text(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     text.strip_prefix('\u{feff}').unwrap_or(&text).to_string()
-}
-
-/// Names of the manual directories under the root: non-hidden directories
-/// that are not symlinks, sorted.
-pub(crate) fn list_manual_dirs(root: &ManualsRoot) -> Vec<String> {
-    let Some(dir) = root.canonical() else {
-        return Vec::new();
-    };
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut ids: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|name| !name.starts_with('.') && name != crate::paths::ROOT_ID)
-        .collect();
-    ids.sort();
-    ids
-}
-
-/// Every `.md`/`.json` file of a manual (hidden entries and symlinks skipped).
-fn walk_manual(dir: &Path) -> Vec<FoundFile> {
-    let mut out = Vec::new();
-    let mut stack = vec![(dir.to_path_buf(), String::new(), 0usize)];
-    while let Some((abs_dir, rel_dir, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&abs_dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-                continue;
-            };
-            if name.starts_with('.') {
-                continue;
-            }
-            let Ok(file_type) = entry.file_type() else {
-                continue;
-            };
-            let rel = if rel_dir.is_empty() {
-                name.clone()
-            } else {
-                format!("{rel_dir}/{name}")
-            };
-            if file_type.is_dir() {
-                if depth < MAX_DEPTH {
-                    stack.push((entry.path(), rel, depth + 1));
-                }
-            } else if file_type.is_file() {
-                let Some(kind) = FileType::of(&name) else {
-                    continue;
-                };
-                let Ok(meta) = entry.metadata() else { continue };
-                if meta.len() > MAX_FILE_BYTES {
-                    continue;
-                }
-                out.push(FoundFile {
-                    rel,
-                    abs: entry.path(),
-                    file_type: kind,
-                    size: meta.len(),
-                    mtime_ns: mtime_ns(&meta),
-                });
-            }
-        }
-    }
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    out
-}
-
-fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }

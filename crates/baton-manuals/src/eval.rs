@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::json;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::{ManualError, ManualService, TocFile};
+use crate::{ManualError, ManualService};
 
 /// How many candidates are inspected per query.
 pub const EVAL_DEPTH: u64 = 10;
@@ -109,20 +109,75 @@ pub fn discover_gold_sets(gold_dir: &Path) -> Result<Vec<GoldSet>, String> {
     Ok(sets)
 }
 
-/// One gold query.
+/// One gold query, in either of two formats:
+///
+/// * section level (this repository's sets and the blind sets):
+///   `{"query", "path", "heading", "style"?}` — a candidate answers when it
+///   is the expected section or lies under it;
+/// * file level (the Python reference's public set):
+///   `{"query", "expected_paths": [..], "required_terms"?: [..], "facet"?, "case_id"?, "manual_id"?}`
+///   — a candidate answers when it is in one of the expected files.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct GoldQuery {
     /// The query as a user would ask it.
     pub query: String,
-    /// Expected file (relative to the manual).
-    pub path: String,
-    /// Expected section heading (the file name for JSON files).
-    pub heading: String,
+    /// Expected file (relative to the manual), section-level format.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Expected section heading (the file name for JSON files), section-level format.
+    #[serde(default)]
+    pub heading: Option<String>,
+    /// Expected files, file-level format (any section of one of them answers).
+    #[serde(default)]
+    pub expected_paths: Vec<String>,
+    /// Terms the caller passes as `required_terms` (file-level format), used
+    /// only when an evaluation runs "with required terms".
+    #[serde(default)]
+    pub required_terms: Vec<String>,
     /// How the query is phrased, when the set says: `named` (uses the
     /// manual's own terms, like the Python reference's gold set) or
     /// `colloquial` (everyday words of someone who has not read the manual).
     #[serde(default)]
     pub style: Option<String>,
+    /// The manual the query was written for, when the set names it (the
+    /// reference's set names its own manual directory).
+    #[serde(default)]
+    pub manual_id: Option<String>,
+}
+
+impl GoldQuery {
+    /// A section-level gold query (used by tests).
+    pub fn section(query: &str, path: &str, heading: &str) -> GoldQuery {
+        GoldQuery {
+            query: query.to_string(),
+            path: Some(path.to_string()),
+            heading: Some(heading.to_string()),
+            expected_paths: Vec::new(),
+            required_terms: Vec::new(),
+            style: None,
+            manual_id: None,
+        }
+    }
+
+    /// The expected target for messages: `path#heading` or the expected files.
+    pub fn target(&self) -> String {
+        match (&self.path, &self.heading) {
+            (Some(p), Some(h)) => format!("{p}#{h}"),
+            (Some(p), None) => p.clone(),
+            _ => self.expected_paths.join(" | "),
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.query.trim().is_empty() {
+            return Err("empty query".into());
+        }
+        match (&self.path, &self.heading, self.expected_paths.is_empty()) {
+            (Some(_), Some(_), true) => Ok(()),
+            (None, None, false) => Ok(()),
+            _ => Err("give either `path` and `heading`, or `expected_paths`".into()),
+        }
+    }
 }
 
 /// Outcome of one query.
@@ -143,6 +198,8 @@ pub struct EvalReport {
     pub manual_id: String,
     /// Role of the gold set ([`evaluate`] reports [`GoldSplit::Tuning`]).
     pub split: GoldSplit,
+    /// The set's name in reports (the split's label, or a gold file's name).
+    pub label: String,
     /// Per-query outcomes.
     pub results: Vec<QueryResult>,
 }
@@ -197,6 +254,7 @@ impl EvalReport {
                 let report = EvalReport {
                     manual_id: self.manual_id.clone(),
                     split: self.split,
+                    label: self.label.clone(),
                     results,
                 };
                 (style, report)
@@ -207,9 +265,9 @@ impl EvalReport {
     /// One line: `manual  split  n=..  R@1 ..  R@3 ..  R@5 ..  R@10 ..  MRR ..`.
     pub fn summary_line(&self) -> String {
         let mut line = format!(
-            "{:<16} {:<8} n={:<3}",
+            "{:<16} {:<14} n={:<3}",
             self.manual_id,
-            self.split.label(),
+            self.label,
             self.results.len()
         );
         for k in RECALL_KS {
@@ -220,24 +278,38 @@ impl EvalReport {
     }
 }
 
-/// Reads a gold JSONL file (blank lines ignored).
+/// Reads a gold JSONL file (blank lines ignored); every line must be one
+/// of the two formats of [`GoldQuery`].
 pub fn load_gold(path: &Path) -> Result<Vec<GoldQuery>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))
+            let g: GoldQuery = serde_json::from_str(l)
+                .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+            g.check()
+                .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+            Ok(g)
         })
         .collect()
 }
 
-/// Loads one gold file and runs it against its manual (cache off).
+/// How an evaluation calls `manual_find`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EvalOptions {
+    /// Pass each query's `required_terms` (when it has some), as callers of
+    /// the Python reference do. Off: the query alone.
+    pub with_required_terms: bool,
+}
+
+/// Loads one gold file and runs it against its manual (cache off, query alone).
 pub fn evaluate_set(service: &ManualService, set: &GoldSet) -> Result<EvalReport, String> {
     let gold = load_gold(&set.path)?;
-    let mut report = evaluate(service, &set.manual_id, &gold)
+    let mut report = evaluate(service, &set.manual_id, &gold, EvalOptions::default())
         .map_err(|e| format!("{}: {e}", set.path.display()))?;
     report.split = set.split;
+    report.label = set.split.label().to_string();
     Ok(report)
 }
 
@@ -246,12 +318,16 @@ pub fn evaluate(
     service: &ManualService,
     manual_id: &str,
     gold: &[GoldQuery],
+    options: EvalOptions,
 ) -> Result<EvalReport, ManualError> {
-    let toc = service.toc(json!({ "manual_id": manual_id }))?;
+    let mut headings = HeadingCache::default();
     let mut results = Vec::with_capacity(gold.len());
     for g in gold {
-        let found = service
-            .find(json!({ "query": g.query, "manual_id": manual_id, "use_cache": false }))?;
+        let mut args = json!({ "query": g.query, "manual_id": manual_id, "use_cache": false });
+        if options.with_required_terms && !g.required_terms.is_empty() {
+            args["required_terms"] = json!(g.required_terms);
+        }
+        let found = service.find(args)?;
         let hits = service.hits(json!({ "trace_id": found.trace_id, "limit": EVAL_DEPTH }))?;
         let mut rank = None;
         let mut top = Vec::new();
@@ -262,7 +338,7 @@ pub fn evaluate(
             if top.len() < 3 {
                 top.push(format!("{path}#{title}"));
             }
-            if rank.is_none() && answers(&toc.items, g, path, line, title) {
+            if rank.is_none() && answers(service, manual_id, &mut headings, g, path, line, title) {
                 rank = Some(i + 1);
             }
         }
@@ -275,6 +351,7 @@ pub fn evaluate(
     Ok(EvalReport {
         manual_id: manual_id.to_string(),
         split: GoldSplit::Tuning,
+        label: GoldSplit::Tuning.label().to_string(),
         results,
     })
 }
@@ -283,26 +360,101 @@ fn nfc(s: &str) -> String {
     s.nfc().collect()
 }
 
+/// A heading of a file as the evaluation sees it.
+#[derive(Debug, Clone)]
+struct EvalHeading {
+    line: u32,
+    level: u8,
+    /// The heading as `manual_toc` renders it (inline markup removed).
+    title: String,
+    /// The heading line as written, without its `#` marks (gold headings
+    /// are copied from the file, so they keep backticks and the like).
+    raw: String,
+}
+
+/// The headings of the files met so far (one `manual_toc` per file).
+#[derive(Default)]
+struct HeadingCache {
+    files: std::collections::HashMap<String, Vec<EvalHeading>>,
+}
+
+impl HeadingCache {
+    fn headings(&mut self, service: &ManualService, manual_id: &str, path: &str) -> &[EvalHeading] {
+        self.files.entry(path.to_string()).or_insert_with(|| {
+            let file = service.config().root.join(manual_id).join(path);
+            let text = std::fs::read(&file)
+                .map(|b| String::from_utf8_lossy(&b).replace("\r\n", "\n"))
+                .unwrap_or_default();
+            let lines: Vec<&str> = text.split('\n').collect();
+            service
+                .toc(json!({ "manual_id": manual_id, "path_prefix": path }))
+                .ok()
+                .and_then(|t| t.items.into_iter().find(|f| f.path == path))
+                .map(|f| f.headings)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|h| EvalHeading {
+                    line: h.line_start,
+                    level: h.level,
+                    raw: lines
+                        .get(h.line_start.saturating_sub(1) as usize)
+                        .map(|l| raw_heading(l))
+                        .unwrap_or_default(),
+                    title: h.title,
+                })
+                .collect()
+        })
+    }
+}
+
+/// An ATX heading line's text: without the opening and closing `#` runs
+/// and surrounding spaces (other lines are returned trimmed).
+fn raw_heading(line: &str) -> String {
+    let t = line.trim();
+    let Some(rest) = t.strip_prefix('#') else {
+        return t.to_string();
+    };
+    let rest = rest.trim_start_matches('#').trim();
+    let closed = rest.trim_end_matches('#');
+    if closed.len() < rest.len() && (closed.is_empty() || closed.ends_with(' ')) {
+        closed.trim().to_string()
+    } else {
+        rest.to_string()
+    }
+}
+
 /// Whether a candidate (path, heading line, title) answers a gold query.
-fn answers(toc: &[TocFile], gold: &GoldQuery, path: &str, line: u32, title: &str) -> bool {
-    if nfc(path) != nfc(&gold.path) {
+fn answers(
+    service: &ManualService,
+    manual_id: &str,
+    headings: &mut HeadingCache,
+    gold: &GoldQuery,
+    path: &str,
+    line: u32,
+    title: &str,
+) -> bool {
+    let path_nfc = nfc(path);
+    let (Some(gold_path), Some(gold_heading)) = (&gold.path, &gold.heading) else {
+        // File-level gold: any section of an expected file.
+        return gold.expected_paths.iter().any(|p| nfc(p) == path_nfc);
+    };
+    if path_nfc != nfc(gold_path) {
         return false;
     }
-    let wanted = nfc(&gold.heading);
-    if nfc(title) == wanted {
+    let wanted = nfc(gold_heading.trim());
+    let is_wanted = |h: &EvalHeading| nfc(&h.raw) == wanted || nfc(&h.title) == wanted;
+    let file = headings.headings(service, manual_id, path);
+    // The candidate's own heading, then its ancestors by heading level.
+    let Some(pos) = file.iter().position(|h| h.line == line) else {
+        return nfc(title) == wanted;
+    };
+    if is_wanted(&file[pos]) {
         return true;
     }
-    let Some(file) = toc.iter().find(|f| nfc(&f.path) == nfc(path)) else {
-        return false;
-    };
-    // Walk the candidate's ancestors by heading level.
-    let Some(pos) = file.headings.iter().position(|h| h.line_start == line) else {
-        return false;
-    };
-    let mut level = file.headings[pos].level;
-    for h in file.headings[..pos].iter().rev() {
+    let mut level = file[pos].level;
+    for h in file[..pos].iter().rev() {
         if h.level < level {
-            if nfc(&h.title) == wanted {
+            if is_wanted(h) {
                 return true;
             }
             level = h.level;
@@ -314,6 +466,17 @@ fn answers(toc: &[TocFile], gold: &GoldQuery, path: &str, line: u32, title: &str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_headings_keep_inline_markup_and_drop_hash_runs() {
+        assert_eq!(
+            raw_heading("## `Rc<T>`は参照カウント"),
+            "`Rc<T>`は参照カウント"
+        );
+        assert_eq!(raw_heading("### Title ###"), "Title");
+        assert_eq!(raw_heading("# C#"), "C#");
+        assert_eq!(raw_heading("Setext title"), "Setext title");
+    }
 
     #[test]
     fn gold_file_names_map_to_manual_and_split() {

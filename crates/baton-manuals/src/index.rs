@@ -1,250 +1,157 @@
-//! The in-memory inverted index of one manual, updated file by file.
+//! The index of one manual: a list of immutable segments plus the files
+//! deleted from them since they were written.
 //!
-//! Documents are sections. Each term has a posting list of
-//! `(doc, field frequencies)`; document frequency is the list length.
-//! Replacing a file removes its documents' postings (using each document's
-//! own term list, so only the affected lists are touched) and adds the new
-//! ones; nothing else is recomputed.
+//! Documents are numbered across the manual: a segment's documents follow
+//! the previous segment's (`base + local`). A changed or removed file is
+//! *deleted* from its segment (its documents stop counting and never come
+//! back from a search); a changed or new file goes into a new segment.
+//! Segments are merged when they become many or small ([`crate::corpus`]).
+//! Statistics (document count, average length) count live documents only;
+//! a term's document frequency counts the postings of deleted documents
+//! too until their segment is merged (as in Lucene).
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::analyze::{DocData, FieldFreq, FileRecord};
+use crate::analyze::FieldFreq;
 use crate::sections::SectionInfo;
+use crate::segment::{DocRow, FileHead, Postings, Segment};
 
-/// Index of a document slot.
+/// A document number within a manual.
 pub(crate) type DocId = u32;
-/// Index of a term in the vocabulary.
-pub(crate) type TermId = u32;
 
-/// One entry of a posting list.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Posting {
-    /// The document.
-    pub doc: DocId,
-    /// Its field frequencies for the term.
-    pub freq: FieldFreq,
-}
-
-/// A live document (section) of the index.
+/// One segment of a manual with its deletions.
 #[derive(Debug, Clone)]
-pub(crate) struct Doc {
-    /// Path of its file (shared by the file's documents).
-    pub path: Arc<str>,
-    /// Index of the section in the file's section list.
-    pub section: u32,
-    /// The section's heading line.
-    pub start_line: u32,
-    /// Body length in tokens.
-    pub body_len: u32,
-    /// Normalised heading + body (phrase checks, late rerank, claims).
-    pub norm_text: Box<str>,
-    /// Its distinct term ids, ascending, as LEB128 varint deltas (for
-    /// removal and persistence; the frequencies live in the postings).
-    terms: Box<[u8]>,
-    /// Whether the section states exclusions.
-    pub exceptions: bool,
+pub(crate) struct SegmentSlot {
+    /// Number naming the segment's file (unique within the manual).
+    pub id: u64,
+    /// The segment.
+    pub segment: Arc<Segment>,
+    /// Deleted files (segment-local indices, sorted).
+    pub deleted: Vec<u32>,
+    /// First manual-wide document number of the segment.
+    base: u32,
+    /// Deleted documents (segment-local), one bit each.
+    dead: Vec<u64>,
 }
 
-impl Doc {
-    /// Its distinct term ids, ascending.
-    fn term_ids(&self) -> impl Iterator<Item = TermId> + '_ {
-        let mut bytes = self.terms.iter();
-        let mut prev: TermId = 0;
-        std::iter::from_fn(move || {
-            let mut delta: u32 = 0;
-            let mut shift = 0;
-            loop {
-                let b = *bytes.next()?;
-                delta |= u32::from(b & 0x7f) << shift;
-                if b & 0x80 == 0 {
-                    break;
-                }
-                shift += 7;
-            }
-            prev += delta;
-            Some(prev)
-        })
-    }
-}
-
-/// Encodes ascending term ids as varint deltas.
-fn encode_term_ids(ids: &[TermId]) -> Box<[u8]> {
-    let mut out = Vec::with_capacity(ids.len() * 2);
-    let mut prev: TermId = 0;
-    for &id in ids {
-        let mut delta = id - prev;
-        prev = id;
-        loop {
-            let byte = (delta & 0x7f) as u8;
-            delta >>= 7;
-            if delta == 0 {
-                out.push(byte);
-                break;
-            }
-            out.push(byte | 0x80);
+impl SegmentSlot {
+    /// A slot for a segment with deleted files.
+    pub(crate) fn new(id: u64, segment: Arc<Segment>, mut deleted: Vec<u32>) -> Self {
+        deleted.sort_unstable();
+        deleted.dedup();
+        SegmentSlot {
+            id,
+            segment,
+            deleted,
+            base: 0,
+            dead: Vec::new(),
         }
     }
-    out.into_boxed_slice()
+
+    fn is_dead(&self, local: u32) -> bool {
+        self.dead
+            .get(local as usize / 64)
+            .is_some_and(|w| w & (1 << (local % 64)) != 0)
+    }
+
+    fn is_deleted_file(&self, file: u32) -> bool {
+        self.deleted.binary_search(&file).is_ok()
+    }
 }
 
-/// A file of the index: its record minus the document data (held in `docs`).
-#[derive(Debug, Clone)]
-pub(crate) struct FileEntry {
-    /// Metadata and sections.
-    pub record: FileRecord,
-    /// The document slots of its indexable sections.
-    pub doc_ids: Vec<DocId>,
-    /// The path, shared with its documents.
-    pub shared_path: Arc<str>,
+/// A live file of the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct FileRef {
+    /// Index of its segment slot.
+    pub slot: usize,
+    /// Its index in the segment.
+    pub file: u32,
+}
+
+/// A live document with where it lives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DocRef {
+    /// Its segment slot and file.
+    pub file: FileRef,
+    /// Its row.
+    pub row: DocRow,
+    /// Its segment-local number.
+    pub local: u32,
 }
 
 /// The index of one manual.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct ManualIndex {
-    files: BTreeMap<String, FileEntry>,
-    docs: Vec<Option<Doc>>,
-    /// Body length per slot (0 for free slots): the scoring loop reads only this.
-    doc_lens: Vec<u32>,
-    free: Vec<DocId>,
-    vocab: HashMap<Box<str>, TermId>,
-    term_text: Vec<Box<str>>,
-    postings: Vec<Vec<Posting>>,
+    slots: Vec<SegmentSlot>,
     live_docs: u32,
+    live_files: usize,
     total_len: u64,
+    doc_slots: u32,
+    /// BM25 length normalisation per document, computed on first use.
+    norms: std::sync::OnceLock<Vec<f32>>,
+    /// The file (segment-local index) of every document, computed on first use.
+    doc_files: std::sync::OnceLock<Vec<u32>>,
+    /// Rank of every file's path among all the manual's files (per slot),
+    /// for cheap, deterministic tie-breaking; computed on first use.
+    path_ranks: std::sync::OnceLock<Vec<Vec<u32>>>,
 }
 
 impl ManualIndex {
-    /// An empty index.
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds or replaces a file.
-    pub(crate) fn upsert(&mut self, mut record: FileRecord) {
-        self.remove(&record.path.clone());
-        let docs = std::mem::take(&mut record.docs);
-        let shared_path: Arc<str> = Arc::from(record.path.as_str());
-        let mut doc_ids = Vec::with_capacity(docs.len());
-        for data in docs {
-            let start_line = record
-                .sections
-                .get(data.section as usize)
-                .map(|s| s.start_line)
-                .unwrap_or(1);
-            doc_ids.push(self.add_doc(&shared_path, start_line, data));
-        }
-        record.sections.shrink_to_fit();
-        self.files.insert(
-            record.path.clone(),
-            FileEntry {
-                record,
-                doc_ids,
-                shared_path,
-            },
-        );
-    }
-
-    /// Removes a file and its documents; returns whether it was present.
-    pub(crate) fn remove(&mut self, path: &str) -> bool {
-        let Some(entry) = self.files.remove(path) else {
-            return false;
+    /// An index over these segments.
+    pub(crate) fn from_slots(slots: Vec<SegmentSlot>) -> Self {
+        let mut index = ManualIndex {
+            slots,
+            ..ManualIndex::default()
         };
-        for id in entry.doc_ids {
-            let Some(doc) = self.docs.get_mut(id as usize).and_then(Option::take) else {
-                continue;
-            };
-            for term in doc.term_ids() {
-                if let Some(list) = self.postings.get_mut(term as usize)
-                    && let Ok(at) = list.binary_search_by_key(&id, |p| p.doc)
-                {
-                    list.remove(at);
-                }
-            }
-            self.live_docs -= 1;
-            self.total_len -= u64::from(doc.body_len);
-            if let Some(len) = self.doc_lens.get_mut(id as usize) {
-                *len = 0;
-            }
-            self.free.push(id);
-        }
-        true
+        index.recount();
+        index
     }
 
-    /// Updates only the fingerprint of a file whose content is unchanged.
-    pub(crate) fn touch(&mut self, path: &str, fingerprint: crate::analyze::Fingerprint) {
-        if let Some(entry) = self.files.get_mut(path) {
-            entry.record.fingerprint = fingerprint;
-        }
+    /// The segment slots.
+    pub(crate) fn slots(&self) -> &[SegmentSlot] {
+        &self.slots
     }
 
-    fn add_doc(&mut self, path: &Arc<str>, start_line: u32, data: DocData) -> DocId {
-        let id = match self.free.pop() {
-            Some(id) => id,
-            None => {
-                self.docs.push(None);
-                self.doc_lens.push(0);
-                (self.docs.len() - 1) as DocId
-            }
-        };
-        self.doc_lens[id as usize] = data.body_len;
-        let mut terms = Vec::with_capacity(data.terms.len());
-        for (text, freq) in data.terms {
-            let term = self.intern(&text);
-            if let Some(list) = self.postings.get_mut(term as usize) {
-                // Posting lists stay sorted by document id (a reused slot
-                // is inserted in place).
-                let posting = Posting { doc: id, freq };
-                match list.last() {
-                    Some(last) if last.doc >= id => {
-                        let at = list.partition_point(|p| p.doc < id);
-                        list.insert(at, posting);
+    /// Takes the slots out (to change them and build a new index).
+    pub(crate) fn into_slots(self) -> Vec<SegmentSlot> {
+        self.slots
+    }
+
+    /// Recomputes document numbering, deletion bits and statistics.
+    fn recount(&mut self) {
+        let mut base = 0u32;
+        self.live_docs = 0;
+        self.live_files = 0;
+        self.total_len = 0;
+        for slot in &mut self.slots {
+            slot.base = base;
+            let seg = &slot.segment;
+            slot.dead = vec![0u64; (seg.n_docs() as usize).div_ceil(64)];
+            let mut dead_docs = 0u32;
+            let mut dead_len = 0u64;
+            for &file in &slot.deleted {
+                let Some(head) = seg.file_head(file) else {
+                    continue;
+                };
+                for local in head.first_doc..head.first_doc.saturating_add(head.n_docs) {
+                    if let Some(w) = slot.dead.get_mut(local as usize / 64) {
+                        *w |= 1 << (local % 64);
+                        dead_docs += 1;
+                        dead_len += u64::from(seg.doc_len(local));
                     }
-                    _ => list.push(posting),
                 }
             }
-            terms.push(term);
+            self.live_docs += seg.n_docs().saturating_sub(dead_docs);
+            self.live_files += (seg.n_files() as usize).saturating_sub(slot.deleted.len());
+            self.total_len += seg.total_len().saturating_sub(dead_len);
+            base = base.saturating_add(seg.n_docs());
         }
-        terms.sort_unstable();
-        terms.dedup();
-        self.live_docs += 1;
-        self.total_len += u64::from(data.body_len);
-        self.docs[id as usize] = Some(Doc {
-            path: Arc::clone(path),
-            section: data.section,
-            start_line,
-            body_len: data.body_len,
-            norm_text: data.norm_text.into_boxed_str(),
-            terms: encode_term_ids(&terms),
-            exceptions: data.exceptions,
-        });
-        id
+        self.doc_slots = base;
     }
 
-    fn intern(&mut self, text: &str) -> TermId {
-        if let Some(id) = self.vocab.get(text) {
-            return *id;
-        }
-        let id = self.term_text.len() as TermId;
-        self.term_text.push(text.into());
-        self.vocab.insert(text.into(), id);
-        self.postings.push(Vec::new());
-        id
-    }
-
-    /// The files, sorted by path.
-    pub(crate) fn files(&self) -> impl Iterator<Item = &FileEntry> {
-        self.files.values()
-    }
-
-    /// One file by path.
-    pub(crate) fn file(&self, path: &str) -> Option<&FileEntry> {
-        self.files.get(path)
-    }
-
-    /// Number of files.
+    /// Number of live files.
     pub(crate) fn file_count(&self) -> usize {
-        self.files.len()
+        self.live_files
     }
 
     /// Number of live documents.
@@ -252,14 +159,22 @@ impl ManualIndex {
         self.live_docs
     }
 
-    /// Number of distinct terms ever interned.
+    /// Distinct terms (summed over segments: an upper bound).
     pub(crate) fn term_count(&self) -> usize {
-        self.term_text.len()
+        self.slots
+            .iter()
+            .map(|s| s.segment.n_terms() as usize)
+            .sum()
     }
 
-    /// Size of the document slot table (upper bound of doc ids).
+    /// Upper bound of document numbers (deleted ones included).
     pub(crate) fn doc_slots(&self) -> usize {
-        self.docs.len()
+        self.doc_slots as usize
+    }
+
+    /// Bytes of all segments.
+    pub(crate) fn byte_len(&self) -> usize {
+        self.slots.iter().map(|s| s.segment.byte_len()).sum()
     }
 
     /// Mean body length in tokens.
@@ -271,136 +186,196 @@ impl ManualIndex {
         }
     }
 
-    /// Body length of a document slot (0 when free).
-    pub(crate) fn doc_len(&self, id: DocId) -> u32 {
-        self.doc_lens.get(id as usize).copied().unwrap_or(0)
+    fn locate(&self, doc: DocId) -> Option<(usize, u32)> {
+        let i = self
+            .slots
+            .partition_point(|s| s.base <= doc)
+            .checked_sub(1)?;
+        let slot = &self.slots[i];
+        let local = doc - slot.base;
+        (local < slot.segment.n_docs()).then_some((i, local))
+    }
+
+    /// `k1 × (1 − b + b × length / average)` of every document (BM25's
+    /// length normalisation), indexed by document number.
+    pub(crate) fn norms(&self, k1: f64, b: f64) -> &[f32] {
+        self.norms.get_or_init(|| {
+            let avg = self.avg_len();
+            let mut out = Vec::with_capacity(self.doc_slots as usize);
+            for slot in &self.slots {
+                for local in 0..slot.segment.n_docs() {
+                    let len = f64::from(slot.segment.doc_len(local));
+                    out.push((k1 * (1.0 - b + b * len / avg)) as f32);
+                }
+            }
+            out
+        })
+    }
+
+    /// The file of a document (live or not), from a table built on first use.
+    pub(crate) fn file_of(&self, doc: DocId) -> Option<FileRef> {
+        let files = self.doc_files.get_or_init(|| {
+            let mut out = Vec::with_capacity(self.doc_slots as usize);
+            for slot in &self.slots {
+                for local in 0..slot.segment.n_docs() {
+                    out.push(slot.segment.doc(local).map(|d| d.file).unwrap_or(u32::MAX));
+                }
+            }
+            out
+        });
+        let file = *files.get(doc as usize)?;
+        let slot = self
+            .slots
+            .partition_point(|s| s.base <= doc)
+            .checked_sub(1)?;
+        (file != u32::MAX).then_some(FileRef { slot, file })
+    }
+
+    /// Files per segment slot (to size per-file counters).
+    pub(crate) fn slot_file_counts(&self) -> Vec<usize> {
+        self.slots
+            .iter()
+            .map(|s| s.segment.n_files() as usize)
+            .collect()
+    }
+
+    /// The rank of a file's path among all files of the manual.
+    pub(crate) fn path_rank(&self, file: FileRef) -> u32 {
+        let ranks = self.path_ranks.get_or_init(|| {
+            let mut all: Vec<(&str, usize, u32)> = Vec::new();
+            for (i, slot) in self.slots.iter().enumerate() {
+                for f in 0..slot.segment.n_files() {
+                    all.push((slot.segment.file_path(f).unwrap_or(""), i, f));
+                }
+            }
+            all.sort_unstable();
+            let mut ranks: Vec<Vec<u32>> = self
+                .slots
+                .iter()
+                .map(|s| vec![0; s.segment.n_files() as usize])
+                .collect();
+            for (rank, (_, i, f)) in all.into_iter().enumerate() {
+                if let Some(r) = ranks.get_mut(i).and_then(|v| v.get_mut(f as usize)) {
+                    *r = rank as u32;
+                }
+            }
+            ranks
+        });
+        ranks
+            .get(file.slot)
+            .and_then(|v| v.get(file.file as usize))
+            .copied()
+            .unwrap_or(u32::MAX)
+    }
+
+    /// Whether a document number is live.
+    pub(crate) fn is_live(&self, doc: DocId) -> bool {
+        self.locate(doc)
+            .is_some_and(|(i, local)| !self.slots[i].is_dead(local))
     }
 
     /// A live document.
-    pub(crate) fn doc(&self, id: DocId) -> Option<&Doc> {
-        self.docs.get(id as usize).and_then(Option::as_ref)
-    }
-
-    /// The section of a live document.
-    pub(crate) fn section_of(&self, doc: &Doc) -> Option<&SectionInfo> {
-        self.files
-            .get(&*doc.path)
-            .and_then(|f| f.record.sections.get(doc.section as usize))
-    }
-
-    /// The id of a term, if any document ever had it.
-    pub(crate) fn term_id(&self, text: &str) -> Option<TermId> {
-        self.vocab.get(text).copied()
-    }
-
-    /// The text of a term id.
-    pub(crate) fn term_text(&self, id: TermId) -> &str {
-        self.term_text.get(id as usize).map(|s| &**s).unwrap_or("")
-    }
-
-    /// The posting list of a term.
-    pub(crate) fn postings(&self, id: TermId) -> &[Posting] {
-        self.postings
-            .get(id as usize)
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-    }
-
-    /// Adds this index's estimated heap bytes to `usage`.
-    pub(crate) fn add_memory(&self, usage: &mut crate::memory::MemoryUsage) {
-        use crate::memory::buf;
-        use std::mem::size_of;
-        usage.postings += buf(self.postings.capacity() * size_of::<Vec<Posting>>())
-            + self
-                .postings
-                .iter()
-                .map(|l| buf(l.capacity() * size_of::<Posting>()))
-                .sum::<usize>();
-        usage.documents += buf(self.docs.capacity() * size_of::<Option<Doc>>())
-            + buf(self.doc_lens.capacity() * 4)
-            + buf(self.free.capacity() * 4);
-        for doc in self.docs.iter().flatten() {
-            usage.documents += buf(doc.terms.len());
-            usage.section_texts += buf(doc.norm_text.len());
+    pub(crate) fn doc(&self, doc: DocId) -> Option<DocRef> {
+        let (i, local) = self.locate(doc)?;
+        let slot = &self.slots[i];
+        if slot.is_dead(local) {
+            return None;
         }
-        usage.terms += buf(self.term_text.capacity() * size_of::<Box<str>>())
-            + self.term_text.iter().map(|t| buf(t.len())).sum::<usize>()
-            + self.vocab.capacity() * (size_of::<(Box<str>, TermId)>() + 1)
-            + self.vocab.keys().map(|t| buf(t.len())).sum::<usize>();
-        for (path, entry) in &self.files {
-            usage.files += buf(path.capacity())
-                + 64
-                + size_of::<FileEntry>()
-                + buf(entry.record.path.capacity())
-                + buf(entry.record.sections.capacity() * size_of::<SectionInfo>())
-                + entry
-                    .record
-                    .sections
-                    .iter()
-                    .map(|s| buf(s.title.capacity()))
-                    .sum::<usize>()
-                + buf(entry.doc_ids.capacity() * 4)
-                + buf(16 + entry.shared_path.len());
+        let row = slot.segment.doc(local)?;
+        Some(DocRef {
+            file: FileRef {
+                slot: i,
+                file: row.file,
+            },
+            row,
+            local,
+        })
+    }
+
+    /// Document frequency of a term (deleted documents included until
+    /// their segment is merged).
+    pub(crate) fn df(&self, term: &str) -> u32 {
+        self.slots
+            .iter()
+            .filter_map(|s| s.segment.term(term))
+            .map(|t| t.df)
+            .sum()
+    }
+
+    /// Calls `each(doc, frequencies)` for every posting of a term, deleted
+    /// documents included (callers drop them when they read the document).
+    pub(crate) fn for_each_posting(&self, term: &str, mut each: impl FnMut(DocId, FieldFreq)) {
+        for slot in &self.slots {
+            if let Some(entry) = slot.segment.term(term) {
+                for (local, freq) in Postings::new(entry.postings) {
+                    each(slot.base + local, freq);
+                }
+            }
         }
     }
 
-    /// Releases spare capacity (growth slack of the posting lists and
-    /// tables); called after a batch of changes.
-    pub(crate) fn compact(&mut self) {
-        for list in &mut self.postings {
-            list.shrink_to_fit();
-        }
-        self.postings.shrink_to_fit();
-        self.docs.shrink_to_fit();
-        self.doc_lens.shrink_to_fit();
-        self.free.shrink_to_fit();
-        self.term_text.shrink_to_fit();
-        self.vocab.shrink_to_fit();
+    /// The fixed part of a file's record.
+    pub(crate) fn file_head(&self, file: FileRef) -> Option<FileHead<'_>> {
+        self.slots.get(file.slot)?.segment.file_head(file.file)
     }
 
-    /// The frequencies of a term in a live document.
-    fn freq(&self, doc: DocId, term: TermId) -> FieldFreq {
-        let list = self.postings(term);
-        list.binary_search_by_key(&doc, |p| p.doc)
-            .map(|at| list[at].freq)
+    /// A file's path.
+    pub(crate) fn file_path(&self, file: FileRef) -> Option<&str> {
+        self.slots.get(file.slot)?.segment.file_path(file.file)
+    }
+
+    /// A file's sections.
+    pub(crate) fn sections(&self, file: FileRef) -> Vec<SectionInfo> {
+        self.slots
+            .get(file.slot)
+            .map(|s| s.segment.sections(file.file))
             .unwrap_or_default()
     }
 
-    /// The terms of a live document with their frequencies, sorted by term
-    /// text (the order of [`DocData::terms`]).
-    pub(crate) fn doc_terms(&self, id: DocId) -> Vec<(&str, FieldFreq)> {
-        let Some(doc) = self.doc(id) else {
-            return Vec::new();
-        };
-        let mut terms: Vec<(&str, FieldFreq)> = doc
-            .term_ids()
-            .map(|t| (self.term_text(t), self.freq(id, t)))
-            .collect();
-        terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        terms
+    /// The section of a live document.
+    pub(crate) fn section_of(&self, doc: &DocRef) -> Option<SectionInfo> {
+        self.slots
+            .get(doc.file.slot)?
+            .segment
+            .section(doc.row.file, doc.row.section)
     }
 
-    /// The full record of a file (documents included).
+    /// The live file with this path.
     #[cfg(test)]
-    pub(crate) fn export_file(&self, entry: &FileEntry) -> FileRecord {
-        let mut record = entry.record.clone();
-        record.docs = entry
-            .doc_ids
-            .iter()
-            .filter_map(|id| Some((*id, self.doc(*id)?)))
-            .map(|(id, doc)| DocData {
-                section: doc.section,
-                body_len: doc.body_len,
-                norm_text: doc.norm_text.to_string(),
-                exceptions: doc.exceptions,
-                terms: self
-                    .doc_terms(id)
-                    .into_iter()
-                    .map(|(t, f)| (t.to_string(), f))
-                    .collect(),
-            })
-            .collect();
-        record
+    pub(crate) fn find_file(&self, path: &str) -> Option<FileRef> {
+        self.slots.iter().enumerate().rev().find_map(|(i, slot)| {
+            let file = slot.segment.find_file(path)?;
+            (!slot.is_deleted_file(file)).then_some(FileRef { slot: i, file })
+        })
+    }
+
+    /// Adds this index's memory to `usage`.
+    pub(crate) fn add_memory(&self, usage: &mut crate::memory::MemoryUsage) {
+        for slot in &self.slots {
+            if slot.segment.is_mapped() {
+                usage.segments_mapped += slot.segment.byte_len();
+            } else {
+                usage.segments_in_memory += slot.segment.byte_len();
+            }
+            usage.bookkeeping += slot.dead.len() * 8 + slot.deleted.len() * 4 + 64;
+        }
+    }
+
+    /// Every live file, sorted by path.
+    pub(crate) fn files(&self) -> Vec<(FileRef, &str)> {
+        let mut out: Vec<(FileRef, &str)> = Vec::with_capacity(self.live_files);
+        for (i, slot) in self.slots.iter().enumerate() {
+            for file in 0..slot.segment.n_files() {
+                if slot.is_deleted_file(file) {
+                    continue;
+                }
+                if let Some(path) = slot.segment.file_path(file) {
+                    out.push((FileRef { slot: i, file }, path));
+                }
+            }
+        }
+        out.sort_by(|a, b| a.1.cmp(b.1));
+        out
     }
 }
 
@@ -409,66 +384,51 @@ mod tests {
     use super::*;
     use crate::analyze::{Fingerprint, analyze_file};
     use crate::paths::FileType;
+    use crate::segment::Backing;
+    use crate::segment::builder::SegmentBuilder;
 
-    fn record(path: &str, text: &str) -> FileRecord {
-        let fp = Fingerprint {
-            size: text.len() as u64,
-            mtime_ns: 0,
-            hash: 0,
-        };
-        analyze_file(path, FileType::Md, text, fp)
+    fn segment(files: &[(&str, &str)]) -> Arc<Segment> {
+        let mut b = SegmentBuilder::new();
+        for (path, text) in files {
+            let fp = Fingerprint {
+                size: text.len() as u64,
+                mtime_ns: 0,
+                hash: 0,
+            };
+            b.add(analyze_file(path, FileType::Md, text, fp));
+        }
+        Arc::new(
+            Segment::open(Backing::Owned(b.into_bytes().expect("bytes").into())).expect("open"),
+        )
     }
 
     #[test]
-    fn replacing_a_file_updates_postings_and_lengths() {
-        let mut index = ManualIndex::new();
-        index.upsert(record("a.md", "# 入院\n入院給付金の説明。\n"));
-        index.upsert(record("b.md", "# 通院\n通院給付金の説明。\n"));
-        let nyuin = index.term_id("入院").map(|t| index.postings(t).len());
-        assert_eq!(nyuin, Some(1));
-        index.upsert(record("a.md", "# 手術\n手術給付金の説明。\n"));
+    fn deleted_files_leave_statistics_and_lookups_and_newer_segments_win() {
+        let a = segment(&[
+            ("a.md", "# 入院\n入院給付金の説明。\n"),
+            ("b.md", "# 通院\n通院給付金の説明。\n"),
+        ]);
+        let b = segment(&[("a.md", "# 手術\n手術給付金の説明。\n")]);
+        // a.md was replaced: deleted from the first segment (file 0).
+        let index = ManualIndex::from_slots(vec![
+            SegmentSlot::new(1, a, vec![0]),
+            SegmentSlot::new(2, b, vec![]),
+        ]);
         assert_eq!(
-            index.term_id("入院").map(|t| index.postings(t).len()),
-            Some(0)
+            (index.file_count(), index.doc_count(), index.doc_slots()),
+            (2, 2, 3)
         );
+        let found = index.find_file("a.md").expect("a.md");
+        assert_eq!(found.slot, 1);
         assert_eq!(
-            index.term_id("手術").map(|t| index.postings(t).len()),
-            Some(1)
+            index.files().iter().map(|f| f.1).collect::<Vec<_>>(),
+            ["a.md", "b.md"]
         );
-        assert_eq!(index.doc_count(), 2);
-        assert!(index.remove("b.md"));
-        assert_eq!(index.doc_count(), 1);
-        assert_eq!(
-            index.term_id("通院").map(|t| index.postings(t).len()),
-            Some(0)
-        );
-        // Freed slots are reused.
-        index.upsert(record("c.md", "# 死亡\n死亡保険金。\n"));
-        assert_eq!(index.doc_slots(), 2);
-    }
-
-    #[test]
-    fn compact_documents_export_their_original_terms_and_texts() {
-        let mut index = ManualIndex::new();
-        let a = record(
-            "a.md",
-            "# 入院\n入院給付金の説明。\n## 手術\n手術 surgery claims\n",
-        );
-        let b = record("b.md", "# 通院\n通院給付金の説明。\n");
-        index.upsert(a.clone());
-        index.upsert(b.clone());
-        // Replace `a` so its slots are reused out of order.
-        index.remove("a.md");
-        index.upsert(record("c.md", "# 死亡\n死亡保険金。\n"));
-        index.upsert(a.clone());
-        index.compact();
-        for original in [a, b] {
-            let entry = index.file(&original.path).expect("file");
-            assert_eq!(index.export_file(entry), original);
-        }
-        for term in 0..index.term_count() as TermId {
-            let list = index.postings(term);
-            assert!(list.windows(2).all(|w| w[0].doc < w[1].doc));
-        }
+        let mut docs = Vec::new();
+        index.for_each_posting("給付", |d, _| docs.push(d));
+        assert_eq!(docs, [0, 1, 2]);
+        assert!(index.doc(0).is_none(), "the old a.md is deleted");
+        assert!(index.doc(1).is_some() && index.doc(2).is_some());
+        assert_eq!(index.doc(2).map(|d| d.file.slot), Some(1));
     }
 }

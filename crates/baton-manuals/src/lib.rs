@@ -6,9 +6,10 @@
 //!
 //! A *manual* is a directory under the manuals root (`MANUALS_ROOT`) holding
 //! Markdown and JSON files. [`ManualService`] indexes them (sections from
-//! Markdown headings, BM25 over CJK bigrams and English words), keeps the
-//! index in sync with the files (cached on disk, updated per file), and
-//! answers the tools from raw JSON arguments, validating them strictly:
+//! Markdown headings, BM25F over CJK bigrams, English words and number
+//! expressions), keeps the index in sync with the files (immutable
+//! segments, memory-mapped from disk, updated per file), and answers the
+//! tools from raw JSON arguments, validating them strictly:
 //!
 //! ```no_run
 //! use baton_manuals::{ManualConfig, ManualService};
@@ -17,6 +18,17 @@
 //! let hits = service.hits(serde_json::json!({"trace_id": found.trace_id}))?;
 //! # Ok::<(), baton_manuals::ManualError>(())
 //! ```
+//!
+//! Module map: `sections` and `analyze` turn a file into sections and terms
+//! (`tokenize`, `numbers`, `text`); `segment` is the on-disk layout (built by
+//! `segment::builder`, merged by `segment::merge`), `index` a manual's
+//! segments with deletions, `store` the manifest and files, `corpus` keeps
+//! every manual in sync (`corpus::build` builds segments in parallel);
+//! `query` analyses a question (concepts, names, labels, required terms),
+//! `synonyms` the thesaurus, `search` scores one manual, `diversify` spreads
+//! the head over files, `doc_text` reads a section's text back; `tools` are
+//! the six tools, `claims` the claim graph, `trace` and `cache` the stored
+//! results; `eval` measures retrieval.
 //!
 //! `docs/manuals.md` documents the contracts, every decision where the seed
 //! is silent, the environment variables, the error codes and the index.
@@ -31,14 +43,18 @@ mod codec;
 mod config;
 mod corpus;
 mod descriptions;
+mod diversify;
+mod doc_text;
 mod error;
 pub mod eval;
 mod index;
 mod memory;
+mod numbers;
 mod paths;
 mod query;
 mod search;
 mod sections;
+mod segment;
 mod service;
 mod signals;
 mod store;
@@ -65,7 +81,7 @@ pub use service::ManualService;
 pub use signals::Signal;
 pub use tools::read::{MAX_SECTIONS, READ_MAX_CHARS, SNIPPET_CHARS};
 pub use tools::scan::SCAN_MAX_CHARS;
-pub use tools::toc::TOC_MAX_FILES;
+pub use tools::toc::{TOC_MAX_FILES, TOC_MAX_HEADINGS, TOC_MAX_TITLE_BYTES};
 pub use types::*;
 
 /// The index terms of `text` exactly as manual search derives them: the text

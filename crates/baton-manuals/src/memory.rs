@@ -18,19 +18,18 @@ pub(crate) fn buf(capacity: usize) -> usize {
     }
 }
 
-/// Estimated heap bytes held by the manual service, by structure.
+/// Estimated memory held by the manual service, by structure.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MemoryUsage {
-    /// Posting lists (document ids and field frequencies).
-    pub postings: usize,
-    /// Per-document data (paths, lines, lengths, term lists).
-    pub documents: usize,
-    /// Section texts kept for phrase checks and late rerank.
+    /// Bytes of index segments memory-mapped from disk (resident only as
+    /// far as queries touch them; the kernel can drop them at any time).
+    pub segments_mapped: usize,
+    /// Bytes of index segments held in memory (no index directory).
+    pub segments_in_memory: usize,
+    /// Per-segment bookkeeping (deleted-document bits).
+    pub bookkeeping: usize,
+    /// Section texts read back from the files and cached.
     pub section_texts: usize,
-    /// The term dictionary (term strings and the lookup table).
-    pub terms: usize,
-    /// File records (paths, fingerprints, section lists and titles).
-    pub files: usize,
     /// Stored traces (`manual_hits`).
     pub traces: usize,
     /// The `manual_find` result cache.
@@ -38,19 +37,19 @@ pub struct MemoryUsage {
 }
 
 impl MemoryUsage {
-    /// The index structures (everything but traces and cache).
+    /// The index's heap (everything but traces, cache and mapped segments).
     pub fn index_total(&self) -> usize {
-        self.postings + self.documents + self.section_texts + self.terms + self.files
+        self.segments_in_memory + self.bookkeeping + self.section_texts
     }
 
-    /// Everything.
+    /// Heap in total (mapped segments not counted).
     pub fn total(&self) -> usize {
         self.index_total() + self.traces + self.cache
     }
 }
 
 impl ManualService {
-    /// Estimated heap held by the index, the traces and the result cache.
+    /// Estimated memory held by the index, the traces and the result cache.
     pub fn memory_usage(&self) -> MemoryUsage {
         let mut usage = MemoryUsage::default();
         {
@@ -60,6 +59,7 @@ impl ManualService {
                     index.add_memory(&mut usage);
                 }
             }
+            usage.section_texts = corpus.text_cache_bytes();
         }
         usage.traces = lock(&self.traces).heap_bytes(Instant::now());
         usage.cache = lock(&self.cache).heap_bytes();

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use crate::config::ScoringConfig;
-use crate::index::{Doc, DocId, ManualIndex};
+use crate::index::{DocId, ManualIndex};
 use crate::query::{QueryPlan, TermRole};
 use crate::signals::{Signal, Signals};
 
@@ -26,14 +26,22 @@ const B: f64 = 0.5;
 /// Weight of a kanji-unigram backoff term (a single kanji of a
 /// multi-character query concept), relative to a content term.
 const BACKOFF_WEIGHT: f64 = 0.25;
+/// A backoff kanji in more than this share of the sections is not read.
+const MAX_BACKOFF_SHARE: f64 = 0.5;
 /// Weight of a term occurrence in the section's own heading.
 pub(crate) const TITLE_WEIGHT: f64 = 2.0;
-/// Weight of a term occurrence in the ancestors' headings or the file name.
+/// Weight of a term occurrence in the ancestors' headings.
 pub(crate) const CONTEXT_WEIGHT: f64 = 0.6;
+/// Weight of a term occurrence in the file's path (folders and file name):
+/// the file name is the heading of the whole file.
+pub(crate) const NAME_WEIGHT: f64 = 2.0;
 /// Concept groups beyond this are not tracked for coverage.
 const MAX_GROUPS: usize = 32;
+/// Query terms beyond this are not searched (the analyser orders them by
+/// importance and keeps this many; one bit each in a hit).
+pub(crate) const MAX_TERMS: usize = 64;
 /// How many first-stage results get the phrase/exception refinement.
-pub(crate) const REFINE_TOP: usize = 100;
+pub(crate) const REFINE_TOP: usize = 50;
 /// Score bonus when every concept occurs verbatim.
 const PHRASE_BONUS: f64 = 0.25;
 /// Score boost of exception sections for queries about exceptions.
@@ -41,6 +49,11 @@ const EXCEPTION_BOOST: f64 = 0.2;
 
 /// Weight of a concept that only the thesaurus spelled (relative to its best spelling).
 const ALTERNATIVE_ONLY_WEIGHT: f64 = 0.5;
+/// Weight of a thesaurus expansion relative to the literal the user typed,
+/// where the literal occurs in the manual (an expansion never outranks it).
+pub(crate) const EXPANSION_WEIGHT: f64 = 0.5;
+/// Weight of a label word (`定義`, `手順`): intent, not content.
+const LABEL_WEIGHT: f64 = 0.1;
 
 /// Words that mark a section as stating exclusions or exceptions.
 pub(crate) const EXCEPTION_MARKERS: &[&str] = &[
@@ -70,7 +83,7 @@ pub(crate) struct SearchOptions<'a> {
     /// Stage-4 loose search: marks results with [`Signal::Loose`].
     pub loose: bool,
     /// Only documents passing this filter are scored.
-    pub filter: Option<&'a dyn Fn(&Doc) -> bool>,
+    pub filter: Option<&'a dyn Fn(DocId) -> bool>,
 }
 
 /// One scored section.
@@ -84,128 +97,289 @@ pub(crate) struct Hit {
     pub coverage: f64,
     /// Signals.
     pub signals: Signals,
-    /// Bit set of matched query terms (index into the plan's terms, first 64).
+    /// Bit set of matched query terms (index into the plan's terms).
     pub terms: u64,
-    /// Whether every required phrase occurs in the section.
-    pub has_required: bool,
+    /// How many of the plan's required phrases/terms occur in the section
+    /// (from its terms; checked against its text for the head).
+    pub required_met: u8,
+    /// Tie-break key: the rank of the file's path in the manual, then the
+    /// document number (a file's documents are numbered in line order), so
+    /// ties are broken by path and line, deterministically.
+    pub tie: (u32, u32),
 }
 
-#[derive(Clone, Default)]
+/// The result of searching one manual.
+#[derive(Debug, Default)]
+pub(crate) struct ManualHits {
+    /// Sections that can still reach the head, scored exactly.
+    pub hits: Vec<Hit>,
+    /// Sections that cannot (at least `keep` others certainly score
+    /// higher), counted per file: `tail[slot][file]` (empty when none).
+    pub tail: Vec<Vec<u32>>,
+}
+
+/// Per-document accumulator of the first stage.
+#[derive(Clone, Copy, Default)]
 struct Acc {
     score: f64,
-    groups: [f32; MAX_GROUPS],
-    title_groups: u32,
+    /// Matched terms.
     terms: u64,
-    /// Whether a content word or a hiragana word matched (not only glue
-    /// bigrams such as `ンを` or stop words).
-    anchored: bool,
+    /// Terms matched in the section's own heading.
+    title_terms: u64,
 }
 
+/// Reusable buffers of the first stage (a document → slot map the size of
+/// the largest manual searched), pooled across threads: a server runs
+/// calls on whichever blocking thread is free, so per-thread buffers would
+/// multiply with the threads.
+#[derive(Default)]
+struct Scratch {
+    slot_of: Vec<u32>,
+    /// Accumulators of the documents met.
+    accs: Vec<(DocId, Acc)>,
+    /// Scores, for finding the pruning threshold.
+    scores: Vec<f64>,
+}
+
+static SCRATCH_POOL: std::sync::Mutex<Vec<Scratch>> = std::sync::Mutex::new(Vec::new());
+
+fn take_scratch() -> Scratch {
+    SCRATCH_POOL
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .pop()
+        .unwrap_or_default()
+}
+
+fn return_scratch(scratch: Scratch) {
+    let mut pool = SCRATCH_POOL.lock().unwrap_or_else(|p| p.into_inner());
+    if pool.len() < 4 {
+        pool.push(scratch);
+    }
+}
+
+/// Marks a document that must not be scored again in this query.
+const SKIPPED: u32 = u32::MAX - 1;
+/// Marks a document not met yet.
+const UNSEEN: u32 = u32::MAX;
+
 /// First stage for one manual: scores every section that shares a content
-/// term with the query; hits come back unordered (the caller orders the
+/// term with the query. Sections that cannot reach the best `keep` (their
+/// best possible score is below the `keep`-th best's worst) are only
+/// counted per file; the rest come back unordered (the caller orders the
 /// merged rows of all manuals, then refines their head).
-pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions<'_>) -> Vec<Hit> {
-    let n = f64::from(index.doc_count().max(1));
-    let avg_len = index.avg_len();
+pub(crate) fn search(
+    index: &ManualIndex,
+    plan: &QueryPlan,
+    opts: &SearchOptions<'_>,
+    keep: usize,
+) -> ManualHits {
     let n_groups = plan.groups.len().min(MAX_GROUPS);
     let Weights {
         term_idf,
+        term_factor,
         group_idf_sum,
+        group_credit,
         concepts,
     } = weights(index, plan);
     let total_group_weight: f64 = concepts.iter().map(|c| c.weight).sum();
+    let n_terms = plan.terms.len().min(MAX_TERMS);
+    let norms = index.norms(K1, B);
+    let n = f64::from(index.doc_count().max(1));
 
-    let mut slot_of: Vec<u32> = vec![u32::MAX; index.doc_slots()];
-    let mut accs: Vec<(DocId, Acc)> = Vec::new();
-    // Backoff terms go last: they only add to sections another term found.
-    let order = (0..plan.terms.len())
-        .filter(|&i| plan.terms[i].role != TermRole::Backoff)
-        .chain((0..plan.terms.len()).filter(|&i| plan.terms[i].role == TermRole::Backoff));
-    for ti in order {
-        let term = &plan.terms[ti];
-        let backoff = term.role == TermRole::Backoff;
-        let anchors = matches!(term.role, TermRole::Content | TermRole::Kana);
-        let Some(tid) = index.term_id(&term.text) else {
-            continue;
-        };
-        let postings = index.postings(tid);
-        if postings.is_empty() {
-            continue;
+    let mut scratch = take_scratch();
+    let mut accs = std::mem::take(&mut scratch.accs);
+    let mut scores = std::mem::take(&mut scratch.scores);
+    {
+        let slots = index.doc_slots();
+        if scratch.slot_of.len() < slots {
+            scratch.slot_of.resize(slots, UNSEEN);
         }
-        let (term_idf_value, df) = term_idf[ti];
-        let weight = match term.role {
-            TermRole::Content => 1.0,
-            TermRole::Glue => 0.35,
-            TermRole::Kana if df / n < 0.05 => 0.7,
-            TermRole::Kana => 0.15,
-            TermRole::Backoff => BACKOFF_WEIGHT,
-            TermRole::Stop => 0.05,
-        } * term_idf_value;
-        for p in postings {
-            if let Some(filter) = opts.filter
-                && !index.doc(p.doc).is_some_and(filter)
+        let slot_of = &mut scratch.slot_of[..slots];
+        // Backoff terms go last: they only add to sections another term found.
+        let order = (0..n_terms)
+            .filter(|&i| plan.terms[i].role != TermRole::Backoff)
+            .chain((0..n_terms).filter(|&i| plan.terms[i].role == TermRole::Backoff));
+        let anchored_query =
+            (0..n_terms).any(|t| matches!(plan.terms[t].role, TermRole::Content | TermRole::Kana));
+        for ti in order {
+            let term = &plan.terms[ti];
+            let backoff = term.role == TermRole::Backoff;
+            let (term_idf_value, df) = term_idf[ti];
+            if df == 0.0 {
+                continue;
+            }
+            // Terms that would add almost nothing are not read: stop words
+            // beside content words, and backoff kanji found in most
+            // sections (their posting lists are the longest).
+            if (term.role == TermRole::Stop && anchored_query)
+                || (backoff && df / n > MAX_BACKOFF_SHARE)
             {
                 continue;
             }
-            let doc_len = index.doc_len(p.doc);
-            let tf = f64::from(p.freq.body)
-                + TITLE_WEIGHT * f64::from(p.freq.title)
-                + CONTEXT_WEIGHT * f64::from(p.freq.ctx);
-            let norm = K1 * (1.0 - B + B * f64::from(doc_len) / avg_len);
-            let Some(slot_ref) = slot_of.get_mut(p.doc as usize) else {
-                continue;
-            };
-            if *slot_ref == u32::MAX {
-                if backoff {
-                    continue;
+            let weight = match term.role {
+                TermRole::Content => 1.0,
+                TermRole::Glue => 0.35,
+                TermRole::Kana if df / n < 0.05 => 0.7,
+                TermRole::Kana => 0.15,
+                TermRole::Backoff => BACKOFF_WEIGHT,
+                TermRole::Stop => 0.05,
+                TermRole::Label => LABEL_WEIGHT,
+            } * term_idf_value
+                * term_factor[ti];
+            let bit = 1u64 << ti;
+            index.for_each_posting(&term.text, |doc, freq| {
+                let Some(slot_ref) = slot_of.get_mut(doc as usize) else {
+                    return;
+                };
+                if *slot_ref == SKIPPED {
+                    return;
                 }
-                *slot_ref = accs.len() as u32;
-                accs.push((p.doc, Acc::default()));
-            }
-            let acc = &mut accs[*slot_ref as usize].1;
-            acc.score += weight * tf * (K1 + 1.0) / (tf + norm);
-            acc.anchored |= anchors;
-            if ti < 64 {
-                acc.terms |= 1 << ti;
-            }
-            for &g in &term.groups {
-                if g < n_groups {
-                    acc.groups[g] += term_idf_value as f32;
-                    if p.freq.title > 0 {
-                        acc.title_groups |= 1 << g;
+                if *slot_ref == UNSEEN {
+                    if backoff || !index.is_live(doc) || opts.filter.is_some_and(|f| !f(doc)) {
+                        *slot_ref = SKIPPED;
+                        return;
                     }
+                    *slot_ref = accs.len() as u32;
+                    accs.push((doc, Acc::default()));
                 }
-            }
+                let Some((_, acc)) = accs.get_mut(*slot_ref as usize) else {
+                    return;
+                };
+                let tf = f64::from(freq.body)
+                    + TITLE_WEIGHT * f64::from(freq.title)
+                    + CONTEXT_WEIGHT * f64::from(freq.ctx)
+                    + NAME_WEIGHT * f64::from(freq.name);
+                let norm = f64::from(norms.get(doc as usize).copied().unwrap_or(1.0));
+                acc.score += weight * tf * (K1 + 1.0) / (tf + norm);
+                acc.terms |= bit;
+                if freq.title > 0 {
+                    acc.title_terms |= bit;
+                }
+            });
+        }
+        // Leave the buffer clean for the next query. Documents marked
+        // SKIPPED are cleared by walking every posting list again would be
+        // costly, so the whole used range is reset instead when any was.
+        for (doc, _) in &accs {
+            slot_of[*doc as usize] = UNSEEN;
+        }
+        if slot_of.contains(&SKIPPED) {
+            slot_of.fill(UNSEEN);
         }
     }
 
+    // Per group: its terms' bits and idf, to read coverage from a bit set.
+    let group_terms: Vec<Vec<(u64, f64)>> = (0..n_groups)
+        .map(|g| {
+            (0..n_terms)
+                .filter(|&t| plan.terms[t].groups.contains(&g))
+                .map(|t| (1u64 << t, term_idf[t].0))
+                .collect()
+        })
+        .collect();
+    let matched_idf = |terms: u64, g: usize| -> f64 {
+        group_terms[g]
+            .iter()
+            .filter(|(bit, _)| terms & bit != 0)
+            .map(|(_, idf)| idf)
+            .sum()
+    };
     // A section that shares only glue bigrams (a particle after a katakana
     // word, `ンを`) or stop words with the query is noise, not a candidate —
     // unless the query has nothing else to match.
-    let anchorable = plan
-        .terms
-        .iter()
-        .any(|t| matches!(t.role, TermRole::Content | TermRole::Kana));
-    if anchorable {
-        accs.retain(|(_, acc)| acc.anchored);
+    let anchor_mask: u64 = (0..n_terms)
+        .filter(|&t| matches!(plan.terms[t].role, TermRole::Content | TermRole::Kana))
+        .fold(0, |m, t| m | (1 << t));
+    if anchor_mask != 0 {
+        accs.retain(|(_, acc)| acc.terms & anchor_mask != 0);
     }
     let w = opts.scoring.query_coverage_weight;
-    let mut hits: Vec<Hit> = accs
-        .into_iter()
-        .map(|(doc, acc)| {
-            let coverage = coverage(&acc, &concepts, &group_idf_sum, total_group_weight);
-            let title_cover = if total_group_weight > 0.0 {
+    let required = required_masks(plan);
+    let met = |acc: &Acc| -> usize {
+        required
+            .iter()
+            .filter(|spellings| spellings.iter().any(|m| *m != 0 && acc.terms & m == *m))
+            .count()
+    };
+    let mut out = ManualHits::default();
+    let mut counts: Vec<Vec<u32>> = Vec::new();
+    let to_tail = |doc: DocId, counts: &mut Vec<Vec<u32>>| {
+        if counts.is_empty() {
+            *counts = index
+                .slot_file_counts()
+                .into_iter()
+                .map(|n| vec![0; n])
+                .collect();
+        }
+        if let Some(f) = index.file_of(doc)
+            && let Some(c) = counts
+                .get_mut(f.slot)
+                .and_then(|v| v.get_mut(f.file as usize))
+        {
+            *c += 1;
+        }
+    };
+    // With required phrases/terms, only the sections holding the most of
+    // them can survive the filter (`tools::find`); the rest are tail.
+    if !required.is_empty() {
+        let best = accs.iter().map(|(_, a)| met(a)).max().unwrap_or(0);
+        accs.retain(|(doc, acc)| {
+            let keep = met(acc) == best;
+            if !keep {
+                to_tail(*doc, &mut counts);
+            }
+            keep
+        });
+    }
+    // Pruning: the final score lies in [(1 − w), 1] × the accumulated one,
+    // so a section whose best is below the keep-th best's worst cannot
+    // reach the head.
+    if accs.len() > keep.saturating_mul(2) && keep > 0 {
+        scores.clear();
+        scores.extend(accs.iter().map(|(_, a)| a.score));
+        let (_, kth, _) = scores.select_nth_unstable_by(keep - 1, |a, b| b.total_cmp(a));
+        let floor = *kth * (1.0 - w);
+        accs.retain(|(doc, acc)| {
+            if acc.score >= floor {
+                return true;
+            }
+            to_tail(*doc, &mut counts);
+            false
+        });
+    }
+    out.tail = counts;
+    out.hits = accs
+        .iter()
+        .map(|&(doc, acc)| {
+            let covered = |mask: u64| -> f64 {
+                if total_group_weight <= 0.0 {
+                    return 1.0;
+                }
                 concepts
                     .iter()
-                    .filter(|c| c.groups.iter().any(|g| acc.title_groups & (1 << g) != 0))
-                    .map(|c| c.weight)
+                    .map(|c| {
+                        let best = c
+                            .groups
+                            .iter()
+                            .filter(|g| group_idf_sum[**g] > 0.0)
+                            .map(|&g| {
+                                (matched_idf(mask, g) / group_idf_sum[g]).min(1.0) * group_credit[g]
+                            })
+                            .fold(0.0, f64::max);
+                        c.weight * best
+                    })
                     .sum::<f64>()
                     / total_group_weight
+            };
+            let coverage = covered(acc.terms);
+            let title_cover = if acc.title_terms != 0 {
+                covered(acc.title_terms)
             } else {
                 0.0
             };
             let mut signals = Signals::default();
-            if acc.title_groups != 0 {
+            if acc.title_terms & anchor_mask != 0 || (anchor_mask == 0 && acc.title_terms != 0) {
                 signals.insert(Signal::Heading);
             }
             if title_cover >= 0.75 {
@@ -214,28 +388,71 @@ pub(crate) fn search(index: &ManualIndex, plan: &QueryPlan, opts: &SearchOptions
             if opts.loose {
                 signals.insert(Signal::Loose);
             }
+            let required_met = met(&acc);
+            let tie = (
+                index.file_of(doc).map_or(u32::MAX, |f| index.path_rank(f)),
+                doc,
+            );
             Hit {
                 doc,
                 score: acc.score * ((1.0 - w) + w * coverage),
                 coverage,
                 signals,
                 terms: acc.terms,
-                has_required: plan.required.is_empty(),
+                required_met: u8::try_from(required_met).unwrap_or(u8::MAX),
+                tie,
             }
         })
         .collect();
-    if !plan.required.is_empty() {
-        for hit in hits.iter_mut() {
-            hit.has_required = index.doc(hit.doc).is_some_and(|d| {
-                plan.required
-                    .iter()
-                    .all(|p| d.norm_text.contains(p.as_str()))
-            });
-        }
-    }
+    accs.clear();
+    scores.clear();
+    scratch.accs = accs;
+    scratch.scores = scores;
+    return_scratch(scratch);
     // The refinement ([`refine`]) and the late rerank ([`late_similarity`])
     // run on the merged head of every manual searched.
-    hits
+    out
+}
+
+/// For each required entry, for each spelling, the bit set of the plan's
+/// terms its tokens are (a section holding all of them probably contains
+/// the spelling; [`refine`] checks the head against the text).
+fn required_masks(plan: &QueryPlan) -> Vec<Vec<u64>> {
+    plan.required
+        .iter()
+        .map(|spellings| {
+            spellings
+                .iter()
+                .map(|spelling| {
+                    let mut mask = 0u64;
+                    crate::tokenize::for_each_token(spelling, |token, kind| {
+                        if kind == crate::tokenize::TokenKind::Unigram
+                            && spelling.chars().count() > 1
+                        {
+                            return;
+                        }
+                        if let Some(i) = plan.terms.iter().position(|t| t.text == token)
+                            && i < MAX_TERMS
+                        {
+                            mask |= 1 << i;
+                        }
+                    });
+                    mask
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// How many of the plan's required entries (quoted phrases, required
+/// terms) a matched text contains, in any of their spellings.
+pub(crate) fn required_met(plan: &QueryPlan, text: &str) -> u8 {
+    let met = plan
+        .required
+        .iter()
+        .filter(|spellings| spellings.iter().any(|p| text.contains(p.as_str())))
+        .count();
+    u8::try_from(met).unwrap_or(u8::MAX)
 }
 
 /// The query's concepts with a spelling of at least two characters, as
@@ -255,16 +472,18 @@ pub(crate) fn phrase_groups(plan: &QueryPlan) -> Vec<Vec<&str>> {
         .collect()
 }
 
-/// Refines a first-stage hit of the head from its stored text: a bonus by
-/// the share of concepts found verbatim, and the exceptions boost when the
-/// query asks about exceptions.
+/// Refines a first-stage hit of the head from its matched text: a bonus
+/// by the share of concepts found verbatim, the exceptions boost when the
+/// query asks about exceptions, and the exact count of required phrases
+/// and terms.
 pub(crate) fn refine(
     hit: &mut Hit,
-    doc: &Doc,
+    text: &str,
+    exceptions: bool,
+    plan: &QueryPlan,
     phrase_groups: &[Vec<&str>],
     exceptions_intent: bool,
 ) {
-    let text = &*doc.norm_text;
     if !phrase_groups.is_empty() {
         let found = phrase_groups
             .iter()
@@ -275,11 +494,14 @@ pub(crate) fn refine(
             hit.signals.insert(Signal::Normalized);
         }
     }
-    if doc.exceptions {
+    if exceptions {
         hit.signals.insert(Signal::Exceptions);
         if exceptions_intent {
             hit.score *= 1.0 + EXCEPTION_BOOST;
         }
+    }
+    if !plan.required.is_empty() {
+        hit.required_met = required_met(plan, text);
     }
 }
 
@@ -287,8 +509,14 @@ pub(crate) fn refine(
 struct Weights {
     /// Per term: (idf, document frequency).
     term_idf: Vec<(f64, f64)>,
+    /// Per term: the factor on its weight (below 1 for thesaurus expansions
+    /// whose literal occurs in the manual).
+    term_factor: Vec<f64>,
     /// Per group: the sum of its terms' idf.
     group_idf_sum: Vec<f64>,
+    /// Per group: the share of a concept a full match of the group covers
+    /// (below 1 for an expansion whose literal occurs in the manual).
+    group_credit: Vec<f64>,
     /// The concepts with their weights.
     concepts: Vec<Concept>,
 }
@@ -299,17 +527,16 @@ fn weights(index: &ManualIndex, plan: &QueryPlan) -> Weights {
     let max_idf = idf(n, 0.0);
     // Per-group weight: mean idf of its terms (unknown terms count as rarest).
     let mut group_idf_sum = vec![0.0f64; n_groups];
+    let mut group_missing = vec![false; n_groups];
     let mut term_idf = Vec::with_capacity(plan.terms.len());
     for term in &plan.terms {
-        let df = index
-            .term_id(&term.text)
-            .map(|t| index.postings(t).len())
-            .unwrap_or(0) as f64;
+        let df = f64::from(index.df(&term.text));
         let value = if df > 0.0 { idf(n, df) } else { max_idf };
         term_idf.push((value, df));
         for &g in &term.groups {
             if g < n_groups {
                 group_idf_sum[g] += value;
+                group_missing[g] |= df == 0.0;
             }
         }
     }
@@ -320,10 +547,58 @@ fn weights(index: &ManualIndex, plan: &QueryPlan) -> Weights {
         .enumerate()
         .map(|(g, group)| group_idf_sum[g] / group.term_count.max(1) as f64)
         .collect();
+    // The literal of each concept: the typed group's idf, when it occurs in
+    // the manual (every term found).
+    let literal = |concept: usize| -> Option<f64> {
+        (0..n_groups)
+            .filter(|&g| {
+                let group = &plan.groups[g];
+                group.concept == concept && !group.alternative && !group_missing[g]
+            })
+            .map(|g| group_weight[g])
+            .reduce(f64::max)
+    };
+    let expansion = |g: usize| -> Option<f64> {
+        let group = plan.groups.get(g)?;
+        if !group.alternative || g >= n_groups {
+            return None;
+        }
+        literal(group.concept)
+    };
+    let group_credit: Vec<f64> = (0..n_groups)
+        .map(|g| match expansion(g) {
+            Some(_) => EXPANSION_WEIGHT,
+            None => 1.0,
+        })
+        .collect();
+    // An expansion term weighs EXPANSION_WEIGHT of its literal at most, and
+    // less where it is denser than the literal (lower idf).
+    let term_factor: Vec<f64> = plan
+        .terms
+        .iter()
+        .zip(&term_idf)
+        .map(|(term, (value, _))| {
+            let literals: Vec<f64> = term
+                .groups
+                .iter()
+                .map(|&g| expansion(g))
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default();
+            match literals.into_iter().reduce(f64::max) {
+                Some(lit) if *value > 0.0 && !term.groups.is_empty() => {
+                    let capped = value.min(lit);
+                    EXPANSION_WEIGHT * (capped / value) * (value / lit).min(1.0)
+                }
+                _ => 1.0,
+            }
+        })
+        .collect();
     let concepts = concept_weights(plan, &group_weight, n_groups);
     Weights {
         term_idf,
+        term_factor,
         group_idf_sum,
+        group_credit,
         concepts,
     }
 }
@@ -391,25 +666,6 @@ fn concept_weights(plan: &QueryPlan, group_weight: &[f64], n_groups: usize) -> V
             (!groups.is_empty()).then_some(Concept { groups, weight })
         })
         .collect()
-}
-
-fn coverage(acc: &Acc, concepts: &[Concept], idf_sums: &[f64], total: f64) -> f64 {
-    if total <= 0.0 {
-        return 1.0;
-    }
-    let covered: f64 = concepts
-        .iter()
-        .map(|c| {
-            let best = c
-                .groups
-                .iter()
-                .filter(|g| idf_sums[**g] > 0.0)
-                .map(|g| (f64::from(acc.groups[*g]) / idf_sums[*g]).min(1.0))
-                .fold(0.0, f64::max);
-            c.weight * best
-        })
-        .sum();
-    covered / total
 }
 
 /// Whether a normalised text states exclusions: a marker in the first 80

@@ -30,6 +30,13 @@ pub struct SectionInfo {
     pub parent: Option<u32>,
 }
 
+/// Headings kept per file; later ones are read as text of the last section
+/// (a file with more is hostile or generated, and each heading costs
+/// memory in the index and output in `manual_toc`).
+pub const MAX_HEADINGS_PER_FILE: usize = 10_000;
+/// Characters kept of a heading's title (longer titles end with `…`).
+pub const MAX_TITLE_CHARS: usize = 300;
+
 /// Byte offsets of line starts, for mapping parser offsets to line numbers.
 struct LineMap(Vec<usize>);
 
@@ -77,7 +84,7 @@ pub fn parse_markdown(text: &str, file_stem: &str) -> Vec<SectionInfo> {
         | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
         match event {
-            Event::Start(Tag::Heading { level, .. }) => {
+            Event::Start(Tag::Heading { level, .. }) if headings.len() < MAX_HEADINGS_PER_FILE => {
                 let start = lines.line_of(range.start);
                 let end = lines.line_of(range.end.saturating_sub(1).max(range.start));
                 current = Some((heading_level(level), start, end, String::new()));
@@ -85,11 +92,13 @@ pub fn parse_markdown(text: &str, file_stem: &str) -> Vec<SectionInfo> {
             Event::End(TagEnd::Heading(_)) => {
                 if let Some((level, start, end, title)) = current.take() {
                     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
-                    headings.push((level, start, end, title));
+                    headings.push((level, start, end, cap_title(title)));
                 }
             }
             Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
-                if let Some((_, _, _, title)) = current.as_mut() {
+                if let Some((_, _, _, title)) = current.as_mut()
+                    && title.len() < MAX_TITLE_CHARS * 4
+                {
                     title.push_str(&t);
                 }
             }
@@ -149,6 +158,14 @@ pub fn parse_markdown(text: &str, file_stem: &str) -> Vec<SectionInfo> {
         });
     }
     sections
+}
+
+/// Cuts a title to [`MAX_TITLE_CHARS`] characters.
+fn cap_title(title: String) -> String {
+    match title.char_indices().nth(MAX_TITLE_CHARS) {
+        Some((at, _)) => format!("{}…", &title[..at]),
+        None => title,
+    }
 }
 
 fn heading_level(level: HeadingLevel) -> u8 {
@@ -263,6 +280,22 @@ mod tests {
             (s[0].title.as_str(), s[0].start_line, s[0].heading_end_line),
             ("Title", 1, 2)
         );
+    }
+
+    #[test]
+    fn headings_and_titles_are_bounded() {
+        let many: String = (0..MAX_HEADINGS_PER_FILE + 50)
+            .map(|i| format!("# h{i}\n"))
+            .collect();
+        let s = parse_markdown(&many, "x");
+        assert_eq!(s.len(), MAX_HEADINGS_PER_FILE);
+        // The last kept section owns the rest of the file.
+        let total = line_count(&many);
+        assert_eq!(s.last().map(|x| x.body_end_line), Some(total));
+        let long = format!("# {}\nbody\n", "長".repeat(5000));
+        let s = parse_markdown(&long, "x");
+        assert_eq!(s[0].title.chars().count(), MAX_TITLE_CHARS + 1);
+        assert!(s[0].title.ends_with('…'));
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub struct ManualService {
     pub(crate) thesaurus: Thesaurus,
     /// Problems met while loading the user's thesaurus (bad lines skipped).
     thesaurus_problems: Vec<String>,
+    /// Calls since the resident mapped pages were last checked.
+    calls_since_trim: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for ManualService {
@@ -60,7 +62,12 @@ impl ManualService {
         } else {
             None
         };
-        let corpus = Corpus::new(root.clone(), config.index_dir.clone());
+        let corpus = Corpus::new(
+            root.clone(),
+            config.index_dir.clone(),
+            config.max_file_bytes,
+            config.index_threads,
+        );
         let (thesaurus, thesaurus_problems) = load_thesaurus(&config);
         Ok(ManualService {
             thesaurus,
@@ -77,6 +84,7 @@ impl ManualService {
             root,
             config,
             late_reranker: None,
+            calls_since_trim: std::sync::atomic::AtomicU32::new(0),
         })
     }
 
@@ -134,6 +142,12 @@ impl ManualService {
         Ok(stats)
     }
 
+    /// Warnings met while indexing since the last call (files skipped for
+    /// their size or kind, index writes that failed), each once per process.
+    pub fn take_index_warnings(&self) -> Vec<String> {
+        self.write_corpus().take_warnings()
+    }
+
     /// Counters of the `manual_find` result cache.
     pub fn cache_stats(&self) -> CacheStats {
         lock(&self.cache).snapshot()
@@ -160,13 +174,28 @@ impl ManualService {
                 now.saturating_duration_since(last) >= self.config.stat_interval
             });
         if full_due {
-            self.write_corpus().refresh_all(&mut |_| {});
+            let corpus = &mut *self.write_corpus();
+            corpus.refresh_all(&mut |_| {});
+            // A sweep reads every file table: let those pages go.
+            corpus.trim_mapped(0);
             *fresh = Some(now);
         } else if !dirty.manuals.is_empty() {
             let mut corpus = self.write_corpus();
             for id in &dirty.manuals {
                 corpus.refresh_manual(id);
             }
+        }
+    }
+
+    /// Every few calls, hands mapped index pages back to the kernel when
+    /// more than [`crate::corpus::MAPPED_RESIDENT_BUDGET`] are resident.
+    pub(crate) fn trim_memory(&self) {
+        use std::sync::atomic::Ordering;
+        const EVERY: u32 = 4;
+        if self.calls_since_trim.fetch_add(1, Ordering::Relaxed) + 1 >= EVERY {
+            self.calls_since_trim.store(0, Ordering::Relaxed);
+            self.read_corpus()
+                .trim_mapped(crate::corpus::MAPPED_RESIDENT_BUDGET);
         }
     }
 

@@ -1,329 +1,300 @@
-//! The on-disk index cache: one file per manual holding every file record
-//! (fingerprint, sections, and each section's normalised text and term
-//! frequencies), so a restart re-tokenises only files that changed.
+//! The on-disk index: per manual a folder with immutable segment files and
+//! a small manifest naming them, their deleted files and the files whose
+//! modification time changed without their content changing.
 //!
-//! Layout: `<index_dir>/<manual-id-hash>.idx`, written atomically (temporary
-//! file + rename). A cache written for another root, another manual or
-//! another format version, or one that fails to decode, is ignored.
+//! Layout: `<index_dir>/<manual-id-hash>/manifest` and
+//! `<index_dir>/<manual-id-hash>/seg-<n>.bin`. Every file is written to a
+//! temporary name and renamed into place; a segment file is never written
+//! again after that (so it can be memory-mapped), and the manifest is
+//! replaced only after the segments it names exist. A manifest written for
+//! another root, manual or format, or one that fails to decode, means "no
+//! index": the manual is indexed again.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::analyze::{DocData, FieldFreq, FileRecord, Fingerprint, fnv1a};
+use crate::analyze::fnv1a;
 use crate::codec::{CodecError, Reader, Writer};
-use crate::index::ManualIndex;
-use crate::paths::FileType;
-use crate::sections::SectionInfo;
+use crate::segment::{Backing, Segment};
 
-const MAGIC: &[u8; 8] = b"BTNMIDX\0";
-const FORMAT_VERSION: u64 = 2;
+const MAGIC: &[u8; 8] = b"BTNMAN\x00\x01";
+const FORMAT_VERSION: u64 = 1;
 
-/// Path of the cache file of a manual.
-pub(crate) fn cache_path(index_dir: &Path, manual_id: &str) -> PathBuf {
-    index_dir.join(format!("{:016x}.idx", fnv1a(manual_id.as_bytes())))
+/// What a manifest records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Manifest {
+    /// Next segment number.
+    pub next_id: u64,
+    /// Segments in order, with their deleted files.
+    pub slots: Vec<(u64, Vec<u32>)>,
+    /// Files whose size or modification time changed but not their content:
+    /// `(path, size, mtime_ns)`.
+    pub touched: Vec<(String, u64, i64)>,
 }
 
-/// Encodes the records of a manual.
-#[cfg(test)]
-pub(crate) fn encode(root: &Path, manual_id: &str, records: &[FileRecord]) -> Vec<u8> {
-    let mut w = Writer::default();
-    encode_header(&mut w, root, manual_id, records.len());
-    for r in records {
-        encode_file(&mut w, r, r.docs.len());
-        for d in &r.docs {
-            encode_doc(
-                &mut w,
-                DocHead {
-                    section: d.section,
-                    body_len: d.body_len,
-                    exceptions: d.exceptions,
-                    norm_text: &d.norm_text,
-                },
-                d.terms.iter().map(|(t, f)| (t.as_str(), *f)),
-            );
+/// Where segments of one manual are kept.
+#[derive(Debug, Clone)]
+pub(crate) enum SegmentStore {
+    /// In a folder on disk (memory-mapped).
+    Disk(PathBuf),
+    /// In memory only.
+    Memory,
+}
+
+impl SegmentStore {
+    /// The store of a manual: its folder under `index_dir`, or memory.
+    pub(crate) fn for_manual(index_dir: Option<&Path>, manual_id: &str) -> SegmentStore {
+        match index_dir {
+            Some(dir) => SegmentStore::Disk(manual_dir(dir, manual_id)),
+            None => SegmentStore::Memory,
         }
     }
-    w.buf
-}
 
-fn encode_header(w: &mut Writer, root: &Path, manual_id: &str, records: usize) {
-    w.bytes(MAGIC);
-    w.u64(FORMAT_VERSION);
-    w.str(&root.to_string_lossy());
-    w.str(manual_id);
-    w.u64(records as u64);
-}
-
-/// Everything of a record but its documents (`n_docs` of them follow).
-fn encode_file(w: &mut Writer, r: &FileRecord, n_docs: usize) {
-    w.str(&r.path);
-    w.u64(match r.file_type {
-        FileType::Md => 0,
-        FileType::Json => 1,
-    });
-    w.u64(r.fingerprint.size);
-    w.i64(r.fingerprint.mtime_ns);
-    w.u64(r.fingerprint.hash);
-    w.u64(u64::from(r.line_count));
-    w.u64(r.sections.len() as u64);
-    for s in &r.sections {
-        w.str(&s.title);
-        w.u64(u64::from(s.level));
-        w.u64(u64::from(s.start_line));
-        w.u64(u64::from(s.heading_end_line));
-        w.u64(u64::from(s.body_end_line));
-        w.u64(u64::from(s.end_line));
-        w.u64(s.parent.map(|p| u64::from(p) + 1).unwrap_or(0));
-    }
-    w.u64(n_docs as u64);
-}
-
-/// The scalar fields of a document.
-struct DocHead<'a> {
-    section: u32,
-    body_len: u32,
-    exceptions: bool,
-    norm_text: &'a str,
-}
-
-fn encode_doc<'a>(
-    w: &mut Writer,
-    d: DocHead<'_>,
-    terms: impl ExactSizeIterator<Item = (&'a str, FieldFreq)>,
-) {
-    w.u64(u64::from(d.section));
-    w.u64(u64::from(d.body_len));
-    w.u64(u64::from(d.exceptions));
-    w.str(d.norm_text);
-    w.u64(terms.len() as u64);
-    for (term, f) in terms {
-        w.str(term);
-        w.u64(u64::from(f.body));
-        w.u64(u64::from(f.title));
-        w.u64(u64::from(f.ctx));
-    }
-}
-
-/// Writes a manual's index straight from memory (no intermediate records),
-/// streaming to the file in small chunks, atomically (temporary file + rename).
-pub(crate) fn save_index(
-    index_dir: &Path,
-    root: &Path,
-    manual_id: &str,
-    index: &ManualIndex,
-) -> std::io::Result<()> {
-    const CHUNK: usize = 64 * 1024;
-    prepare_dir(index_dir)?;
-    let target = cache_path(index_dir, manual_id);
-    let tmp = target.with_extension(format!("tmp{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&tmp)?;
-        let mut w = Writer::default();
-        encode_header(&mut w, root, manual_id, index.file_count());
-        for entry in index.files() {
-            let docs: Vec<_> = entry
-                .doc_ids
-                .iter()
-                .filter_map(|id| Some((*id, index.doc(*id)?)))
-                .collect();
-            encode_file(&mut w, &entry.record, docs.len());
-            for (id, doc) in docs {
-                let terms = index.doc_terms(id);
-                encode_doc(
-                    &mut w,
-                    DocHead {
-                        section: doc.section,
-                        body_len: doc.body_len,
-                        exceptions: doc.exceptions,
-                        norm_text: &doc.norm_text,
-                    },
-                    terms.into_iter(),
-                );
+    /// Writes a segment with `write` and opens it.
+    pub(crate) fn write_segment(
+        &self,
+        id: u64,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<u64>,
+    ) -> std::io::Result<Arc<Segment>> {
+        match self {
+            SegmentStore::Memory => {
+                let mut bytes = Vec::new();
+                write(&mut bytes)?;
+                open_bytes(Backing::Owned(bytes.into()))
             }
-            if w.buf.len() >= CHUNK {
-                file.write_all(&w.buf)?;
-                w.buf.clear();
+            SegmentStore::Disk(dir) => {
+                prepare_dir(dir)?;
+                let target = segment_path(dir, id);
+                let tmp = target.with_extension(format!("tmp{}", std::process::id()));
+                let result = (|| {
+                    let file = std::fs::File::create(&tmp)?;
+                    let mut out = std::io::BufWriter::with_capacity(256 * 1024, file);
+                    write(&mut out)?;
+                    let file = out.into_inner().map_err(|e| e.into_error())?;
+                    file.sync_all()?;
+                    std::fs::rename(&tmp, &target)
+                })();
+                if result.is_err() {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+                result?;
+                open_bytes(Backing::map(&target)?)
             }
         }
-        file.write_all(&w.buf)?;
-        Ok(())
-    };
-    write()
-        .and_then(|()| std::fs::rename(&tmp, &target))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
-}
-
-/// Decodes a cache file; `Ok(None)` when it belongs to another root/manual/version.
-#[cfg(test)]
-pub(crate) fn decode(
-    bytes: &[u8],
-    root: &Path,
-    manual_id: &str,
-) -> Result<Option<Vec<FileRecord>>, CodecError> {
-    let mut records = Vec::new();
-    Ok(decode_each(bytes, root, manual_id, |r| records.push(r))?.then_some(records))
-}
-
-/// Decodes a cache file record by record, handing each to `each`;
-/// `Ok(false)` when it belongs to another root/manual/version (nothing is
-/// handed over). On an error some records may already have been handed over.
-fn decode_each(
-    bytes: &[u8],
-    root: &Path,
-    manual_id: &str,
-    mut each: impl FnMut(FileRecord),
-) -> Result<bool, CodecError> {
-    let mut r = Reader::new(bytes);
-    if r.take(MAGIC.len())? != MAGIC {
-        return Ok(false);
     }
-    if r.u64()? != FORMAT_VERSION || r.str()? != root.to_string_lossy() || r.str()? != manual_id {
-        return Ok(false);
-    }
-    let n = r.len()?;
-    for _ in 0..n {
-        each(decode_record(&mut r)?);
-    }
-    Ok(true)
-}
 
-fn small<T: TryFrom<u64>>(r: &mut Reader<'_>) -> Result<T, CodecError> {
-    T::try_from(r.u64()?).map_err(|_| CodecError("value out of range"))
-}
+    /// A spill target for a merge: a temporary file on disk, or memory.
+    pub(crate) fn spill(&self) -> crate::segment::merge::Spill {
+        use crate::segment::merge::Spill;
+        match self {
+            SegmentStore::Memory => Spill::Memory(Vec::new()),
+            SegmentStore::Disk(dir) => {
+                let path = dir.join(format!("merge.tmp{}", std::process::id()));
+                match std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&path)
+                {
+                    Ok(file) => {
+                        // Unlinked at once: the space is freed when closed.
+                        let _ = std::fs::remove_file(&path);
+                        Spill::File(std::io::BufWriter::new(file))
+                    }
+                    Err(_) => Spill::Memory(Vec::new()),
+                }
+            }
+        }
+    }
 
-fn decode_record(r: &mut Reader<'_>) -> Result<FileRecord, CodecError> {
-    let path = r.str()?.to_string();
-    let file_type = match r.u64()? {
-        0 => FileType::Md,
-        1 => FileType::Json,
-        _ => return Err(CodecError("unknown file type")),
-    };
-    let fingerprint = Fingerprint {
-        size: r.u64()?,
-        mtime_ns: r.i64()?,
-        hash: r.u64()?,
-    };
-    let line_count = r.u32()?;
-    let n_sections = r.len()?;
-    let mut sections = Vec::with_capacity(n_sections);
-    for _ in 0..n_sections {
-        let title = r.str()?.to_string();
-        let level = small::<u8>(r)?;
-        let start_line = r.u32()?;
-        let heading_end_line = r.u32()?;
-        let body_end_line = r.u32()?;
-        let end_line = r.u32()?;
-        let parent = match r.u32()? {
-            0 => None,
-            p => Some(p - 1),
+    /// Loads a manifest and opens its segments; `None` when there is no
+    /// usable index (missing, foreign, corrupt or a segment unreadable).
+    pub(crate) fn load(
+        &self,
+        root: &Path,
+        manual_id: &str,
+    ) -> Option<(Manifest, Vec<Arc<Segment>>)> {
+        let SegmentStore::Disk(dir) = self else {
+            return None;
         };
-        sections.push(SectionInfo {
-            title,
-            level,
-            start_line,
-            heading_end_line,
-            body_end_line,
-            end_line,
-            parent,
-        });
-    }
-    let n_docs = r.len()?;
-    let mut docs = Vec::with_capacity(n_docs);
-    for _ in 0..n_docs {
-        let section = r.u32()?;
-        if section as usize >= sections.len() {
-            return Err(CodecError("doc section out of range"));
+        let bytes = std::fs::read(dir.join("manifest")).ok()?;
+        let manifest = decode_manifest(&bytes, root, manual_id).ok()??;
+        let mut segments = Vec::with_capacity(manifest.slots.len());
+        for (id, _) in &manifest.slots {
+            segments.push(open_bytes(Backing::map(&segment_path(dir, *id)).ok()?).ok()?);
         }
-        let body_len = r.u32()?;
-        let exceptions = r.u64()? != 0;
-        let norm_text = r.str()?.to_string();
-        let n_terms = r.len()?;
-        let mut terms = Vec::with_capacity(n_terms);
-        for _ in 0..n_terms {
-            let term = r.str()?.to_string();
-            let freq = FieldFreq {
-                body: small(r)?,
-                title: small(r)?,
-                ctx: small(r)?,
-            };
-            terms.push((term, freq));
-        }
-        docs.push(DocData {
-            section,
-            body_len,
-            norm_text,
-            terms,
-            exceptions,
-        });
+        Some((manifest, segments))
     }
-    Ok(FileRecord {
-        path,
-        file_type,
-        fingerprint,
-        line_count,
-        sections,
-        docs,
-    })
-}
 
-/// Loads the cached records of a manual into an empty index, one record
-/// at a time. Any problem means "no cache": the index is left empty and
-/// `false` is returned.
-pub(crate) fn load_into(
-    index_dir: &Path,
-    root: &Path,
-    manual_id: &str,
-    index: &mut ManualIndex,
-) -> bool {
-    let Ok(bytes) = std::fs::read(cache_path(index_dir, manual_id)) else {
-        return false;
-    };
-    match decode_each(&bytes, root, manual_id, |record| index.upsert(record)) {
-        Ok(true) => true,
-        _ => {
-            *index = ManualIndex::new();
-            false
+    /// Saves the manifest (atomically), then removes segment files it does
+    /// not name.
+    pub(crate) fn save(
+        &self,
+        root: &Path,
+        manual_id: &str,
+        manifest: &Manifest,
+    ) -> std::io::Result<()> {
+        let SegmentStore::Disk(dir) = self else {
+            return Ok(());
+        };
+        prepare_dir(dir)?;
+        let bytes = encode_manifest(root, manual_id, manifest);
+        let target = dir.join("manifest");
+        let tmp = dir.join(format!("manifest.tmp{}", std::process::id()));
+        let result = (|| {
+            let mut file = std::fs::File::create(&tmp)?;
+            file.write_all(&bytes)?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &target)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+            return result;
+        }
+        let keep: Vec<PathBuf> = manifest
+            .slots
+            .iter()
+            .map(|(id, _)| segment_path(dir, *id))
+            .collect();
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                let stale_segment = name.starts_with("seg-") && !keep.contains(&path);
+                let stale_tmp = name.contains(".tmp");
+                if stale_segment || stale_tmp {
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes everything stored for the manual.
+    pub(crate) fn delete(&self) {
+        if let SegmentStore::Disk(dir) = self {
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }
 
-fn prepare_dir(index_dir: &Path) -> std::io::Result<()> {
-    let created = !index_dir.exists();
-    std::fs::create_dir_all(index_dir)?;
-    // A derived cache: keep it out of version control without touching the
-    // repository's own .gitignore — only in a folder baton made for it.
-    let ignore = index_dir.join(".gitignore");
-    if created && !ignore.exists() {
-        let _ = std::fs::write(&ignore, "*\n");
+fn open_bytes(bytes: Backing) -> std::io::Result<Arc<Segment>> {
+    Segment::open(bytes)
+        .map(Arc::new)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// The folder of a manual's index.
+pub(crate) fn manual_dir(index_dir: &Path, manual_id: &str) -> PathBuf {
+    index_dir.join(format!("{:016x}", fnv1a(manual_id.as_bytes())))
+}
+
+fn segment_path(dir: &Path, id: u64) -> PathBuf {
+    dir.join(format!("seg-{id}.bin"))
+}
+
+fn prepare_dir(dir: &Path) -> std::io::Result<()> {
+    let index_dir_created = dir.parent().is_some_and(|p| !p.exists());
+    std::fs::create_dir_all(dir)?;
+    if let Some(parent) = dir.parent() {
+        // A derived index: keep it out of version control without touching
+        // the repository's own .gitignore — only in a folder baton made for
+        // it, and never through a link (create_new does not follow one).
+        if index_dir_created {
+            use std::io::Write as _;
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(parent.join(".gitignore"))
+            {
+                let _ = f.write_all(b"*\n");
+            }
+        }
+        // The single-file cache of earlier versions is replaced by this folder.
+        let _ = std::fs::remove_file(dir.with_extension("idx"));
     }
     Ok(())
 }
 
-/// Removes the cache file of a manual that no longer exists.
-pub(crate) fn delete(index_dir: &Path, manual_id: &str) {
-    let _ = std::fs::remove_file(cache_path(index_dir, manual_id));
+fn encode_manifest(root: &Path, manual_id: &str, m: &Manifest) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.bytes(MAGIC);
+    w.u64(FORMAT_VERSION);
+    w.str(&root.to_string_lossy());
+    w.str(manual_id);
+    w.u64(m.next_id);
+    w.u64(m.slots.len() as u64);
+    for (id, deleted) in &m.slots {
+        w.u64(*id);
+        w.u64(deleted.len() as u64);
+        for d in deleted {
+            w.u64(u64::from(*d));
+        }
+    }
+    w.u64(m.touched.len() as u64);
+    for (path, size, mtime) in &m.touched {
+        w.str(path);
+        w.u64(*size);
+        w.i64(*mtime);
+    }
+    w.buf
+}
+
+fn decode_manifest(
+    bytes: &[u8],
+    root: &Path,
+    manual_id: &str,
+) -> Result<Option<Manifest>, CodecError> {
+    let mut r = Reader::new(bytes);
+    if r.take(MAGIC.len())? != MAGIC {
+        return Ok(None);
+    }
+    if r.u64()? != FORMAT_VERSION || r.str()? != root.to_string_lossy() || r.str()? != manual_id {
+        return Ok(None);
+    }
+    let next_id = r.u64()?;
+    let n = r.len()?;
+    let mut slots = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = r.u64()?;
+        let k = r.len()?;
+        let mut deleted = Vec::with_capacity(k);
+        for _ in 0..k {
+            deleted.push(r.u32()?);
+        }
+        slots.push((id, deleted));
+    }
+    let n = r.len()?;
+    let mut touched = Vec::with_capacity(n);
+    for _ in 0..n {
+        touched.push((r.str()?.to_string(), r.u64()?, r.i64()?));
+    }
+    Ok(Some(Manifest {
+        next_id,
+        slots,
+        touched,
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::analyze_file;
 
     #[test]
-    fn records_round_trip_and_foreign_caches_are_ignored() {
-        let fp = Fingerprint {
-            size: 10,
-            mtime_ns: -3,
-            hash: 7,
+    fn manifests_round_trip_and_foreign_ones_are_ignored() {
+        let m = Manifest {
+            next_id: 9,
+            slots: vec![(3, vec![1, 4]), (8, vec![])],
+            touched: vec![("a/b.md".into(), 10, -3)],
         };
-        let rec = analyze_file("a/b.md", FileType::Md, "pre\n# 見出し\n本文です。\n", fp);
         let root = Path::new("/r");
-        let bytes = encode(root, "m1", std::slice::from_ref(&rec));
-        assert_eq!(decode(&bytes, root, "m1"), Ok(Some(vec![rec])));
-        assert_eq!(decode(&bytes, root, "m2"), Ok(None));
-        assert_eq!(decode(&bytes, Path::new("/other"), "m1"), Ok(None));
-        assert!(decode(&bytes[..bytes.len() / 2], root, "m1").is_err());
+        let bytes = encode_manifest(root, "m1", &m);
+        assert_eq!(decode_manifest(&bytes, root, "m1"), Ok(Some(m)));
+        assert_eq!(decode_manifest(&bytes, root, "m2"), Ok(None));
+        assert_eq!(decode_manifest(&bytes, Path::new("/o"), "m1"), Ok(None));
+        assert!(decode_manifest(&bytes[..bytes.len() - 2], root, "m1").is_err());
     }
 }

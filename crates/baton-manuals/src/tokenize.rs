@@ -62,10 +62,26 @@ pub(crate) enum TokenKind {
     Unigram,
     /// A word of letters/digits.
     Word,
+    /// A number expression with its counter or separators (`2章-1`, `3条`,
+    /// `4-2`; see [`crate::numbers`]).
+    Number,
 }
 
-/// Calls `emit` for every index token of a normalised text.
+/// Calls `emit` for every index token of a normalised text: the character
+/// and word tokens, then the number-expression tokens.
 pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str, TokenKind)) {
+    for_each_plain_token(text, &mut emit);
+    if text.bytes().any(|b| b.is_ascii_digit()) || text.contains('第') {
+        for expr in crate::numbers::find(text) {
+            for token in &expr.tokens {
+                emit(token, TokenKind::Number);
+            }
+        }
+    }
+}
+
+/// The character and word tokens of a normalised text.
+fn for_each_plain_token(text: &str, mut emit: impl FnMut(&str, TokenKind)) {
     let mut run_start: Option<(usize, CharClass)> = None;
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -198,6 +214,14 @@ mod tests {
         assert_eq!(stem("configured"), stem("configuring"));
         assert_eq!(stem("configure"), stem("configured"));
         assert_eq!(stem("status"), "status");
+    }
+
+    #[test]
+    fn number_expressions_add_tokens() {
+        assert_eq!(
+            tokens("第2章-1"),
+            ["第", "2", "章", "1", "2-1", "2章", "2章-1"]
+        );
     }
 
     #[test]

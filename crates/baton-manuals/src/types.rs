@@ -35,6 +35,11 @@ pub struct TocInput {
     /// (e.g. `"chapter1"`). Needed when the manual has more than 200 files.
     #[serde(default)]
     pub path_prefix: Option<String>,
+    /// Continue a long table of contents: pass the previous reply's
+    /// `next_offset` (the index of the first file to list; default 0).
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
 }
 
 /// Search budget of `manual_find`.
@@ -83,6 +88,15 @@ pub struct FindInput {
     /// Search budget.
     #[serde(default)]
     pub budget: Option<FindBudget>,
+    /// Extension (accepted as the Python reference does): 1–2 terms the
+    /// answer must contain, e.g. `["がん保険", "診断確定"]`. A soft filter:
+    /// sections containing the most of them are kept, and when no section
+    /// contains any, nothing is filtered (`applied.required_status` in the
+    /// trace says which happened). Okurigana variants count (申し込み =
+    /// 申込み = 申込). Usually unnecessary: the query alone is enough.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 2))]
+    pub required_terms: Option<Vec<String>>,
 }
 
 /// What `manual_hits` pages through.
@@ -328,13 +342,21 @@ pub struct TocFile {
     pub path: String,
     /// Headings in document order (empty for JSON files).
     pub headings: Vec<TocHeading>,
+    /// Present (true) when the file has more headings than one reply holds:
+    /// the rest are not listed (read the file with `manual_scan`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub headings_truncated: bool,
 }
 
 /// Result of `manual_toc`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TocOutput {
-    /// Files sorted by path.
+    /// Files sorted by path (from `offset`, as many as one reply holds).
     pub items: Vec<TocFile>,
+    /// Files in scope.
+    pub total_files: usize,
+    /// When more files follow: call again with `offset` = this value.
+    pub next_offset: Option<usize>,
 }
 
 /// Question facet of a claim.

@@ -35,6 +35,13 @@ impl ChangeWatcher {
         let root_buf: PathBuf = root.to_path_buf();
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                // Reads (opening, accessing, closing unwritten) change
+                // nothing; the service itself reads files to show text.
+                if let Ok(e) = &event
+                    && is_read_only(&e.kind)
+                {
+                    return;
+                }
                 let Ok(mut set) = sink.lock() else { return };
                 match event {
                     Ok(event) if !event.need_rescan() && !event.paths.is_empty() => {
@@ -73,6 +80,16 @@ impl ChangeWatcher {
     }
 }
 
+/// Whether an event only reports a read.
+fn is_read_only(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode};
+    match kind {
+        notify::EventKind::Access(AccessKind::Close(AccessMode::Write)) => false,
+        notify::EventKind::Access(_) => true,
+        _ => false,
+    }
+}
+
 fn mark(set: &mut DirtySet, root: &Path, path: &Path) {
     let Ok(rel) = path.strip_prefix(root) else {
         set.all = true;
@@ -94,6 +111,22 @@ fn mark(set: &mut DirtySet, root: &Path, path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_are_not_changes() {
+        use notify::EventKind;
+        use notify::event::{AccessKind, AccessMode, ModifyKind};
+        assert!(is_read_only(&EventKind::Access(AccessKind::Open(
+            AccessMode::Read
+        ))));
+        assert!(is_read_only(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        assert!(!is_read_only(&EventKind::Access(AccessKind::Close(
+            AccessMode::Write
+        ))));
+        assert!(!is_read_only(&EventKind::Modify(ModifyKind::Any)));
+    }
 
     #[test]
     fn events_map_to_their_manual() {

@@ -75,12 +75,36 @@ fn disk_cache_is_reused_by_a_new_service() {
         top_path(&second_service, "対象外", "m1").as_deref(),
         Some("rules.md")
     );
-    // A corrupt cache file is ignored, not fatal.
-    for entry in std::fs::read_dir(&index_dir).expect("dir").flatten() {
-        std::fs::write(entry.path(), b"garbage").expect("write");
+    // Corrupt index files are ignored, not fatal: a manifest …
+    let manual_dirs: Vec<_> = std::fs::read_dir(&index_dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(manual_dirs.len(), 2, "one folder per manual");
+    for dir in &manual_dirs {
+        std::fs::write(dir.join("manifest"), b"garbage").expect("write");
     }
     let third = open().build_index(&mut |_| {}).expect("build");
     assert_eq!(third.parsed_files, 4);
+    // … or a segment.
+    for dir in &manual_dirs {
+        for entry in std::fs::read_dir(dir).expect("dir").flatten() {
+            if entry.file_name().to_string_lossy().starts_with("seg-") {
+                std::fs::write(entry.path(), b"garbage").expect("write");
+            }
+        }
+    }
+    let fourth = open();
+    assert_eq!(
+        fourth.build_index(&mut |_| {}).expect("build").parsed_files,
+        4
+    );
+    assert_eq!(
+        top_path(&fourth, "対象外", "m1").as_deref(),
+        Some("rules.md")
+    );
 }
 
 #[test]

@@ -41,6 +41,9 @@ pub fn index(config: &Config) -> anyhow::Result<ExitCode> {
     if tty {
         let _ = writeln!(stderr);
     }
+    for warning in service.take_index_warnings() {
+        eprintln!("baton: warning: {warning}");
+    }
     println!(
         "indexed {} manuals, {} files, {} sections, {} terms in {:.0} ms (root {})",
         stats.manuals,
@@ -49,6 +52,15 @@ pub fn index(config: &Config) -> anyhow::Result<ExitCode> {
         stats.terms,
         started.elapsed().as_secs_f64() * 1000.0,
         service.config().root.display()
+    );
+    println!(
+        "index: {} segments, {:.1} MB ({} files tokenised, {} reused, {} removed, {} skipped)",
+        stats.segments,
+        stats.index_bytes as f64 / 1e6,
+        stats.parsed_files,
+        stats.reused_files,
+        stats.removed_files,
+        stats.skipped_files
     );
     let user_file = service
         .config()
@@ -74,7 +86,11 @@ pub fn find(
     if let Some(m) = manual {
         args["manual_id"] = json!(m);
     }
-    let found = match service.find(args) {
+    let result = service.find(args);
+    for warning in service.take_index_warnings() {
+        eprintln!("baton: warning: {warning}");
+    }
+    let found = match result {
         Ok(f) => f,
         Err(e) => {
             eprintln!("baton: {}: {}", e.code.as_str(), e.message);

@@ -16,7 +16,7 @@ use crate::args::{Args, MAX_ID_BYTES, MAX_QUERY_BYTES};
 use crate::claims::{self, EVIDENCE_LIMIT, EvidenceInput, Integration, round3};
 use crate::corpus::Corpus;
 use crate::error::ManualError;
-use crate::index::DocId;
+use crate::index::{DocId, FileRef};
 use crate::paths;
 use crate::query::{self, QueryPlan};
 use crate::search::{self, EXCEPTION_MARKERS, Hit, SearchOptions};
@@ -31,6 +31,9 @@ use crate::types::{
 pub const DEFAULT_TIME_MS: u64 = 60_000;
 /// Default `budget.max_candidates`.
 pub const DEFAULT_MAX_CANDIDATES: u64 = 200;
+/// Most files listed as `unscanned` because of the candidate cap (those
+/// with the most cut sections); `applied.unscanned_files` gives the total.
+pub const MAX_UNSCANNED_FILES: usize = 1000;
 /// Score factor of stage-4 (loose) candidates.
 const LOOSE_PENALTY: f64 = 0.8;
 /// Minimum coverage of a stage-4 candidate.
@@ -47,10 +50,14 @@ struct FindRequest {
     use_cache: bool,
     max_candidates: usize,
     time_ms: u64,
+    /// The caller's `required_terms` (extension; 0–2 distinct terms).
+    required_terms: Vec<String>,
 }
 
-/// A file's shared manual id and path, and a count.
-type SharedCount<'a> = (&'a Arc<str>, &'a Arc<str>, u32);
+/// Most `required_terms` a call may give.
+pub const MAX_REQUIRED_TERMS: usize = 2;
+/// Longest required term, in bytes.
+pub const MAX_REQUIRED_TERM_BYTES: usize = 256;
 
 /// One scored section of some manual.
 struct Scored {
@@ -72,8 +79,18 @@ struct Outcome {
     stage: u8,
     expanded: bool,
     required_relaxed: bool,
+    /// Most required phrases/terms any kept candidate contains.
+    required_met: u8,
     time_budget_hit: bool,
     searched: HashSet<String>,
+    /// The call's `budget.max_candidates`.
+    max_candidates: usize,
+    /// Sections that could not reach the head, per file (counted into
+    /// `unscanned` with the rows cut by `max_candidates`).
+    tail: Vec<(Arc<str>, Vec<Vec<u32>>)>,
+    /// Files with cut sections (`unscanned` lists at most
+    /// `MAX_UNSCANNED_FILES` of them, most cut first).
+    unscanned_files: usize,
 }
 
 impl ManualService {
@@ -91,7 +108,7 @@ impl ManualService {
             None => None,
             Some(id) => Some(self.continuation(id)?),
         };
-        let plan = query::analyze(&req.query, &self.thesaurus);
+        let plan = query::analyze_with(&req.query, &req.required_terms, &self.thesaurus);
         let cache_key = (req.use_cache && continuation.is_none()).then(|| cache_key(&req, &plan));
         let mut cache_mode = if cache_key.is_some() {
             "miss"
@@ -135,6 +152,7 @@ impl ManualService {
             lock(&self.cache).put(key, Arc::clone(&data), Instant::now());
         }
         lock(&self.traces).insert_with_id(trace_id.clone(), Arc::clone(&data), Instant::now());
+        self.trim_memory();
         Ok(output(&trace_id, &data, req.include_claim_graph))
     }
 
@@ -150,6 +168,7 @@ impl ManualService {
                 "include_claim_graph",
                 "use_cache",
                 "budget",
+                "required_terms",
             ],
         )?;
         let query = a.req_str("query", MAX_QUERY_BYTES)?.to_string();
@@ -176,7 +195,9 @@ impl ManualService {
                 )
             }
         };
+        let required_terms = parse_required_terms(&a)?;
         Ok(FindRequest {
+            required_terms,
             query,
             manual_id,
             expand_scope,
@@ -270,8 +291,12 @@ impl ManualService {
             stage: 3,
             expanded: false,
             required_relaxed: false,
+            required_met: 0,
             time_budget_hit: false,
             searched: HashSet::new(),
+            max_candidates: req.max_candidates,
+            tail: Vec::new(),
+            unscanned_files: 0,
         };
         let mut rows = self.search_manuals(
             corpus,
@@ -284,13 +309,18 @@ impl ManualService {
             &mut outcome,
         );
         if !plan.required.is_empty() {
-            if rows.iter().any(|s| s.hit.has_required) {
-                rows.retain(|s| s.hit.has_required);
+            // A soft filter: keep the sections that contain the most of the
+            // required phrases and terms; when none contains any, nothing
+            // is filtered (relaxed).
+            let best = rows.iter().map(|s| s.hit.required_met).max().unwrap_or(0);
+            outcome.required_met = best;
+            if best > 0 {
+                rows.retain(|s| s.hit.required_met == best);
             } else {
                 outcome.required_relaxed = !rows.is_empty();
             }
         }
-        order_scored(corpus, &mut rows, req.max_candidates);
+        order_scored(&mut rows, req.max_candidates);
         if self.needs_stage4(corpus, req, plan, &rows) {
             outcome.stage = 4;
             let loose_scope: Vec<String> = if req.expand_scope && continuation.is_none() {
@@ -326,58 +356,83 @@ impl ManualService {
                         s
                     }),
             );
-            order_scored(corpus, &mut rows, req.max_candidates);
+            order_scored(&mut rows, req.max_candidates);
         }
-        if rows.len() > req.max_candidates {
-            let cut = rows.split_off(req.max_candidates);
-            // The tail can be most of the corpus (a query with common words):
-            // count it per file keyed by identity — the manual's index and
-            // the path its file's documents share — instead of hashing text.
-            let mut per_file: HashMap<(usize, usize), SharedCount<'_>> = HashMap::new();
-            let mut last_index: Option<(*const str, Option<&crate::index::ManualIndex>)> = None;
-            for s in &cut {
-                let id = Arc::as_ptr(&s.manual_id);
-                let index = match last_index {
-                    Some((last, index)) if std::ptr::eq(last, id) => index,
-                    _ => {
-                        let index = corpus.manual(&s.manual_id);
-                        last_index = Some((id, index));
-                        index
+        diversify_files(corpus, &mut rows);
+        // Sections cut by `max_candidates` and those that could never
+        // reach the head are reported per file as `unscanned`.
+        let cut = if rows.len() > req.max_candidates {
+            rows.split_off(req.max_candidates)
+        } else {
+            Vec::new()
+        };
+        // Per manual, per segment, per file: sections cut.
+        let mut counts: Vec<(Arc<str>, Vec<Vec<u32>>)> = std::mem::take(&mut outcome.tail);
+        for s in &cut {
+            let Some(file) = corpus
+                .manual(&s.manual_id)
+                .and_then(|m| m.file_of(s.hit.doc))
+            else {
+                continue;
+            };
+            let at = match counts
+                .iter()
+                .position(|(m, _)| Arc::ptr_eq(m, &s.manual_id))
+            {
+                Some(at) => at,
+                None => {
+                    let slots = corpus
+                        .manual(&s.manual_id)
+                        .map(|m| m.slot_file_counts())
+                        .unwrap_or_default();
+                    counts.push((
+                        Arc::clone(&s.manual_id),
+                        slots.into_iter().map(|n| vec![0; n]).collect(),
+                    ));
+                    counts.len() - 1
+                }
+            };
+            if let Some(c) = counts[at]
+                .1
+                .get_mut(file.slot)
+                .and_then(|v| v.get_mut(file.file as usize))
+            {
+                *c += 1;
+            }
+        }
+        let mut per_file: Vec<(u32, Arc<str>, FileRef)> = Vec::new();
+        for (manual_id, slots) in counts {
+            for (slot, files) in slots.into_iter().enumerate() {
+                for (file, n) in files.into_iter().enumerate() {
+                    if n > 0 {
+                        let file = FileRef {
+                            slot,
+                            file: file as u32,
+                        };
+                        per_file.push((n, Arc::clone(&manual_id), file));
                     }
-                };
-                let Some(index) = index else {
-                    continue;
-                };
-                if let Some(doc) = index.doc(s.hit.doc) {
-                    let key = (
-                        std::ptr::from_ref(index) as usize,
-                        Arc::as_ptr(&doc.path) as *const u8 as usize,
-                    );
-                    per_file
-                        .entry(key)
-                        .or_insert((&s.manual_id, &doc.path, 0))
-                        .2 += 1;
                 }
             }
-            let mut per_file: Vec<_> = per_file
-                .into_values()
-                .map(|v| ((&**v.0, &**v.1), v))
-                .collect();
-            per_file.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            outcome.unscanned.reserve_exact(per_file.len());
-            outcome
-                .unscanned
-                .extend(
-                    per_file
-                        .into_iter()
-                        .map(|(_, (manual_id, path, n))| UnscannedRow {
-                            manual_id: Arc::clone(manual_id),
-                            path: Arc::clone(path),
-                            reason: "candidate_cap",
-                            sections: n,
-                        }),
-                );
         }
+        outcome.unscanned_files = per_file.len();
+        if per_file.len() > MAX_UNSCANNED_FILES {
+            per_file.select_nth_unstable_by(MAX_UNSCANNED_FILES - 1, |a, b| b.0.cmp(&a.0));
+            per_file.truncate(MAX_UNSCANNED_FILES);
+        }
+        let mut unscanned: Vec<UnscannedRow> = per_file
+            .into_iter()
+            .filter_map(|(n, manual_id, file)| {
+                let path = corpus.manual(&manual_id)?.file_path(file)?;
+                Some(UnscannedRow {
+                    path: Arc::from(path),
+                    manual_id,
+                    reason: "candidate_cap",
+                    sections: n,
+                })
+            })
+            .collect();
+        unscanned.sort_unstable_by(|a, b| (&a.manual_id, &a.path).cmp(&(&b.manual_id, &b.path)));
+        outcome.unscanned.extend(unscanned);
         outcome.rows = rows;
         outcome
     }
@@ -446,42 +501,48 @@ impl ManualService {
                 let shared: Arc<str> = Arc::from(manual_id.as_str());
                 outcome
                     .unscanned
-                    .extend(index.files().map(|f| UnscannedRow {
+                    .extend(index.files().into_iter().map(|(_, path)| UnscannedRow {
                         manual_id: Arc::clone(&shared),
-                        path: Arc::clone(&f.shared_path),
+                        path: Arc::from(path),
                         reason: "time_budget",
                         sections: 0,
                     }));
                 continue;
             }
-            let filter_fn = |doc: &crate::index::Doc| -> bool {
+            let filter_fn = |doc: DocId| -> bool {
                 continuation.is_none_or(|c| {
-                    c.files.contains(&(manual_id.clone(), doc.path.to_string()))
-                        && !c.seen.contains(&(
-                            manual_id.clone(),
-                            doc.path.to_string(),
-                            doc.start_line,
-                        ))
+                    let Some(d) = index.doc(doc) else {
+                        return false;
+                    };
+                    let path = index.file_path(d.file).unwrap_or("").to_string();
+                    c.files.contains(&(manual_id.clone(), path.clone()))
+                        && !c
+                            .seen
+                            .contains(&(manual_id.clone(), path, d.row.start_line))
                 })
             };
             let opts = SearchOptions {
                 scoring: &self.config.scoring,
                 loose,
-                filter: continuation.map(|_| &filter_fn as &dyn Fn(&crate::index::Doc) -> bool),
+                filter: continuation.map(|_| &filter_fn as &dyn Fn(DocId) -> bool),
             };
             if outcome.searched.insert(manual_id.clone()) {
                 outcome.scanned_files += index.file_count() as u32;
                 outcome.scanned_nodes += index.doc_count();
             }
             let shared: Arc<str> = Arc::from(manual_id.as_str());
-            rows.extend(
-                search::search(index, plan, &opts)
-                    .into_iter()
-                    .map(|hit| Scored {
-                        manual_id: Arc::clone(&shared),
-                        hit,
-                    }),
-            );
+            let keep = outcome
+                .max_candidates
+                .max(search::REFINE_TOP)
+                .max(self.config.scoring.late_rerank_top_n);
+            let found = search::search(index, plan, &opts, keep);
+            if !found.tail.is_empty() {
+                outcome.tail.push((Arc::clone(&shared), found.tail));
+            }
+            rows.extend(found.hits.into_iter().map(|hit| Scored {
+                manual_id: Arc::clone(&shared),
+                hit,
+            }));
         }
         // Refinement and late rerank work on the merged head: the best rows
         // of every manual searched together. Both only raise scores inside
@@ -490,14 +551,22 @@ impl ManualService {
             .len()
             .min(search::REFINE_TOP.max(self.config.scoring.late_rerank_top_n));
         if head > 0 {
-            order_scored(corpus, &mut rows, head);
+            order_scored(&mut rows, head);
             let phrases = search::phrase_groups(plan);
             for row in rows.iter_mut().take(search::REFINE_TOP) {
                 if let Some(doc) = corpus
                     .manual(&row.manual_id)
                     .and_then(|m| m.doc(row.hit.doc))
                 {
-                    search::refine(&mut row.hit, doc, &phrases, exceptions_intent);
+                    let text = corpus.doc_text(&row.manual_id, row.hit.doc);
+                    search::refine(
+                        &mut row.hit,
+                        &text,
+                        doc.row.exceptions,
+                        plan,
+                        &phrases,
+                        exceptions_intent,
+                    );
                 }
             }
             self.late_rerank(corpus, plan, &mut rows[..head]);
@@ -520,39 +589,45 @@ impl ManualService {
         if top == 0 {
             return;
         }
-        order_scored(corpus, rows, top);
+        order_scored(rows, top);
         let head = &mut rows[..top];
         let mut concepts: HashMap<&str, Vec<search::Concept>> = HashMap::new();
         let mut scores = vec![0.0f64; top];
+        let texts: Vec<Arc<str>> = head
+            .iter()
+            .map(|r| corpus.doc_text(&r.manual_id, r.hit.doc))
+            .collect();
         if scoring.late_rerank_enabled {
-            for (row, score) in head.iter().zip(scores.iter_mut()) {
+            for ((row, score), text) in head.iter().zip(scores.iter_mut()).zip(&texts) {
                 let Some(index) = corpus.manual(&row.manual_id) else {
-                    continue;
-                };
-                let Some(doc) = index.doc(row.hit.doc) else {
                     continue;
                 };
                 let c = concepts
                     .entry(&row.manual_id)
                     .or_insert_with(|| search::concepts_for(index, plan));
-                *score = search::late_similarity(&doc.norm_text, plan, c);
+                *score = search::late_similarity(text, plan, c);
             }
         }
         if let Some(reranker) = self.late_reranker.as_deref() {
-            let docs: Vec<Option<&crate::index::Doc>> = head
+            let located: Vec<Option<(&str, u32)>> = head
                 .iter()
-                .map(|r| corpus.manual(&r.manual_id).and_then(|m| m.doc(r.hit.doc)))
+                .map(|r| {
+                    let index = corpus.manual(&r.manual_id)?;
+                    let doc = index.doc(r.hit.doc)?;
+                    Some((index.file_path(doc.file)?, doc.row.start_line))
+                })
                 .collect();
             let inputs: Vec<crate::LateRerankCandidate<'_>> = head
                 .iter()
-                .zip(&docs)
-                .filter_map(|(r, doc)| {
-                    let doc = (*doc)?;
+                .zip(&located)
+                .zip(&texts)
+                .filter_map(|((r, at), text)| {
+                    let (path, start_line) = (*at)?;
                     Some(crate::LateRerankCandidate {
                         manual_id: &r.manual_id,
-                        path: &doc.path,
-                        start_line: doc.start_line,
-                        text: &doc.norm_text,
+                        path,
+                        start_line,
+                        text,
                         score: r.hit.score,
                     })
                 })
@@ -572,31 +647,49 @@ impl ManualService {
     }
 }
 
+/// Reorders the head across files ([`crate::diversify`]); `rows` is
+/// ordered best first.
+fn diversify_files(corpus: &Corpus, rows: &mut Vec<Scored>) {
+    let top = rows.len().min(crate::diversify::DIVERSIFY_TOP);
+
+    let keyed: Vec<((&str, Option<FileRef>), f64)> = rows[..top]
+        .iter()
+        .map(|s| {
+            let file = corpus
+                .manual(&s.manual_id)
+                .and_then(|m| m.doc(s.hit.doc))
+                .map(|d| d.file);
+            ((&*s.manual_id, file), s.hit.score)
+        })
+        .collect();
+    let order = crate::diversify::order(&keyed);
+    let mut head: Vec<Option<Scored>> = rows.drain(..top).map(Some).collect();
+    let reordered: Vec<Scored> = order
+        .into_iter()
+        .filter_map(|(i, score)| {
+            let mut row = head.get_mut(i)?.take()?;
+            row.hit.score = score;
+            Some(row)
+        })
+        .collect();
+    rows.splice(0..0, reordered);
+}
+
 /// Moves the `head` best rows to the front in their exact order: score
 /// desc, then manual, path and line asc. The tail stays unordered.
-fn order_scored(corpus: &Corpus, rows: &mut [Scored], head: usize) {
-    let by_score = |a: &Scored, b: &Scored| {
-        b.hit
-            .score
-            .partial_cmp(&a.hit.score)
-            .unwrap_or(std::cmp::Ordering::Equal)
-    };
+fn order_scored(rows: &mut [Scored], head: usize) {
     let head = head.clamp(1, rows.len().max(1)).min(rows.len());
     if head == 0 {
         return;
     }
-    let key = |s: &Scored| {
-        corpus
-            .manual(&s.manual_id)
-            .and_then(|m| m.doc(s.hit.doc))
-            .map(|d| (&*d.path, d.start_line))
-    };
     // Ties are broken the same way inside and at the edge of the head, so
     // which rows make the head never depends on the input order.
     let order = |a: &Scored, b: &Scored| {
-        by_score(a, b)
+        b.hit
+            .score
+            .total_cmp(&a.hit.score)
             .then_with(|| a.manual_id.cmp(&b.manual_id))
-            .then_with(|| key(a).cmp(&key(b)))
+            .then_with(|| a.hit.tie.cmp(&b.hit.tie))
     };
     if head < rows.len() {
         rows.select_nth_unstable_by(head - 1, order);
@@ -606,19 +699,58 @@ fn order_scored(corpus: &Corpus, rows: &mut [Scored], head: usize) {
 
 fn cache_key(req: &FindRequest, plan: &QueryPlan) -> String {
     format!(
-        "{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
         req.manual_id.as_deref().unwrap_or("*"),
         req.expand_scope,
         req.max_candidates,
-        plan.normalized
+        plan.normalized,
+        req.required_terms.join("\u{1e}")
     )
+}
+
+/// `required_terms` (an extension of seed 002, as the Python reference
+/// accepts it): absent/null, or an array of 1–2 non-blank strings;
+/// duplicates (after normalisation) count once.
+fn parse_required_terms(a: &Args<'_>) -> Result<Vec<String>, ManualError> {
+    let Some(value) = a.get("required_terms") else {
+        return Ok(Vec::new());
+    };
+    let field = a.field("required_terms");
+    let Value::Array(items) = value else {
+        return Err(ManualError::invalid_parameter(
+            &field,
+            format!(
+                "{field} must be an array of 1 to {MAX_REQUIRED_TERMS} strings, got {}",
+                crate::args::type_name(value)
+            ),
+        ));
+    };
+    let mut terms: Vec<String> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let term = crate::args::string(&format!("{field}[{i}]"), item, MAX_REQUIRED_TERM_BYTES)?;
+        let norm = crate::text::normalize(term);
+        if !terms.iter().any(|t| crate::text::normalize(t) == norm) {
+            terms.push(term.to_string());
+        }
+    }
+    if terms.is_empty() || terms.len() > MAX_REQUIRED_TERMS {
+        return Err(ManualError::invalid_parameter(
+            &field,
+            format!(
+                "{field} must hold 1 to {MAX_REQUIRED_TERMS} distinct terms, got {}",
+                terms.len()
+            ),
+        ));
+    }
+    Ok(terms)
 }
 
 /// Turns scored rows into candidate rows (scores rounded to 4 decimals).
 /// Manual ids and paths are shared with the index; titles and matched-token
 /// lists are interned within the result.
 fn candidate_rows(corpus: &Corpus, plan: &QueryPlan, rows: &[Scored]) -> Vec<CandidateRow> {
-    let mut titles: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut titles: HashMap<String, Arc<str>> = HashMap::new();
+    let mut paths: HashMap<(*const str, FileRef), Arc<str>> = HashMap::new();
     let mut token_lists: HashMap<u64, Arc<[String]>> = HashMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for s in rows {
@@ -628,11 +760,23 @@ fn candidate_rows(corpus: &Corpus, plan: &QueryPlan, rows: &[Scored]) -> Vec<Can
         let Some(doc) = index.doc(s.hit.doc) else {
             continue;
         };
+        let path = match paths.get(&(Arc::as_ptr(&s.manual_id), doc.file)) {
+            Some(p) => Arc::clone(p),
+            None => {
+                let p: Arc<str> = Arc::from(index.file_path(doc.file).unwrap_or(""));
+                paths.insert((Arc::as_ptr(&s.manual_id), doc.file), Arc::clone(&p));
+                p
+            }
+        };
         let title = index
-            .section_of(doc)
-            .map(|sec| sec.title.as_str())
-            .unwrap_or("");
-        let title = Arc::clone(titles.entry(title).or_insert_with(|| Arc::from(title)));
+            .section_of(&doc)
+            .map(|sec| sec.title)
+            .unwrap_or_default();
+        let title = Arc::clone(
+            titles
+                .entry(title)
+                .or_insert_with_key(|t| Arc::from(t.as_str())),
+        );
         let matched_tokens = Arc::clone(token_lists.entry(s.hit.terms).or_insert_with(|| {
             search::matched_terms(plan, s.hit.terms)
                 .into_iter()
@@ -643,8 +787,8 @@ fn candidate_rows(corpus: &Corpus, plan: &QueryPlan, rows: &[Scored]) -> Vec<Can
             reference: CandidateRef {
                 target: "manual",
                 manual_id: Arc::clone(&s.manual_id),
-                path: Arc::clone(&doc.path),
-                start_line: doc.start_line,
+                path,
+                start_line: doc.row.start_line,
                 json_path: None,
             },
             title,
@@ -666,14 +810,14 @@ fn integrate(
 ) -> Integration {
     let top: Vec<&Scored> = rows.iter().take(EVIDENCE_LIMIT).collect();
     let candidate_rows = candidate_rows(corpus, &query::loosen(plan), &rows[..top.len()]);
-    let texts: Vec<(&str, bool)> = top
+    let texts: Vec<(Arc<str>, bool)> = top
         .iter()
         .map(|s| {
             let index = corpus.manual(&s.manual_id);
             let doc = index.and_then(|m| m.doc(s.hit.doc));
-            let text = doc.map(|d| &*d.norm_text).unwrap_or("");
+            let text = corpus.doc_text(&s.manual_id, s.hit.doc);
             let heading = doc
-                .and_then(|d| index.and_then(|m| m.section_of(d)))
+                .and_then(|d| index.and_then(|m| m.section_of(&d)))
                 .map(|sec| crate::text::normalize(&sec.title))
                 .unwrap_or_default();
             (text, EXCEPTION_MARKERS.iter().any(|m| heading.contains(m)))
@@ -739,9 +883,12 @@ fn build_trace(
         "scope_expanded": outcome.expanded,
         "required_phrases": plan.required,
         "required_relaxed": outcome.required_relaxed,
+        "required_terms": req.required_terms,
+        "required_status": required_status(plan, &outcome),
         "max_candidates": req.max_candidates,
         "time_ms": req.time_ms,
         "time_budget_hit": outcome.time_budget_hit,
+        "unscanned_files": outcome.unscanned_files,
         "cache": cache_mode,
     });
     let mut data = TraceData {
@@ -759,6 +906,23 @@ fn build_trace(
     };
     data.next_actions = next_actions(req, trace_id, &data);
     data
+}
+
+/// How the required phrases and terms constrained the result:
+/// `none` (there were none), `effective` (kept candidates contain all),
+/// `partial` (the best contain some), `relaxed` (none contains any, so
+/// nothing was filtered).
+fn required_status(plan: &QueryPlan, outcome: &Outcome) -> &'static str {
+    let wanted = plan.required.len();
+    if wanted == 0 {
+        "none"
+    } else if usize::from(outcome.required_met) >= wanted {
+        "effective"
+    } else if outcome.required_met > 0 {
+        "partial"
+    } else {
+        "relaxed"
+    }
 }
 
 /// Suggested follow-up calls, most useful first.

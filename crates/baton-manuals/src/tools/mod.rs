@@ -7,24 +7,33 @@ pub(crate) mod read;
 pub(crate) mod scan;
 pub(crate) mod toc;
 
-use crate::corpus::{MAX_FILE_BYTES, decode_text};
+use crate::corpus::decode_text;
 use crate::error::{ManualError, ManualErrorCode};
 use crate::paths::ResolvedFile;
 use crate::text;
 
-/// Reads a resolved manual file as LF-normalised text.
-pub(crate) fn read_text(file: &ResolvedFile) -> Result<String, ManualError> {
+/// Reads a resolved manual file as LF-normalised text. Only regular files
+/// of at most `max_bytes` are read (a FIFO or device is never opened for
+/// reading, so it cannot block the call).
+pub(crate) fn read_text(file: &ResolvedFile, max_bytes: u64) -> Result<String, ManualError> {
     let meta = std::fs::metadata(&file.abs).map_err(|e| ManualError::io("cannot stat file", &e))?;
-    if meta.len() > MAX_FILE_BYTES {
+    if !meta.is_file() {
+        return Err(ManualError::new(
+            ManualErrorCode::Forbidden,
+            format!("{:?} is not a regular file and is not served", file.rel),
+        ));
+    }
+    if meta.len() > max_bytes {
         return Err(ManualError::new(
             ManualErrorCode::Forbidden,
             format!(
-                "{:?} is larger than {MAX_FILE_BYTES} bytes and is not served",
+                "{:?} is larger than {max_bytes} bytes and is not served",
                 file.rel
             ),
         ));
     }
-    let bytes = std::fs::read(&file.abs).map_err(|e| ManualError::io("cannot read file", &e))?;
+    let bytes = crate::corpus::read_bounded(&file.abs, max_bytes)
+        .map_err(|e| ManualError::io("cannot read file", &e))?;
     Ok(text::to_lf(&decode_text(&bytes)))
 }
 

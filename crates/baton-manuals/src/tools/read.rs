@@ -119,7 +119,7 @@ impl ManualService {
             }
             (_, Some(s)) => s,
         };
-        let raw = super::read_text(&file)?;
+        let raw = super::read_text(&file, self.config.max_file_bytes)?;
         let content_hash = fnv1a(raw.as_bytes());
         let text = LineText::new(&raw);
         let sections = match file.file_type {

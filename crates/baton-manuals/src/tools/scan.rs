@@ -46,7 +46,7 @@ impl ManualService {
             (None, None, None) => Start::Beginning,
         };
         let file = self.root.resolve_file(&manual_id, &path)?;
-        let text = LineText::new(&super::read_text(&file)?);
+        let text = LineText::new(&super::read_text(&file, self.config.max_file_bytes)?);
         let begin = match start {
             Start::Beginning => 0,
             Start::Line(line, field) => line_offset(&text, line, field)?,

@@ -11,33 +11,47 @@ use super::{ToolSpec, input_schema, output_schema};
 use crate::context::AppContext;
 use crate::error::{ErrorCode, ToolError};
 
-fn reply<T: Serialize>(result: Result<T, m::ManualError>) -> Result<Value, ToolError> {
+/// Shapes a reply, and logs what indexing met on the way (files skipped
+/// for their size or kind, index writes that failed; each once).
+fn reply<T: Serialize>(
+    service: &m::ManualService,
+    result: Result<T, m::ManualError>,
+) -> Result<Value, ToolError> {
+    for warning in service.take_index_warnings() {
+        tracing::warn!("manuals: {warning}");
+    }
     let value = result.map_err(crate::error::manual_error)?;
     serde_json::to_value(value).map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))
 }
 
 fn ls(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
-    reply(ctx.manuals()?.ls(args))
+    let s = ctx.manuals()?;
+    reply(&s, s.ls(args))
 }
 
 fn toc(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
-    reply(ctx.manuals()?.toc(args))
+    let s = ctx.manuals()?;
+    reply(&s, s.toc(args))
 }
 
 fn find(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
-    reply(ctx.manuals()?.find(args))
+    let s = ctx.manuals()?;
+    reply(&s, s.find(args))
 }
 
 fn hits(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
-    reply(ctx.manuals()?.hits(args))
+    let s = ctx.manuals()?;
+    reply(&s, s.hits(args))
 }
 
 fn read(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
-    reply(ctx.manuals()?.read(args))
+    let s = ctx.manuals()?;
+    reply(&s, s.read(args))
 }
 
 fn scan(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
-    reply(ctx.manuals()?.scan(args))
+    let s = ctx.manuals()?;
+    reply(&s, s.scan(args))
 }
 
 /// The tools of this group.

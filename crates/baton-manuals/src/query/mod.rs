@@ -1,194 +1,31 @@
 //! Query analysis: the same tokenisation as the index, grouped into
 //! "concepts" for coverage, with weights for function-word-like tokens.
 //!
-//! * Quoted phrases (`"…"`, `「…」`, `『…』`) are required: a candidate must
-//!   contain them (the filter is relaxed when it would leave nothing).
+//! * Quoted phrases (`"…"`, `「…」`, `『…』`) and the caller's
+//!   `required_terms` are required: a candidate must contain them (a soft
+//!   filter, relaxed when it would leave nothing).
 //! * Question fillers (`教えてください`, `について`, `ですか` …) are dropped.
-//! * A CJK run is split into content chunks (maximal kanji/katakana
-//!   sequences); each chunk is a group whose terms are its bigrams (or its
-//!   single kanji). Bigrams that straddle kana are "glue" terms with a low
-//!   weight; hiragana-only bigrams get a low weight unless rare (decided at
-//!   scoring time from document frequency).
+//! * Number expressions (`第2章-1`, `第3条`, `4.2`, `60日`) are concepts
+//!   named by their number tokens ([`crate::numbers`]).
+//! * A CJK run is split into concepts ([`japanese`]): kanji/katakana chunks
+//!   and mixed-script names (`がん保険`, `抗がん剤`); each is a group whose
+//!   terms are its bigrams (or its single kanji). Bigrams that straddle
+//!   kana elsewhere are "glue" terms with a low weight; hiragana-only
+//!   bigrams get a low weight unless rare (decided at scoring time).
 //! * Each non-stop word of other scripts is a group of its stemmed form.
+//! * Label words (`定義`, `手順`, `条件`, `例外`, `比較` …) standing as a
+//!   concept of their own are intent, not content: they keep a tiny weight
+//!   and no share in coverage (the claim graph reads them as facets).
+
+mod japanese;
+mod lists;
+mod required;
 
 use crate::synonyms::Thesaurus;
 use crate::text;
 use crate::tokenize::{self, CharClass, TokenKind};
-
-/// Japanese question fillers removed from queries (normalised form).
-const FILLERS: &[&str] = &[
-    "について教えてください",
-    "について教えて",
-    "を教えてください",
-    "を教えて",
-    "教えてください",
-    "教えて",
-    "知りたいです",
-    "知りたい",
-    "でしょうか",
-    "ですか",
-    "ますか",
-    "ください",
-    "下さい",
-];
-
-/// Hiragana bigrams of Japanese grammar rather than content: polite and
-/// copula endings (ます, です), past/te/conditional forms (した, たら, ても),
-/// negation (ない, せん), auxiliaries (たい, れる, られ, いる, ある, なる),
-/// request forms (くだ, ださ), conjunctions and formal nouns (から, ので,
-/// けど, まで, など, こと, とき, ため, よう). Colloquial questions are full of
-/// them while formal manuals rarely contain them, so they must never count
-/// as rare content: they are stop terms. The list comes from grammar, not
-/// from any evaluation query.
-const FUNCTION_BIGRAMS: &[&str] = &[
-    "ます", "ませ", "まし", "です", "でし", "すか", "しょ", "ょう", "した", "して", "しま", "った",
-    "って", "たら", "だら", "ても", "でも", "ては", "ない", "なく", "なか", "せん", "たい", "たく",
-    "れる", "られ", "れば", "れた", "いる", "いま", "いた", "ある", "あり", "なる", "なり", "なっ",
-    "する", "すれ", "さい", "くだ", "ださ", "から", "ので", "のに", "けど", "けれ", "まで", "など",
-    "だけ", "より", "こと", "もの", "とき", "ため", "よう", "のか", "んで", "んだ", "かな", "ばい",
-    "いい",
-];
-
-/// Hiragana particles: a kanji followed by one of these is a noun.
-const PARTICLES: &[char] = &[
-    'の', 'は', 'が', 'を', 'に', 'で', 'と', 'も', 'や', 'へ', 'か', 'な',
-];
-
-/// English words that never form a concept of their own (question words
-/// and verbs of asking; [`SNOWBALL_STOP_WORDS`] are stop words too).
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "be", "how", "do",
-    "doe", "does", "i", "what", "which", "when", "where", "why", "can", "my", "me", "it", "its",
-    "this", "that", "with", "from", "by", "as", "at", "should", "there", "about", "we", "you",
-    "your", "did", "if", "get", "was", "will", "would", "want", "need", "happen",
-];
-
-/// The Snowball English stop-word list (a standard list, used as is).
-const SNOWBALL_STOP_WORDS: &[&str] = &[
-    "i",
-    "me",
-    "my",
-    "myself",
-    "we",
-    "our",
-    "ours",
-    "ourselves",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-    "he",
-    "him",
-    "his",
-    "himself",
-    "she",
-    "her",
-    "hers",
-    "herself",
-    "it",
-    "its",
-    "itself",
-    "they",
-    "them",
-    "their",
-    "theirs",
-    "themselves",
-    "what",
-    "which",
-    "who",
-    "whom",
-    "this",
-    "that",
-    "these",
-    "those",
-    "am",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "being",
-    "have",
-    "has",
-    "had",
-    "having",
-    "do",
-    "does",
-    "did",
-    "doing",
-    "would",
-    "should",
-    "could",
-    "ought",
-    "a",
-    "an",
-    "the",
-    "and",
-    "but",
-    "if",
-    "or",
-    "because",
-    "as",
-    "until",
-    "while",
-    "of",
-    "at",
-    "by",
-    "for",
-    "with",
-    "about",
-    "against",
-    "between",
-    "into",
-    "through",
-    "during",
-    "before",
-    "after",
-    "above",
-    "below",
-    "to",
-    "from",
-    "up",
-    "down",
-    "in",
-    "out",
-    "on",
-    "off",
-    "over",
-    "under",
-    "again",
-    "further",
-    "then",
-    "once",
-    "here",
-    "there",
-    "when",
-    "where",
-    "why",
-    "how",
-    "all",
-    "any",
-    "both",
-    "each",
-    "few",
-    "more",
-    "most",
-    "other",
-    "some",
-    "such",
-    "no",
-    "nor",
-    "not",
-    "only",
-    "own",
-    "same",
-    "so",
-    "than",
-    "too",
-    "very",
-];
+use japanese::UnitKind;
+use lists::{FILLERS, FUNCTION_BIGRAMS, LABEL_WORDS, SNOWBALL_STOP_WORDS, STOP_WORDS};
 
 /// How a query term contributes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -201,8 +38,10 @@ pub(crate) enum TermRole {
     Kana,
     /// A single kanji of a multi-character concept (unigram backoff).
     Backoff,
-    /// An English stop word (tiny weight).
+    /// An English stop word or a grammar bigram (tiny weight).
     Stop,
+    /// A label word read as intent (`定義`, `手順`; tiny weight, no coverage).
+    Label,
 }
 
 /// One distinct query term.
@@ -230,6 +69,8 @@ pub(crate) struct QueryGroup {
     pub concept: usize,
     /// Whether the group is a thesaurus alternative (not typed by the user).
     pub alternative: bool,
+    /// Whether the group is a label word read as intent (no coverage share).
+    pub label: bool,
 }
 
 /// The analysed query.
@@ -241,8 +82,13 @@ pub(crate) struct QueryPlan {
     pub terms: Vec<QueryTerm>,
     /// Concept groups.
     pub groups: Vec<QueryGroup>,
-    /// Required phrases (normal form).
-    pub required: Vec<String>,
+    /// Required phrases and terms (normal form): each entry is satisfied
+    /// by any of its spellings (a quoted phrase has one; a required term
+    /// also its okurigana variants, 申し込み → 申込み, 申込).
+    pub required: Vec<Vec<String>>,
+    /// How many of [`Self::required`] come from the caller's
+    /// `required_terms` (the last ones); the others are quoted phrases.
+    pub required_terms: usize,
 }
 
 impl QueryPlan {
@@ -254,6 +100,17 @@ impl QueryPlan {
 
 /// Analyses a raw query, expanding everyday words with `thesaurus`.
 pub(crate) fn analyze(raw: &str, thesaurus: &Thesaurus) -> QueryPlan {
+    analyze_with(raw, &[], thesaurus)
+}
+
+/// Analyses a raw query with the caller's `required_terms` (1–2 terms,
+/// already validated): each is a required concept, satisfied by any of its
+/// okurigana variants, and is searched for even when the query omits it.
+pub(crate) fn analyze_with(
+    raw: &str,
+    required_terms: &[String],
+    thesaurus: &Thesaurus,
+) -> QueryPlan {
     let (phrases, rest) = split_quoted(raw);
     let mut plan = QueryPlan {
         normalized: text::normalize(raw),
@@ -269,13 +126,14 @@ pub(crate) fn analyze(raw: &str, thesaurus: &Thesaurus) -> QueryPlan {
         for g in &mut plan.groups[first_group..] {
             g.required = true;
         }
-        plan.required.push(norm);
+        plan.required.push(vec![norm]);
     }
     let mut norm = text::normalize(&rest);
     for filler in FILLERS {
         norm = norm.replace(filler, " ");
     }
     add_text(&mut plan, &norm, None);
+    mark_labels(&mut plan);
     for (key, alternatives) in thesaurus.expansions(&norm) {
         let mut concept = plan
             .groups
@@ -294,7 +152,80 @@ pub(crate) fn analyze(raw: &str, thesaurus: &Thesaurus) -> QueryPlan {
             }
         }
     }
+    for term in required_terms {
+        add_required_term(&mut plan, term);
+    }
+    cap_terms(&mut plan, crate::search::MAX_TERMS);
     plan
+}
+
+/// Keeps at most `max` terms, the most important roles first (a long
+/// question loses stop words, backoff kanji and glue before content).
+fn cap_terms(plan: &mut QueryPlan, max: usize) {
+    if plan.terms.len() <= max {
+        return;
+    }
+    let mut order: Vec<usize> = (0..plan.terms.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(rank(plan.terms[i].role)));
+    let mut keep = vec![false; plan.terms.len()];
+    for &i in order.iter().take(max) {
+        keep[i] = true;
+    }
+    let mut i = 0;
+    plan.terms.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    for g in 0..plan.groups.len() {
+        finish_group(plan, g);
+    }
+}
+
+/// Adds one of the caller's required terms: its spellings become groups of
+/// one required concept (the first spelling is the typed one).
+fn add_required_term(plan: &mut QueryPlan, term: &str) {
+    let spellings = required::variants(term);
+    let Some(first) = spellings.first() else {
+        return;
+    };
+    let concept = plan.groups.len();
+    add_text(plan, first, None);
+    for g in &mut plan.groups[concept..] {
+        g.required = true;
+        g.concept = concept;
+        g.label = false;
+    }
+    for alt in &spellings[1..] {
+        let from = plan.groups.len();
+        add_text(plan, alt, Some(concept));
+        for g in &mut plan.groups[from..] {
+            g.required = true;
+        }
+    }
+    plan.required.push(spellings);
+    plan.required_terms += 1;
+}
+
+/// Label words standing as a concept of their own become intent: their
+/// terms keep a tiny weight and the group leaves coverage — unless the
+/// query has nothing else.
+fn mark_labels(plan: &mut QueryPlan) {
+    let is_label =
+        |g: &QueryGroup| !g.required && !g.alternative && LABEL_WORDS.contains(&g.text.as_str());
+    if plan.groups.iter().all(is_label) {
+        return;
+    }
+    let labels: Vec<usize> = (0..plan.groups.len())
+        .filter(|&g| is_label(&plan.groups[g]))
+        .collect();
+    for &g in &labels {
+        plan.groups[g].label = true;
+    }
+    for term in &mut plan.terms {
+        if !term.groups.is_empty() && term.groups.iter().all(|g| labels.contains(g)) {
+            term.role = TermRole::Label;
+        }
+    }
 }
 
 impl QueryPlan {
@@ -302,6 +233,9 @@ impl QueryPlan {
     pub(crate) fn concepts(&self) -> Vec<(Vec<usize>, bool)> {
         let mut out: Vec<(usize, Vec<usize>, bool)> = Vec::new();
         for (g, group) in self.groups.iter().enumerate() {
+            if group.label {
+                continue;
+            }
             match out.iter_mut().find(|(c, _, _)| *c == group.concept) {
                 Some((_, groups, typed)) => {
                     groups.push(g);
@@ -341,9 +275,28 @@ fn split_quoted(raw: &str) -> (Vec<String>, String) {
 
 /// Adds the terms of a normalised text. With `alternative_of`, the text is a
 /// thesaurus alternative: its groups join that concept and only content
-/// terms are added.
+/// terms are added. Number expressions become concepts of their own and
+/// their characters are not read again as words or kanji.
 fn add_text(plan: &mut QueryPlan, norm: &str, alternative_of: Option<usize>) {
-    let chars: Vec<char> = norm.chars().collect();
+    let numbers = crate::numbers::find(norm);
+    let mut rest = norm.to_string();
+    for expr in numbers.iter().rev() {
+        rest.replace_range(expr.start..expr.end, " ");
+    }
+    for expr in &numbers {
+        let group = new_group(plan, norm[expr.start..expr.end].to_string(), alternative_of);
+        add_term(
+            plan,
+            expr.specific().to_string(),
+            TermRole::Content,
+            Some(group),
+        );
+        for token in &expr.tokens[..expr.tokens.len().saturating_sub(1)] {
+            add_term(plan, token.clone(), TermRole::Glue, None);
+        }
+        finish_group(plan, group);
+    }
+    let chars: Vec<char> = rest.chars().collect();
     let mut i = 0;
     while i < chars.len() {
         let cls = tokenize::class(chars[i]);
@@ -380,36 +333,25 @@ fn add_cjk_run(plan: &mut QueryPlan, run: &[char], alternative_of: Option<usize>
         .iter()
         .map(|c| tokenize::class(*c) == CharClass::Hiragana)
         .collect();
-    // Content chunks: maximal non-hiragana stretches.
-    let mut k = 0;
-    let mut any_chunk = false;
-    while k < run.len() {
-        if hira[k] {
-            k += 1;
-            continue;
-        }
-        let start = k;
-        while k < run.len() && !hira[k] {
-            k += 1;
-        }
-        let chunk = &run[start..k];
-        // A lone kanji followed by okurigana (見つかる, 込む) is a verb or
-        // adjective stem: a weak term that forms no concept of its own.
-        let okurigana = run.get(k).is_some_and(|c| !PARTICLES.contains(c));
-        if chunk.len() == 1 && okurigana && alternative_of.is_none() && start > 0 {
-            if tokenize::class(chunk[0]) == CharClass::Kanji {
-                add_term(plan, chunk[0].to_string(), TermRole::Glue, None);
+    let units = japanese::units(run);
+    let any_chunk = hira.iter().any(|h| !h);
+    for unit in &units {
+        let chars = &run[unit.start..unit.end];
+        if unit.kind == UnitKind::WeakStem {
+            // A lone kanji followed by okurigana (見つかる, 込む) is a verb
+            // or adjective stem: a weak term that forms no concept.
+            if alternative_of.is_none() {
+                add_term(plan, chars[0].to_string(), TermRole::Glue, None);
+                continue;
             }
-            continue;
         }
-        any_chunk = true;
-        let group = new_group(plan, chunk.iter().collect(), alternative_of);
-        if chunk.len() == 1 {
-            if tokenize::class(chunk[0]) == CharClass::Kanji {
-                add_term(plan, chunk[0].to_string(), TermRole::Content, Some(group));
+        let group = new_group(plan, chars.iter().collect(), alternative_of);
+        if chars.len() == 1 {
+            if tokenize::class(chars[0]) == CharClass::Kanji {
+                add_term(plan, chars[0].to_string(), TermRole::Content, Some(group));
             }
         } else {
-            for pair in chunk.windows(2) {
+            for pair in chars.windows(2) {
                 add_term(plan, pair.iter().collect(), TermRole::Content, Some(group));
             }
         }
@@ -418,8 +360,8 @@ fn add_cjk_run(plan: &mut QueryPlan, run: &[char], alternative_of: Option<usize>
         // its own, with a low weight and no share in the concept's coverage
         // (character-unigram backoff of bigram indexing). Backoff terms only
         // rescore sections found by other terms; they add no candidates.
-        if chunk.len() > 1 {
-            for &c in chunk {
+        if chars.len() > 1 {
+            for &c in chars {
                 if tokenize::class(c) == CharClass::Kanji {
                     add_term(plan, c.to_string(), TermRole::Backoff, None);
                 }
@@ -485,6 +427,7 @@ fn new_group(plan: &mut QueryPlan, text: String, alternative_of: Option<usize>) 
         required: false,
         concept: alternative_of.unwrap_or(index),
         alternative: alternative_of.is_some(),
+        label: false,
     });
     index
 }
@@ -521,10 +464,11 @@ fn add_term(plan: &mut QueryPlan, text: String, role: TermRole, group: Option<us
 
 fn rank(role: TermRole) -> u8 {
     match role {
-        TermRole::Content => 4,
-        TermRole::Glue => 3,
-        TermRole::Backoff => 2,
-        TermRole::Kana => 1,
+        TermRole::Content => 5,
+        TermRole::Glue => 4,
+        TermRole::Backoff => 3,
+        TermRole::Kana => 2,
+        TermRole::Label => 1,
         TermRole::Stop => 0,
     }
 }
@@ -588,7 +532,7 @@ mod tests {
     #[test]
     fn quoted_phrases_are_required_and_stop_words_are_not_groups() {
         let plan = analyze("how do I \"rotate keys\" in the API", &Thesaurus::builtin());
-        assert_eq!(plan.required, ["rotate keys"]);
+        assert_eq!(plan.required, [["rotate keys"]]);
         assert_eq!(group_texts(&plan), ["rotate", "keys", "api"]);
         assert!(plan.groups[0].required && plan.groups[1].required && !plan.groups[2].required);
     }
@@ -609,6 +553,51 @@ mod tests {
             &Thesaurus::builtin(),
         );
         assert_eq!(group_texts(&plan), ["restore", "upgrade"]);
+    }
+
+    #[test]
+    fn label_words_become_intent_and_numbers_become_concepts() {
+        let plan = analyze("定義 がん保険 第2章-1", &Thesaurus::builtin());
+        assert_eq!(group_texts(&plan), ["第2章-1", "定義", "がん保険"]);
+        let label = plan.groups.iter().find(|g| g.text == "定義").expect("定義");
+        assert!(label.label);
+        let role = |t: &str| plan.terms.iter().find(|x| x.text == t).map(|x| x.role);
+        assert_eq!(role("定義"), Some(TermRole::Label));
+        assert_eq!(role("2章-1"), Some(TermRole::Content));
+        assert_eq!(role("2章"), Some(TermRole::Glue));
+        assert_eq!(role("ん保"), Some(TermRole::Content));
+        // Label groups take no part in coverage.
+        assert!(
+            plan.concepts()
+                .iter()
+                .all(|(g, _)| !g.iter().any(|i| plan.groups[*i].label))
+        );
+        // Alone, a label word is what the query is about.
+        let plan = analyze("定義", &Thesaurus::builtin());
+        assert!(!plan.groups[0].label);
+    }
+
+    #[test]
+    fn required_terms_join_the_plan_with_their_variants() {
+        let plan = analyze_with(
+            "手続の書類",
+            &["申し込み".to_string()],
+            &Thesaurus::builtin(),
+        );
+        assert_eq!(plan.required, [["申し込み", "申込み", "申し込", "申込"]]);
+        assert_eq!(plan.required_terms, 1);
+        assert!(plan.terms.iter().any(|t| t.text == "申込"));
+        assert!(plan.groups.iter().filter(|g| g.required).count() >= 2);
+    }
+
+    #[test]
+    fn long_questions_keep_their_content_terms_first() {
+        let q = "保険の契約について、入院したときの給付金と手術をしたときの給付金と通院したときの給付金と先進医療を受けたときの一時金とがんと診断されたときの給付金の違いと、それぞれの請求に必要な書類と請求先と期限を教えてください";
+        let plan = analyze(q, &Thesaurus::builtin());
+        assert!(plan.terms.len() <= crate::search::MAX_TERMS);
+        for g in plan.groups.iter().filter(|g| !g.alternative && !g.label) {
+            assert!(g.term_count > 0, "{} lost all its terms", g.text);
+        }
     }
 
     #[test]
