@@ -12,6 +12,7 @@ pub mod context;
 pub mod error;
 pub mod http;
 pub mod repo_profile;
+pub mod schema;
 pub mod server;
 pub mod tools;
 pub mod transcript;
@@ -30,7 +31,7 @@ pub use server::BatonServer;
 /// Failures that stop the server from starting or running.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    /// The tool-group selection names an unknown group.
+    /// The tool selection names an unknown profile or group.
     #[error("{0}")]
     Tools(String),
     /// The event log or transcript folder could not be opened.
@@ -55,7 +56,8 @@ pub fn build_context(config: Config) -> Result<Arc<AppContext>, ServeError> {
 
 /// The server with the configured tool groups.
 pub fn build_server(ctx: Arc<AppContext>) -> Result<BatonServer, ServeError> {
-    let tools = tools::select(ctx.config.tool_groups.as_deref()).map_err(ServeError::Tools)?;
+    let tools = tools::select(ctx.config.tool_groups.as_deref())
+        .map_err(|e| ServeError::Tools(e.to_string()))?;
     Ok(BatonServer::new(ctx, tools))
 }
 

@@ -25,7 +25,7 @@ impl Server {
 
     fn spawn_env(repo: &std::path::Path, transcript: bool, env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
-        cmd.arg("serve").current_dir(repo);
+        cmd.args(["serve", "--tools", "all"]).current_dir(repo);
         for (k, v) in env {
             cmd.env(k, v);
         }

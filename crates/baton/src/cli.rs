@@ -32,8 +32,8 @@ enum Command {
         /// Serve streamable HTTP on this address instead of stdio (e.g. 127.0.0.1:8765; port 0 picks one).
         #[arg(long)]
         http: Option<SocketAddr>,
-        /// Expose only these tool groups, comma-separated (see `baton tools`) [env: BATON_TOOLS].
-        #[arg(long)]
+        /// Which tools to expose: profiles or groups, comma-separated — pipeline (default), issue, manuals, recovery, all; see `baton tools` [env: BATON_TOOLS].
+        #[arg(long, value_name = "NAMES")]
         tools: Option<String>,
         /// Development mode: echo every JSON-RPC message, pretty-printed, to stderr [env: BATON_DEV].
         #[arg(long)]
@@ -246,13 +246,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::workflow_cmd::stats(&config, workflow.as_deref(), json)
         }
         Command::Tools => {
-            let tools = baton_mcp::tools::all_tools();
-            for (group, about) in baton_mcp::tools::GROUPS {
-                println!("{group}: {about}");
-                for t in tools.iter().filter(|t| t.group == *group) {
-                    println!("  {:<20} {}", t.name, first_sentence(t.description));
-                }
-            }
+            print!("{}", tools_overview());
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -266,6 +260,36 @@ fn command_to(c: WorkflowCommand) -> crate::workflow_cmd::Action {
         WorkflowCommand::Validate { files } => Action::Validate(files),
         WorkflowCommand::Schema => Action::Schema,
     }
+}
+
+/// `baton tools`: the profiles with their tools, then the groups.
+fn tools_overview() -> String {
+    use baton_mcp::tools::{ALL_PROFILE, DEFAULT_PROFILE, GROUPS, PROFILES, profiles_of};
+    use std::fmt::Write;
+    let tools = baton_mcp::tools::all_tools();
+    let mut out = format!(
+        "Tool profiles: `baton serve --tools NAME[,NAME...]` (or BATON_TOOLS) exposes them; without it, `{DEFAULT_PROFILE}`.\n"
+    );
+    for (profile, about) in PROFILES {
+        let _ = writeln!(out, "\n{profile}: {about}");
+        if *profile == ALL_PROFILE {
+            continue;
+        }
+        for t in tools
+            .iter()
+            .filter(|t| profiles_of(t.name).contains(profile))
+        {
+            let _ = writeln!(out, "  {:<27} {}", t.name, first_sentence(t.description));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nGroups (where the tools live; --tools accepts them too):"
+    );
+    for (group, about) in GROUPS {
+        let _ = writeln!(out, "  {group:<10} {about}");
+    }
+    out
 }
 
 fn first_sentence(text: &str) -> &str {

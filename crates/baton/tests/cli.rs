@@ -247,7 +247,15 @@ fn init_registers_baton_and_keeps_other_servers() {
     assert_eq!(claude["mcpServers"]["other"]["command"], "x");
     assert_eq!(claude["note"], 1);
     assert_eq!(claude["mcpServers"]["baton"]["type"], "stdio");
-    assert_eq!(claude["mcpServers"]["baton"]["args"], json!(["serve"]));
+    // The registered profile is the one the installed command needs.
+    assert_eq!(
+        claude["mcpServers"]["baton"]["args"],
+        json!(["serve", "--tools", "pipeline"])
+    );
+    assert!(
+        out.contains("args = [\"serve\", \"--tools\", \"pipeline\"]"),
+        "{out}"
+    );
     assert!(
         claude["mcpServers"]["baton"]["command"]
             .as_str()

@@ -25,7 +25,7 @@ impl Drop for HttpServer {
 
 fn start(repo: &Repo) -> HttpServer {
     let mut child = Command::new(baton_bin())
-        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(["serve", "--tools", "all", "--http", "127.0.0.1:0"])
         .current_dir(repo.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -1,6 +1,7 @@
-//! The tool catalogue. Each tool belongs to one group; `--tools GROUPS`
-//! exposes only the named groups so an agent's context holds just what its
-//! workflow needs.
+//! The tool catalogue. Each tool lives in one group (its code) and belongs to
+//! named profiles (its uses, [`MEMBERSHIP`]); `--tools NAMES` exposes the
+//! named profiles or groups, and the default is the pipeline profile, so an
+//! agent's context holds just what its workflow needs.
 
 use std::sync::Arc;
 
@@ -62,28 +63,35 @@ impl ToolSpec {
         tool.description = Some(self.description.into());
         tool.input_schema = (self.input_schema)();
         tool.output_schema = Some((self.output_schema)());
+        // Only what differs from the spec's defaults (readOnly false,
+        // destructive true, openWorld true): every byte is context.
         tool.annotations = Some(ToolAnnotations::from_raw(
             None,
-            Some(self.read_only),
-            Some(self.destructive),
-            Some(self.read_only),
+            self.read_only.then_some(true),
+            (!self.read_only && !self.destructive).then_some(false),
+            None,
             Some(false),
         ));
         tool
     }
 }
 
-/// The input schema of `T`.
+/// The published input schema of `T` (what `T` accepts, in the form every
+/// client can enter: see [`crate::schema::publish_input`]).
 pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    rmcp::handler::server::common::schema_for_type::<T>()
+    let derived = rmcp::handler::server::common::schema_for_type::<T>();
+    Arc::new(crate::schema::publish_input(&derived))
 }
 
-/// The output schema of `T`.
+/// The published output schema of `T` (lean: see
+/// [`crate::schema::publish_output`]).
 pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    rmcp::handler::server::common::schema_for_output::<T>()
+    let derived = rmcp::handler::server::common::schema_for_output::<T>();
+    Arc::new(crate::schema::publish_output(&derived))
 }
 
-/// Every tool group with a one-line description.
+/// Every tool group with a one-line description. A group is where a tool's
+/// code lives; `--tools` accepts group names as well as profiles.
 pub const GROUPS: &[(&str, &str)] = &[
     (
         "lifecycle",
@@ -95,7 +103,7 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "issue",
-        "seed 004's issue workflow: startIssueWorkflow, completePhase, getCurrentPhase, getWorkflowStatus",
+        "the issue workflow: startIssueWorkflow, completePhase, getCurrentPhase, getWorkflowStatus",
     ),
     (
         "workflow",
@@ -103,13 +111,83 @@ pub const GROUPS: &[(&str, &str)] = &[
     ),
     (
         "pipeline",
-        "the seed pipeline (forge): pipeline_init, pipeline_init_with_context, pipeline_next_action, pipeline_report_result",
+        "the pipeline: pipeline_init, pipeline_init_with_context, pipeline_next_action, pipeline_report_result",
     ),
     (
         "manual",
-        "seed 002's manual search: manual_ls, manual_toc, manual_find, manual_hits, manual_read, manual_scan",
+        "manual search: manual_ls, manual_toc, manual_find, manual_hits, manual_read, manual_scan",
     ),
 ];
+
+/// The profile `baton serve` exposes when nothing is configured: what an
+/// agent running the pipeline (`/baton-pipeline`) needs.
+pub const DEFAULT_PROFILE: &str = "pipeline";
+
+/// The profile that exposes every tool.
+pub const ALL_PROFILE: &str = "all";
+
+/// Named tool profiles — what one use needs — with a one-line description.
+/// Membership is declared per tool in [`MEMBERSHIP`]; `all` is every tool.
+pub const PROFILES: &[(&str, &str)] = &[
+    (
+        "pipeline",
+        "the pipeline loop an agent runs (default; what /baton-pipeline uses)",
+    ),
+    (
+        "issue",
+        "the issue workflow and other workflow definitions: start a run, complete its phases, see where it stands",
+    ),
+    ("manuals", "search and read project manuals"),
+    (
+        "recovery",
+        "inspect and repair a workspace by hand: the standalone lifecycle setters, state reads, archive and analytics",
+    ),
+    ("all", "every tool"),
+];
+
+/// The profiles of every tool, one row per tool (a test checks that every
+/// tool has exactly one row). A new tool joins the profiles of the uses it
+/// serves; the standalone lifecycle and state setters belong to `recovery`
+/// only, so an agent in a workflow cannot step around the workflow's gates.
+pub const MEMBERSHIP: &[(&str, &[&str])] = &[
+    ("init", &["recovery"]),
+    ("phase_start", &["recovery"]),
+    ("phase_complete", &["recovery"]),
+    ("phase_fail", &["recovery"]),
+    ("checkpoint", &["recovery"]),
+    ("skip_phase", &["recovery"]),
+    ("abandon", &["recovery"]),
+    ("state_get", &["recovery"]),
+    ("state_resume_info", &["recovery"]),
+    ("workspace_list", &["recovery"]),
+    ("startIssueWorkflow", &["issue"]),
+    ("completePhase", &["issue"]),
+    ("getCurrentPhase", &["issue"]),
+    ("getWorkflowStatus", &["issue"]),
+    ("workflow_start", &["issue"]),
+    ("workflow_definitions", &["issue", "recovery"]),
+    ("workflow_stats", &["recovery"]),
+    ("workflow_archive", &["recovery"]),
+    ("pipeline_init", &["pipeline"]),
+    ("pipeline_init_with_context", &["pipeline"]),
+    ("pipeline_next_action", &["pipeline"]),
+    ("pipeline_report_result", &["pipeline"]),
+    ("manual_ls", &["manuals"]),
+    ("manual_toc", &["manuals"]),
+    ("manual_find", &["manuals"]),
+    ("manual_hits", &["manuals"]),
+    ("manual_read", &["manuals"]),
+    ("manual_scan", &["manuals"]),
+];
+
+/// The profiles tool `name` belongs to (besides `all`).
+pub fn profiles_of(name: &str) -> &'static [&'static str] {
+    MEMBERSHIP
+        .iter()
+        .find(|(tool, _)| *tool == name)
+        .map(|(_, profiles)| *profiles)
+        .unwrap_or(&[])
+}
 
 /// Every tool baton has.
 pub fn all_tools() -> Vec<ToolSpec> {
@@ -124,26 +202,51 @@ pub fn all_tools() -> Vec<ToolSpec> {
     tools
 }
 
-/// The tools of the selected groups (all when `groups` is `None`).
-/// Unknown group names are an error listing the known ones.
-pub fn select(groups: Option<&[String]>) -> Result<Vec<ToolSpec>, String> {
-    let all = all_tools();
-    let Some(groups) = groups else {
-        return Ok(all);
+/// A `--tools` / `BATON_TOOLS` / `[tools] groups` selection that names
+/// neither a profile nor a group.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown tool profile or group {name:?}; profiles: {profiles}; groups: {groups} (see `baton tools`)"
+)]
+pub struct UnknownSelection {
+    /// The name that matched nothing.
+    pub name: String,
+    /// The known profiles, comma-separated.
+    pub profiles: String,
+    /// The known groups, comma-separated.
+    pub groups: String,
+}
+
+/// Whether tool `spec` is selected by `name` (a profile or a group).
+fn selected_by(spec: &ToolSpec, name: &str) -> bool {
+    name == ALL_PROFILE || profiles_of(spec.name).contains(&name) || spec.group == name
+}
+
+/// The tools the names select, in catalogue order: each name is a profile
+/// (`pipeline`, `issue`, `manuals`, `recovery`, `all`) or a group
+/// (`lifecycle`, `state`, …). `None` (or an empty list) is the default
+/// profile. An unknown name is an error listing the known ones.
+pub fn select(names: Option<&[String]>) -> Result<Vec<ToolSpec>, UnknownSelection> {
+    let default = [DEFAULT_PROFILE.to_string()];
+    let names = match names {
+        Some(names) if !names.is_empty() => names,
+        _ => &default[..],
     };
-    if let Some(unknown) = groups
+    if let Some(unknown) = names
         .iter()
-        .find(|g| !GROUPS.iter().any(|(name, _)| name == g))
+        .find(|n| !PROFILES.iter().any(|(p, _)| p == n) && !GROUPS.iter().any(|(g, _)| g == n))
     {
-        let known: Vec<&str> = GROUPS.iter().map(|(n, _)| *n).collect();
-        return Err(format!(
-            "unknown tool group {unknown:?}; known groups: {}",
-            known.join(", ")
-        ));
+        let list =
+            |items: &[(&str, &str)]| items.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+        return Err(UnknownSelection {
+            name: unknown.clone(),
+            profiles: list(PROFILES),
+            groups: list(GROUPS),
+        });
     }
-    Ok(all
+    Ok(all_tools()
         .into_iter()
-        .filter(|t| groups.iter().any(|g| g == t.group))
+        .filter(|t| names.iter().any(|n| selected_by(t, n)))
         .collect())
 }
 
@@ -163,4 +266,68 @@ pub fn call(ctx: &AppContext, name: &str, arguments: Value) -> Result<Value, Too
         ));
     };
     (spec.handler)(ctx, arguments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_one_membership_row_naming_known_profiles() {
+        let tools = all_tools();
+        for t in &tools {
+            let rows = MEMBERSHIP.iter().filter(|(n, _)| *n == t.name).count();
+            assert_eq!(rows, 1, "{}: declare its profiles in MEMBERSHIP", t.name);
+            assert!(!profiles_of(t.name).is_empty(), "{}", t.name);
+        }
+        for (name, profiles) in MEMBERSHIP {
+            assert!(
+                tools.iter().any(|t| t.name == *name),
+                "MEMBERSHIP names {name}, which is no tool"
+            );
+            for p in *profiles {
+                assert!(
+                    PROFILES.iter().any(|(known, _)| known == p) && *p != ALL_PROFILE,
+                    "{name}: unknown profile {p}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn standalone_setters_live_only_in_recovery() {
+        for setter in [
+            "init",
+            "phase_start",
+            "phase_complete",
+            "phase_fail",
+            "checkpoint",
+            "skip_phase",
+            "abandon",
+        ] {
+            assert_eq!(profiles_of(setter), ["recovery"], "{setter}");
+        }
+    }
+
+    #[test]
+    fn selection_accepts_profiles_and_groups() {
+        let names = |sel: &[&str]| -> Vec<&'static str> {
+            let sel: Vec<String> = sel.iter().map(|s| s.to_string()).collect();
+            select(Some(&sel)).unwrap().iter().map(|t| t.name).collect()
+        };
+        let default: Vec<&str> = select(None).unwrap().iter().map(|t| t.name).collect();
+        assert_eq!(default, names(&[DEFAULT_PROFILE]));
+        assert_eq!(names(&["all"]).len(), all_tools().len());
+        assert_eq!(
+            names(&["state"]),
+            ["state_get", "state_resume_info", "workspace_list"]
+        );
+        let combined = names(&["pipeline", "manual"]);
+        assert_eq!(combined.len(), 10, "{combined:?}");
+        let e = select(Some(&["nope".to_string()])).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("profiles: pipeline, issue, manuals, recovery, all")
+        );
+    }
 }

@@ -103,10 +103,16 @@ pub struct Client {
 }
 
 /// Starts `baton serve` in `repo` with extra arguments and environment, and connects.
+/// Unless the arguments or environment choose the tools, every tool is
+/// exposed (`--tools all`): most tests drive tools outside the default profile.
 pub async fn spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
     let mut cmd = tokio::process::Command::new(baton_bin());
     cmd.arg("serve").args(args).current_dir(repo);
     cmd.env_remove("BATON_TOOLS").env_remove("BATON_DEV");
+    let chooses_tools = args.contains(&"--tools") || env.iter().any(|(k, _)| *k == "BATON_TOOLS");
+    if !chooses_tools {
+        cmd.args(["--tools", "all"]);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
