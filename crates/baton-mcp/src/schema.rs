@@ -145,6 +145,20 @@ fn strip_null_alternative(mut node: Map<String, Value>) -> (Map<String, Value>, 
     (node, false)
 }
 
+/// `type: T` → `[T, "null"]` (a node without a single `type` is left alone).
+fn allow_null(node: &mut Map<String, Value>) {
+    match node.get("type").cloned() {
+        Some(Value::String(t)) if t != "null" => {
+            node.insert("type".into(), json!([t, "null"]));
+        }
+        Some(Value::Array(mut types)) if !types.iter().any(|t| t == "null") => {
+            types.push(json!("null"));
+            node.insert("type".into(), Value::Array(types));
+        }
+        _ => {}
+    }
+}
+
 /// `type: [T, "null"]` → `T`; true when null was allowed.
 fn strip_null_type(node: &mut Map<String, Value>) -> bool {
     let Some(Value::Array(types)) = node.get("type") else {
@@ -313,9 +327,14 @@ fn input_node(node: Value, defs: &Map<String, Value>, depth: usize) -> Value {
         return node;
     };
     let node = resolve(node, defs, depth);
-    let (node, _) = strip_null_alternative(node);
+    let (node, nullable) = strip_null_alternative(node);
     let node = canonical_alternative(resolve(node, defs, depth), defs);
     let mut node = resolve(node, defs, depth);
+    // `anyOf [X, null]` → X that also allows null (dropped again below for
+    // the optional top-level arguments).
+    if nullable {
+        allow_null(&mut node);
+    }
     node.remove("title");
     if node.get("default") == Some(&Value::Null) {
         node.remove("default");
@@ -341,8 +360,12 @@ fn input_node(node: Value, defs: &Map<String, Value>, depth: usize) -> Value {
         let mut out = Map::new();
         for (name, schema) in properties {
             let mut schema = input_node(schema, defs, depth + 1);
-            // Optional: leaving the property out is how a client says "none".
-            if !required.contains(&name)
+            // An optional argument: leaving it out is how a client says
+            // "none", so its type is plain (clients that convert typed
+            // command-line values read `type` as one word). Nested fields
+            // keep `null`: a reply echoed back as an argument may carry it.
+            if depth == 0
+                && !required.contains(&name)
                 && let Value::Object(map) = &mut schema
             {
                 strip_null_type(map);
@@ -548,7 +571,7 @@ mod tests {
             "description": "Arguments of x.",
             "type": "object",
             "additionalProperties": false,
-            "$defs": {"Flags": {"type": "object", "properties": {"auto": {"type": "boolean", "default": false}}}},
+            "$defs": {"Flags": {"type": "object", "properties": {"auto": {"type": "boolean", "default": false}, "branch": {"type": ["string", "null"], "default": null}}}},
             "properties": {
                 "workspace": {"type": "string"},
                 "flags": {"anyOf": [{"$ref": "#/$defs/Flags"}, {"type": "null"}], "default": null, "description": "The flags."},
@@ -577,7 +600,7 @@ mod tests {
                 "additionalProperties": false,
                 "properties": {
                     "workspace": {"type": "string"},
-                    "flags": {"type": "object", "description": "The flags.", "properties": {"auto": {"type": "boolean", "default": false}}},
+                    "flags": {"type": "object", "description": "The flags.", "properties": {"auto": {"type": "boolean", "default": false}, "branch": {"type": ["string", "null"]}}},
                     "done": {"type": "boolean"},
                     "must": {"type": ["string", "null"]},
                     "count": {"type": "integer", "minimum": 0},

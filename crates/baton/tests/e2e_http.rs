@@ -224,7 +224,7 @@ fn python_sdk_client_smoke() {
     match probe {
         Ok(out) if out.status.success() => {}
         _ => panic!(
-            "the Python MCP SDK is missing from .venv: run ./scripts/test (it creates .venv and installs tests/python/requirements.txt)"
+            "the Python MCP SDK is missing from .venv: run `python3 -m venv .venv && .venv/bin/pip install -r tests/python/requirements.txt` (./scripts/test does it)"
         ),
     }
     let out = Command::new(&python)
@@ -234,6 +234,7 @@ fn python_sdk_client_smoke() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    common::record_suite_counts("python-smoke", &stdout);
     assert!(
         out.status.success(),
         "python smoke failed:\n{stdout}\n{stderr}"

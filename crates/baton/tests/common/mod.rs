@@ -226,3 +226,26 @@ pub fn install_example_workflow(repo: &Repo) {
     )
     .expect("copy example");
 }
+
+/// Records a client suite's `N passed, M failed` closing line for the test
+/// command's summary (`./scripts/test` sets BATON_SUITE_COUNTS to a folder
+/// and adds these counts to cargo's). Without the variable nothing is written.
+pub fn record_suite_counts(name: &str, output: &str) {
+    let Some(dir) = std::env::var_os("BATON_SUITE_COUNTS") else {
+        return;
+    };
+    // A suite that ended without its closing line counts as one failure.
+    let (passed, failed) = suite_counts(output).unwrap_or((0, 1));
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(Path::new(&dir).join(name), format!("{passed} {failed}\n"));
+}
+
+/// The counts of the last `… N passed, M failed` line of a suite's output.
+pub fn suite_counts(output: &str) -> Option<(u64, u64)> {
+    output.lines().rev().find_map(|line| {
+        let (before, rest) = line.split_once(" passed, ")?;
+        let passed = before.rsplit(' ').next()?;
+        let failed = rest.strip_suffix(" failed")?;
+        Some((passed.parse().ok()?, failed.trim().parse().ok()?))
+    })
+}
