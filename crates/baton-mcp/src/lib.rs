@@ -11,9 +11,11 @@ pub mod args;
 pub mod context;
 pub mod error;
 pub mod http;
+pub mod protocol;
 pub mod repo_profile;
 pub mod schema;
 pub mod server;
+pub mod stdio;
 pub mod tools;
 pub mod transcript;
 
@@ -86,7 +88,10 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
         // A person started the server by hand: say what it is waiting for.
         let _ = writeln!(
             std::io::stderr(),
-            "baton {}: MCP server on stdio for {} (specs in {}).\nRegister it with your agent (see README) or type JSON-RPC lines; Ctrl-D stops it.",
+            "baton {}: MCP server on stdio for {} (work in {}).\n\
+             Your agent starts this itself (`baton init` registers it). To try it by hand, type one JSON-RPC message per line, e.g.\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"me\",\"version\":\"0\"}}}}}}\n\
+             Ctrl-D stops it.",
             ctx.version,
             ctx.config.repo_root.display(),
             ctx.config.specs_root.display()
@@ -96,7 +101,8 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     let transcript = Transcript::start(&session_id, &transcript_options(&ctx.config))
         .map_err(|e| ServeError::Io(format!("transcript: {e}")))?;
     let service = transcript::Transcribed::new(server, transcript.recorder());
-    let running = match service.serve(rmcp::transport::stdio()).await {
+    let transport = stdio::StdioTransport::stdio(transcript.recorder());
+    let running = match service.serve(transport).await {
         Ok(running) => running,
         // stdin closed before any client spoke: a normal, quiet end.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
@@ -120,12 +126,46 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     outcome
 }
 
-/// Serves streamable HTTP MCP at `/mcp` and the event stream at `/events` on
-/// `addr` until SIGINT/SIGTERM. Returns once the listener is closed.
-pub async fn serve_http(config: Config, addr: std::net::SocketAddr) -> Result<(), ServeError> {
-    let listener = tokio::net::TcpListener::bind(addr)
+/// How long, after Ctrl-C or SIGTERM, open HTTP connections get to finish
+/// before the server stops anyway. `/events` streams end at once.
+pub const HTTP_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// The addresses `--http ADDR` means: `HOST:PORT` with a name or an IP
+/// (`localhost:8765`, `127.0.0.1:0`, `[::1]:8765`), or a bare `PORT`
+/// (loopback). Names are resolved; IPv4 addresses come first.
+pub async fn resolve_listen_addr(spec: &str) -> Result<Vec<std::net::SocketAddr>, ServeError> {
+    let spec = spec.trim();
+    let full = if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
+        format!("127.0.0.1:{spec}")
+    } else {
+        spec.to_string()
+    };
+    let explain = |why: String| {
+        ServeError::Io(format!(
+            "cannot listen on {spec:?}: {why}. Give HOST:PORT or PORT, e.g. localhost:8765, 127.0.0.1:0 (a free port) or 8765"
+        ))
+    };
+    let mut addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(full.as_str())
         .await
-        .map_err(|e| ServeError::Io(format!("bind {addr}: {e}")))?;
+        .map_err(|e| explain(e.to_string()))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(explain("the name resolves to no address".into()));
+    }
+    addrs.sort_by_key(|a| a.is_ipv6());
+    addrs.dedup();
+    Ok(addrs)
+}
+
+/// Serves streamable HTTP MCP at `/mcp` and the event stream at `/events` on
+/// `addr` (see [`resolve_listen_addr`]) until SIGINT/SIGTERM. On the signal,
+/// `/events` streams end at once and open requests get
+/// [`HTTP_SHUTDOWN_GRACE`]; a second signal stops at once.
+pub async fn serve_http(config: Config, addr: &str) -> Result<(), ServeError> {
+    let addrs = resolve_listen_addr(addr).await?;
+    let listener = tokio::net::TcpListener::bind(&addrs[..])
+        .await
+        .map_err(|e| ServeError::Io(format!("cannot listen on {addr:?}: {e}")))?;
     let bound = listener
         .local_addr()
         .map_err(|e| ServeError::Io(e.to_string()))?;
@@ -134,30 +174,46 @@ pub async fn serve_http(config: Config, addr: std::net::SocketAddr) -> Result<()
     let transcript = Transcript::start(&session_id, &transcript_options(&ctx.config))
         .map_err(|e| ServeError::Io(format!("transcript: {e}")))?;
     let cancel = tokio_util::sync::CancellationToken::new();
-    let app = http::router(Arc::clone(&ctx), transcript.recorder(), cancel.clone())?;
+    let limits = http::HttpLimits::from_env()?;
+    let app = http::router(
+        Arc::clone(&ctx),
+        transcript.recorder(),
+        cancel.clone(),
+        limits,
+    )?;
     // Announce the bound address (port 0 picks a free one) on stderr for scripts.
     {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "baton: listening on http://{bound} (MCP at /mcp, events at /events)"
+            "baton: listening on http://{bound} (MCP at /mcp, events at /events); Ctrl-C stops it"
         );
     }
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown({
-            let cancel = cancel.clone();
-            async move {
-                tokio::select! {
-                    _ = shutdown_signal() => {},
-                    _ = cancel.cancelled() => {},
-                }
-                cancel.cancel();
+    let stop = {
+        let cancel = cancel.clone();
+        async move {
+            tokio::select! {
+                _ = shutdown_signal() => {},
+                _ = cancel.cancelled() => {},
             }
-        })
-        .await
-        .map_err(|e| ServeError::Io(e.to_string()));
+            cancel.cancel();
+        }
+    };
+    let served = http::serve(listener, app, cancel.clone(), limits);
+    tokio::pin!(served);
+    let outcome = tokio::select! {
+        r = &mut served => r,
+        _ = stop => {
+            // Event streams end on `cancel`; requests in flight get a moment.
+            tokio::select! {
+                r = &mut served => r,
+                _ = tokio::time::sleep(HTTP_SHUTDOWN_GRACE) => Ok(()),
+                _ = shutdown_signal() => Ok(()),
+            }
+        }
+    };
     transcript.close().await;
-    served
+    outcome
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -151,6 +151,19 @@ impl ServerHandler for BatonServer {
         Ok(ListToolsResult::with_all_items(tools.clone()))
     }
 
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        // rmcp hands over as "custom" both unknown methods and known ones
+        // whose params did not parse (a tools/call without a name, …).
+        Err(crate::protocol::custom_request_error(
+            &request.method,
+            request.params.as_ref(),
+        ))
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
