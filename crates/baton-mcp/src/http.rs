@@ -501,17 +501,9 @@ async fn guard(
     axum::response::Response::from_parts(parts, body)
 }
 
-/// Records a body that did not parse: its size and its start.
+/// Records a body that did not parse: its size, hash and start.
 fn record_unparsed(recorder: &Recorder, bytes: &[u8]) {
-    if recorder.is_enabled() {
-        let start = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).into_owned();
-        recorder.record_message(
-            Direction::In,
-            serde_json::json!({ "unparsed": start, "bytes": bytes.len() }),
-            None,
-            None,
-        );
-    }
+    recorder.record_raw(Direction::In, bytes);
 }
 
 /// Query of `/events`.

@@ -70,6 +70,9 @@ fn transcript_options(config: &Config) -> TranscriptOptions {
             .enabled
             .then(|| config.transcript.dir.clone()),
         echo_stderr: config.transcript.echo_stderr,
+        max_bytes: config.transcript.max_bytes,
+        max_total_bytes: config.transcript.max_total_bytes,
+        max_payload_bytes: config.transcript.max_payload_bytes,
     }
 }
 

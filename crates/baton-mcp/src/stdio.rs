@@ -127,18 +127,9 @@ impl StdioTransport {
         }
     }
 
-    /// Records a frame that did not parse: its size and its start.
+    /// Records a frame that did not parse: its size, hash and start.
     fn record_unparsed(&self, bytes: &[u8]) {
-        if !self.recorder.is_enabled() {
-            return;
-        }
-        let start = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).into_owned();
-        self.recorder.record_message(
-            Direction::In,
-            serde_json::json!({ "unparsed": start, "bytes": bytes.len() }),
-            None,
-            None,
-        );
+        self.recorder.record_raw(Direction::In, bytes);
     }
 
     /// Reads one line into `self.line` (without growing past the limit).
