@@ -360,17 +360,26 @@ impl rmcp::transport::Transport<RoleServer> for StdioTransport {
         let writer = Arc::clone(&self.writer);
         let in_flight = Arc::clone(&self.in_flight);
         async move {
-            let value = serde_json::to_value(&item).map_err(std::io::Error::other)?;
             // The request is answered: its id may be used again — freed before
             // the answer is written, since a client may reuse it as soon as
             // it has read the answer.
-            if value.get("method").is_none()
-                && let Some(id) = value.get("id")
+            let answered = match &item {
+                rmcp::model::JsonRpcMessage::Response(r) => Some(r.id.clone()),
+                rmcp::model::JsonRpcMessage::Error(e) => e.id.clone(),
+                _ => None,
+            };
+            if let Some(id) = answered
+                && let Ok(id) = serde_json::to_value(id)
                 && let Ok(mut set) = in_flight.lock()
             {
-                set.remove(&id_key(id));
+                set.remove(&id_key(&id));
             }
-            StdioTransport::write_message(&writer, &value).await
+            // Straight to bytes: no JSON tree of a large reply (tools/list).
+            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+            let mut writer = writer.lock().await;
+            writer.write_all(&bytes).await?;
+            writer.flush().await
         }
     }
 

@@ -206,11 +206,19 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             overrides.dev = dev;
             overrides.no_transcript = no_transcript;
             let config = Config::load(&overrides)?;
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .context("starting the async runtime")?;
+            // stdio serves one client: one thread runs the protocol and the
+            // tool handlers run on the blocking pool, so two idle workers
+            // would only cost memory. HTTP serves many connections.
+            let runtime = match http {
+                Some(_) => tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build(),
+                None => tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build(),
+            }
+            .context("starting the async runtime")?;
             runtime.block_on(async move {
                 match http {
                     Some(addr) => baton_mcp::serve_http(config, &addr).await,

@@ -76,18 +76,32 @@ impl ToolSpec {
     }
 }
 
+/// The JSON Schema schemars derives for `T` (draft 2020-12, as rmcp does;
+/// `serialize`: what `T` writes rather than what it reads). Built here rather
+/// than through rmcp's helpers, whose per-thread caches would keep every
+/// derived schema alive for the life of the process.
+fn derived<T: JsonSchema + 'static>(serialize: bool) -> JsonObject {
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    if serialize {
+        settings = settings.for_serialize();
+    }
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    match serde_json::to_value(schema) {
+        Ok(Value::Object(object)) => object,
+        _ => JsonObject::new(),
+    }
+}
+
 /// The published input schema of `T` (what `T` accepts, in the form every
 /// client can enter: see [`crate::schema::publish_input`]).
 pub fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    let derived = rmcp::handler::server::common::schema_for_type::<T>();
-    Arc::new(crate::schema::publish_input(&derived))
+    Arc::new(crate::schema::publish_input(&derived::<T>(false)))
 }
 
 /// The published output schema of `T` (lean: see
 /// [`crate::schema::publish_output`]).
 pub fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    let derived = rmcp::handler::server::common::schema_for_output::<T>();
-    Arc::new(crate::schema::publish_output(&derived))
+    Arc::new(crate::schema::publish_output(&derived::<T>(true)))
 }
 
 /// Every tool group with a one-line description. A group is where a tool's
