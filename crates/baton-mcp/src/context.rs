@@ -10,6 +10,66 @@ use baton_workflow::{Registry, WorkflowDefinition};
 
 use crate::error::{ErrorCode, ToolError};
 
+/// The workflow definitions of a process, parsed on first use: answering
+/// `initialize` and `tools/list` needs none of them, and parsing YAML is a
+/// good part of what a process would otherwise do (and map) at start.
+struct LoadedWorkflows {
+    dir: std::path::PathBuf,
+    cell: std::sync::OnceLock<(Registry, Vec<baton_workflow::Diagnostic>)>,
+}
+
+impl LoadedWorkflows {
+    fn get(&self) -> &(Registry, Vec<baton_workflow::Diagnostic>) {
+        self.cell.get_or_init(|| {
+            let (registry, report) = baton_workflow::load_registry(&self.dir);
+            for problem in &report.errors {
+                tracing::warn!("workflow definition skipped: {problem}");
+            }
+            (registry, report.errors)
+        })
+    }
+}
+
+/// The known workflow definitions ([`Registry`] through `Deref`), loaded on
+/// first use.
+#[derive(Clone)]
+pub struct Workflows(Arc<LoadedWorkflows>);
+
+impl std::ops::Deref for Workflows {
+    type Target = Registry;
+
+    fn deref(&self) -> &Registry {
+        &self.0.get().0
+    }
+}
+
+impl std::fmt::Debug for Workflows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workflows")
+            .field("loaded", &self.0.cell.get().is_some())
+            .finish()
+    }
+}
+
+/// Problems in the project's definition files (`Vec` through `Deref`),
+/// found when the definitions are loaded.
+#[derive(Clone)]
+pub struct WorkflowErrors(Arc<LoadedWorkflows>);
+
+impl std::ops::Deref for WorkflowErrors {
+    type Target = Vec<baton_workflow::Diagnostic>;
+
+    fn deref(&self) -> &Vec<baton_workflow::Diagnostic> {
+        &self.0.get().1
+    }
+}
+
+impl std::fmt::Debug for WorkflowErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// Shared handler context.
 #[derive(Debug)]
 pub struct AppContext {
@@ -17,10 +77,12 @@ pub struct AppContext {
     pub config: Config,
     /// The state store over the specs root.
     pub store: StateStore,
-    /// Known workflow definitions: built-ins plus the project's folder.
-    pub workflows: Registry,
-    /// Problems found in project definition files (those files are skipped).
-    pub workflow_errors: Vec<baton_workflow::Diagnostic>,
+    /// Known workflow definitions: built-ins plus the project's folder,
+    /// loaded on first use (a `Registry` through `Deref`).
+    pub workflows: Workflows,
+    /// Problems found in project definition files (those files are skipped),
+    /// found when the definitions are loaded (a `Vec` through `Deref`).
+    pub workflow_errors: WorkflowErrors,
     /// Where events go.
     pub bus: Arc<EventBus>,
     /// This build's version.
@@ -34,15 +96,15 @@ impl AppContext {
     pub fn new(config: Config, bus: Arc<EventBus>) -> AppContext {
         let store =
             StateStore::new(&config.repo_root, &config.specs_root).with_durability(config.fsync);
-        let (workflows, report) = baton_workflow::load_registry(&config.workflows_dir);
-        for problem in &report.errors {
-            tracing::warn!("workflow definition skipped: {problem}");
-        }
+        let loaded = Arc::new(LoadedWorkflows {
+            dir: config.workflows_dir.clone(),
+            cell: std::sync::OnceLock::new(),
+        });
         AppContext {
             config,
             store,
-            workflows,
-            workflow_errors: report.errors,
+            workflows: Workflows(Arc::clone(&loaded)),
+            workflow_errors: WorkflowErrors(loaded),
             bus,
             version: env!("CARGO_PKG_VERSION"),
             manuals: std::sync::OnceLock::new(),

@@ -55,9 +55,45 @@ impl std::fmt::Debug for ToolSpec {
     }
 }
 
+/// The published tools, precomputed from the code: one line per tool,
+/// `name<TAB>Tool JSON`. Serving these spares a process the schema
+/// derivation (and the memory it maps and allocates) at `tools/list`; a test
+/// checks that they match what [`ToolSpec::build_tool`] makes, and
+/// `BATON_BLESS=1 cargo test -p baton-mcp --lib catalog` rewrites them.
+pub const CATALOG: &str = include_str!("catalog.tsv");
+
+/// The catalogue's `Tool` named `name`, if it has one.
+fn catalog_tool(name: &str) -> Option<Tool> {
+    CATALOG.lines().find_map(|line| {
+        let (tool, json) = line.split_once('\t')?;
+        if tool != name {
+            return None;
+        }
+        serde_json::from_str(json).ok()
+    })
+}
+
+/// The catalogue text for every tool, as [`CATALOG`] must read.
+pub fn catalog_text() -> String {
+    all_tools()
+        .iter()
+        .map(|t| {
+            let json = serde_json::to_string(&t.build_tool()).unwrap_or_default();
+            format!("{}\t{json}\n", t.name)
+        })
+        .collect()
+}
+
 impl ToolSpec {
-    /// The MCP `Tool` for `tools/list`.
+    /// The MCP `Tool` for `tools/list`: from the precomputed [`CATALOG`]
+    /// (derived anew when the tool is missing there).
     pub fn to_tool(&self) -> Tool {
+        catalog_tool(self.name).unwrap_or_else(|| self.build_tool())
+    }
+
+    /// The MCP `Tool`, derived from the code: schemas through schemars and
+    /// [`crate::schema`].
+    pub fn build_tool(&self) -> Tool {
         let mut tool = Tool::default();
         tool.name = self.name.into();
         tool.description = Some(self.description.into());
@@ -305,6 +341,32 @@ mod tests {
                     "{name}: unknown profile {p}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn the_precomputed_catalog_matches_the_code() {
+        let fresh = catalog_text();
+        if std::env::var_os("BATON_BLESS").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/tools/catalog.tsv");
+            std::fs::write(path, &fresh).unwrap();
+            return;
+        }
+        assert!(
+            CATALOG == fresh,
+            "crates/baton-mcp/src/tools/catalog.tsv is stale (a tool, its description or its \
+             schema changed): run `BATON_BLESS=1 cargo test -p baton-mcp --lib catalog` and commit it"
+        );
+        // Every tool is served from the catalogue, exactly as derived.
+        for t in all_tools() {
+            let served =
+                serde_json::to_value(catalog_tool(t.name).expect("in the catalogue")).unwrap();
+            assert_eq!(
+                served,
+                serde_json::to_value(t.build_tool()).unwrap(),
+                "{}",
+                t.name
+            );
         }
     }
 
