@@ -109,7 +109,8 @@ pub struct Config {
     pub transcript: TranscriptConfig,
     /// Event log settings.
     pub events: EventsConfig,
-    /// Tool groups to expose; `None` exposes all of them.
+    /// Tool profiles or groups to expose; `None` (or empty) exposes the
+    /// default profile (`pipeline`).
     pub tool_groups: Option<Vec<String>>,
     /// fsync every state write (file and folder) so it survives power loss.
     pub fsync: bool,
