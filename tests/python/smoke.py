@@ -110,7 +110,7 @@ async def manuals(session, label):
 
 
 async def over_stdio(baton, repo):
-    params = StdioServerParameters(command=baton, args=["serve"], cwd=repo)
+    params = StdioServerParameters(command=baton, args=["serve", "--tools", "all"], cwd=repo)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             return await exercise(session, "stdio")
@@ -118,7 +118,7 @@ async def over_stdio(baton, repo):
 
 async def over_http(baton, repo):
     proc = subprocess.Popen(
-        [baton, "serve", "--http", "127.0.0.1:0"],
+        [baton, "serve", "--tools", "all", "--http", "127.0.0.1:0"],
         cwd=repo,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -31,8 +31,14 @@ pub mod env {
     pub const EVENTS_LOG: &str = "BATON_EVENTS_LOG";
     /// Size in bytes at which the event log is rotated (default 8 MiB).
     pub const EVENTS_MAX_BYTES: &str = "BATON_EVENTS_MAX_BYTES";
-    /// Comma-separated tool groups to expose (default: all groups).
+    /// Comma-separated tool profiles or groups to expose (default: the `pipeline` profile).
     pub const TOOLS: &str = "BATON_TOOLS";
+    /// Size in bytes at which a transcript file is closed and a new one begun (default 8 MiB).
+    pub const TRANSCRIPT_MAX_BYTES: &str = "BATON_TRANSCRIPT_MAX_BYTES";
+    /// Bytes all transcript files together may take; the oldest go first (default 64 MiB).
+    pub const TRANSCRIPT_MAX_TOTAL_BYTES: &str = "BATON_TRANSCRIPT_MAX_TOTAL_BYTES";
+    /// A message larger than this many bytes is recorded as its size, hash and start (default 64 KiB).
+    pub const TRANSCRIPT_MAX_PAYLOAD: &str = "BATON_TRANSCRIPT_MAX_PAYLOAD";
     /// Folder of project workflow definitions (default `<repo>/.baton/workflows`).
     pub const WORKFLOWS_DIR: &str = "BATON_WORKFLOWS_DIR";
     /// `on`/`off`: fsync every state write (default on).
@@ -75,6 +81,15 @@ pub const CONFIG_FILE: &str = "baton.toml";
 
 /// Default rotation size of the event log: 8 MiB.
 pub const DEFAULT_EVENTS_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Default size at which a transcript file is closed and a new one begun: 8 MiB.
+pub const DEFAULT_TRANSCRIPT_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Default budget of all transcript files in the folder: 64 MiB.
+pub const DEFAULT_TRANSCRIPT_MAX_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Default size above which a message is recorded truncated: 64 KiB.
+pub const DEFAULT_TRANSCRIPT_MAX_PAYLOAD: u64 = 64 * 1024;
 
 /// Number of rotated event-log files kept beside the live one.
 pub const DEFAULT_EVENTS_KEEP: usize = 3;
@@ -129,7 +144,8 @@ pub struct Config {
     pub transcript: TranscriptConfig,
     /// Event log settings.
     pub events: EventsConfig,
-    /// Tool groups to expose; `None` exposes all of them.
+    /// Tool profiles or groups to expose; `None` (or empty) exposes the
+    /// default profile (`pipeline`).
     pub tool_groups: Option<Vec<String>>,
     /// fsync every state write (file and folder) so it survives power loss.
     pub fsync: bool,
@@ -173,6 +189,12 @@ pub struct TranscriptConfig {
     pub dir: PathBuf,
     /// Echo each message pretty-printed to stderr (development mode).
     pub echo_stderr: bool,
+    /// A transcript file that reaches this size is closed and a new one begun.
+    pub max_bytes: u64,
+    /// All transcript files in `dir` together stay under this; the oldest go first.
+    pub max_total_bytes: u64,
+    /// Messages larger than this are recorded as their size, SHA-256 and start.
+    pub max_payload_bytes: u64,
 }
 
 /// The append-only event log.
@@ -228,6 +250,9 @@ struct FileTranscript {
     enabled: Option<bool>,
     dir: Option<PathBuf>,
     echo: Option<bool>,
+    max_bytes: Option<u64>,
+    max_total_bytes: Option<u64>,
+    max_payload_bytes: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -331,6 +356,27 @@ impl Config {
                     .unwrap_or_else(|| PathBuf::from(".baton/logs")),
             ),
             echo_stderr,
+            max_bytes: bytes_setting(
+                env,
+                env::TRANSCRIPT_MAX_BYTES,
+                file.transcript.max_bytes,
+                DEFAULT_TRANSCRIPT_MAX_BYTES,
+                4096,
+            )?,
+            max_total_bytes: bytes_setting(
+                env,
+                env::TRANSCRIPT_MAX_TOTAL_BYTES,
+                file.transcript.max_total_bytes,
+                DEFAULT_TRANSCRIPT_MAX_TOTAL_BYTES,
+                4096,
+            )?,
+            max_payload_bytes: bytes_setting(
+                env,
+                env::TRANSCRIPT_MAX_PAYLOAD,
+                file.transcript.max_payload_bytes,
+                DEFAULT_TRANSCRIPT_MAX_PAYLOAD,
+                1024,
+            )?,
         };
 
         let max_bytes = match env.var(env::EVENTS_MAX_BYTES) {
@@ -498,6 +544,31 @@ fn resolve_prices(
         prices.default_usd_per_mtok = check(env::PRICE_USD_PER_MTOK.into(), parsed)?;
     }
     Ok(prices)
+}
+
+/// A size in bytes from the environment, `baton.toml` or the default; at
+/// least `min`.
+fn bytes_setting(
+    env: &dyn EnvSource,
+    name: &str,
+    from_file: Option<u64>,
+    default: u64,
+    min: u64,
+) -> Result<u64, ConfigError> {
+    let (value, text) = match env.var(name) {
+        Some(text) => (text.trim().parse::<u64>().ok(), text),
+        None => match from_file {
+            Some(v) => (Some(v), v.to_string()),
+            None => return Ok(default),
+        },
+    };
+    value
+        .filter(|n| *n >= min)
+        .ok_or_else(|| ConfigError::InvalidValue {
+            name: name.into(),
+            value: text,
+            reason: format!("expected an integer number of bytes >= {min}"),
+        })
 }
 
 /// Splits a comma-separated group list, trimming blanks and dropping empty entries.

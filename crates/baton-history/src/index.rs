@@ -91,11 +91,24 @@ pub struct Reindexed {
     pub unreadable: Vec<String>,
 }
 
+/// Finds a workflow definition by id: a [`Registry`], or one loaded on
+/// first use.
+pub trait DefinitionSource: Send + Sync + std::fmt::Debug {
+    /// The definition with `id`, if known.
+    fn definition(&self, id: &str) -> Option<Arc<WorkflowDefinition>>;
+}
+
+impl DefinitionSource for Registry {
+    fn definition(&self, id: &str) -> Option<Arc<WorkflowDefinition>> {
+        self.get(id)
+    }
+}
+
 /// The run history of one specs root. Cheap to open; share one per process.
 #[derive(Debug)]
 pub struct HistoryIndex {
     file: HistoryFile,
-    registry: Option<Arc<Registry>>,
+    registry: Option<Arc<dyn DefinitionSource>>,
     loaded: Mutex<Option<Loaded>>,
     warnings: Mutex<Vec<String>>,
 }
@@ -270,8 +283,14 @@ impl HistoryIndex {
 
     /// Workflow definitions used to find review phases and their artifacts
     /// (default: the built-in ones).
-    pub fn with_registry(mut self, registry: Arc<Registry>) -> HistoryIndex {
-        self.registry = Some(registry);
+    pub fn with_registry(self, registry: Arc<Registry>) -> HistoryIndex {
+        self.with_definitions(registry)
+    }
+
+    /// Like [`HistoryIndex::with_registry`], from any source of definitions
+    /// (one that loads them on first use, say).
+    pub fn with_definitions(mut self, source: Arc<dyn DefinitionSource>) -> HistoryIndex {
+        self.registry = Some(source);
         self
     }
 
@@ -303,7 +322,7 @@ impl HistoryIndex {
 
     fn definition(&self, workflow: &str) -> Option<Arc<WorkflowDefinition>> {
         match &self.registry {
-            Some(r) => r.get(workflow),
+            Some(r) => r.definition(workflow),
             None => builtin_registry().get(workflow),
         }
     }

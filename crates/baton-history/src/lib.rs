@@ -54,7 +54,7 @@ pub use analytics::{Basis, Dashboard, Estimate, PriceTable, RunSummary, Spread};
 pub use baton_engine::pipeline::prompt::LearningBlock;
 pub use error::HistoryError;
 pub use friction::FrictionPoint;
-pub use index::{Friction, HistoryIndex, PatternFilter, Patterns, Reindexed};
+pub use index::{DefinitionSource, Friction, HistoryIndex, PatternFilter, Patterns, Reindexed};
 pub use layer4::DEFAULT_LAYER4_BUDGET_TOKENS;
 pub use merge::Pattern;
 pub use record::{Outcome, RunRecord};

@@ -14,7 +14,10 @@ pub mod dashboard;
 pub mod elicit;
 pub mod error;
 pub mod http;
+pub mod protocol;
+pub mod schema;
 pub mod server;
+pub mod stdio;
 pub mod tools;
 pub mod transcript;
 
@@ -31,7 +34,7 @@ pub use server::BatonServer;
 /// Failures that stop the server from starting or running.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    /// The tool-group selection names an unknown group.
+    /// The tool selection names an unknown profile or group.
     #[error("{0}")]
     Tools(String),
     /// The event log or transcript folder could not be opened.
@@ -70,7 +73,8 @@ pub fn warm_history(ctx: &Arc<AppContext>) {
 
 /// The server with the configured tool groups.
 pub fn build_server(ctx: Arc<AppContext>) -> Result<BatonServer, ServeError> {
-    let tools = tools::select(ctx.config.tool_groups.as_deref()).map_err(ServeError::Tools)?;
+    let tools = tools::select(ctx.config.tool_groups.as_deref())
+        .map_err(|e| ServeError::Tools(e.to_string()))?;
     Ok(BatonServer::new(ctx, tools))
 }
 
@@ -81,6 +85,9 @@ fn transcript_options(config: &Config) -> TranscriptOptions {
             .enabled
             .then(|| config.transcript.dir.clone()),
         echo_stderr: config.transcript.echo_stderr,
+        max_bytes: config.transcript.max_bytes,
+        max_total_bytes: config.transcript.max_total_bytes,
+        max_payload_bytes: config.transcript.max_payload_bytes,
     }
 }
 
@@ -100,7 +107,10 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
         // A person started the server by hand: say what it is waiting for.
         let _ = writeln!(
             std::io::stderr(),
-            "baton {}: MCP server on stdio for {} (specs in {}).\nRegister it with your agent (see README) or type JSON-RPC lines; Ctrl-D stops it.",
+            "baton {}: MCP server on stdio for {} (work in {}).\n\
+             Your agent starts this itself (`baton init` registers it). To try it by hand, type one JSON-RPC message per line, e.g.\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"me\",\"version\":\"0\"}}}}}}\n\
+             Ctrl-D stops it.",
             ctx.version,
             ctx.config.repo_root.display(),
             ctx.config.specs_root.display()
@@ -110,7 +120,8 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     let transcript = Transcript::start(&session_id, &transcript_options(&ctx.config))
         .map_err(|e| ServeError::Io(format!("transcript: {e}")))?;
     let service = transcript::Transcribed::new(server, transcript.recorder());
-    let running = match service.serve(rmcp::transport::stdio()).await {
+    let transport = stdio::StdioTransport::stdio(transcript.recorder());
+    let running = match service.serve(transport).await {
         Ok(running) => running,
         // stdin closed before any client spoke: a normal, quiet end.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
@@ -139,12 +150,46 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     outcome
 }
 
-/// Serves streamable HTTP MCP at `/mcp` and the event stream at `/events` on
-/// `addr` until SIGINT/SIGTERM. Returns once the listener is closed.
-pub async fn serve_http(mut config: Config, addr: std::net::SocketAddr) -> Result<(), ServeError> {
-    let listener = tokio::net::TcpListener::bind(addr)
+/// How long, after Ctrl-C or SIGTERM, open HTTP connections get to finish
+/// before the server stops anyway. `/events` streams end at once.
+pub const HTTP_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// The addresses `--http ADDR` means: `HOST:PORT` with a name or an IP
+/// (`localhost:8765`, `127.0.0.1:0`, `[::1]:8765`), or a bare `PORT`
+/// (loopback). Names are resolved; IPv4 addresses come first.
+pub async fn resolve_listen_addr(spec: &str) -> Result<Vec<std::net::SocketAddr>, ServeError> {
+    let spec = spec.trim();
+    let full = if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
+        format!("127.0.0.1:{spec}")
+    } else {
+        spec.to_string()
+    };
+    let explain = |why: String| {
+        ServeError::Io(format!(
+            "cannot listen on {spec:?}: {why}. Give HOST:PORT or PORT, e.g. localhost:8765, 127.0.0.1:0 (a free port) or 8765"
+        ))
+    };
+    let mut addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(full.as_str())
         .await
-        .map_err(|e| ServeError::Io(format!("bind {addr}: {e}")))?;
+        .map_err(|e| explain(e.to_string()))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(explain("the name resolves to no address".into()));
+    }
+    addrs.sort_by_key(|a| a.is_ipv6());
+    addrs.dedup();
+    Ok(addrs)
+}
+
+/// Serves streamable HTTP MCP at `/mcp` and the event stream at `/events` on
+/// `addr` (see [`resolve_listen_addr`]) until SIGINT/SIGTERM. On the signal,
+/// `/events` streams end at once and open requests get
+/// [`HTTP_SHUTDOWN_GRACE`]; a second signal stops at once.
+pub async fn serve_http(mut config: Config, addr: &str) -> Result<(), ServeError> {
+    let addrs = resolve_listen_addr(addr).await?;
+    let listener = tokio::net::TcpListener::bind(&addrs[..])
+        .await
+        .map_err(|e| ServeError::Io(format!("cannot listen on {addr:?}: {e}")))?;
     let bound = listener
         .local_addr()
         .map_err(|e| ServeError::Io(e.to_string()))?;
@@ -164,39 +209,68 @@ pub async fn serve_http(mut config: Config, addr: std::net::SocketAddr) -> Resul
     let transcript = Transcript::start(&session_id, &transcript_options(&ctx.config))
         .map_err(|e| ServeError::Io(format!("transcript: {e}")))?;
     let cancel = tokio_util::sync::CancellationToken::new();
-    let app = http::router(Arc::clone(&ctx), transcript.recorder(), cancel.clone())?
-        .merge(dashboard::routes(Arc::clone(&ctx), Arc::clone(&guard)))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&guard),
-            dashboard::security::check,
-        ));
+    let limits = http::HttpLimits::from_env()?;
+    let app = http::router(
+        Arc::clone(&ctx),
+        transcript.recorder(),
+        cancel.clone(),
+        limits,
+    )?
+    .merge(dashboard::routes(Arc::clone(&ctx), Arc::clone(&guard)))
+    .layer(axum::middleware::from_fn_with_state(
+        Arc::clone(&guard),
+        dashboard::security::check,
+    ));
     // Announce the bound address (port 0 picks a free one) on stderr for scripts.
     {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr(),
-            "baton: listening on http://{bound} (MCP at /mcp, events at /events, dashboard at /)"
+            "baton: listening on http://{bound} (MCP at /mcp, events at /events, dashboard at /); Ctrl-C stops it"
         );
     }
     dashboard::announce(&guard, person);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown({
-            let cancel = cancel.clone();
-            async move {
-                tokio::select! {
-                    _ = shutdown_signal() => {},
-                    _ = cancel.cancelled() => {},
-                }
-                cancel.cancel();
-            }
-        })
-        .await
-        .map_err(|e| ServeError::Io(e.to_string()));
+    let outcome = serve_until_signal(listener, app, cancel, limits).await;
     transcript.close().await;
     if let Some(n) = notifier {
         n.finish(std::time::Duration::from_secs(3));
     }
-    served
+    outcome
+}
+
+/// Serves `app` until SIGINT/SIGTERM or `cancel`: on the signal, `/events`
+/// streams end at once (they watch `cancel`) and open requests get
+/// [`HTTP_SHUTDOWN_GRACE`]; a second signal stops at once.
+pub(crate) async fn serve_until_signal(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    cancel: tokio_util::sync::CancellationToken,
+    limits: http::HttpLimits,
+) -> Result<(), ServeError> {
+    let stop = {
+        let cancel = cancel.clone();
+        async move {
+            tokio::select! {
+                _ = shutdown_signal() => {},
+                _ = cancel.cancelled() => {},
+            }
+            cancel.cancel();
+        }
+    };
+    let served = http::serve(listener, app, cancel.clone(), limits);
+    tokio::pin!(served);
+    let outcome = tokio::select! {
+        r = &mut served => r,
+        _ = stop => {
+            // Event streams end on `cancel`; requests in flight get a moment.
+            tokio::select! {
+                r = &mut served => r,
+                _ = tokio::time::sleep(HTTP_SHUTDOWN_GRACE) => Ok(()),
+                _ = shutdown_signal() => Ok(()),
+            }
+        }
+    };
+    outcome
 }
 
 /// Resolves on SIGINT or SIGTERM.

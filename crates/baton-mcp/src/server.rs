@@ -14,19 +14,58 @@ use crate::context::AppContext;
 use crate::error::{ErrorCode, ToolError};
 use crate::tools::ToolSpec;
 
-/// Instructions sent to the client at initialisation.
-pub const INSTRUCTIONS: &str = "baton keeps a development workflow on rails; you do the work, baton decides what comes next and checks what came back. \
-Each piece of work lives in a workspace folder (.specs/YYYYMMDD-slug/) with a state.json that baton owns; phases hand over through Markdown files in that folder. \
-Issue work: startIssueWorkflow, then for each phase do its tasks, write its artifact, and call completePhase with the evidence; getCurrentPhase tells where you are. \
-Other workflows: workflow_start, then completePhase with the workspace. Step by step: init, phase_start, phase_complete, checkpoint (a person answers), abandon. \
-Seed pipeline: pipeline_init, then pipeline_init_with_context. Manuals: manual_find, then manual_hits and manual_read. \
-Failures are isError results with a stable code (invalid_parameter, not_found, invalid_state, blocked, ...) and say how to fix the call.";
+/// What every session is told at initialisation, whatever tools it has.
+const INSTRUCTIONS_BASE: &str = "baton keeps a development workflow on rails: you do the work, baton decides what comes next and checks what came back. \
+Each piece of work lives in a workspace folder (.specs/YYYYMMDD-slug/) whose state.json baton owns.";
+
+/// One paragraph per use, shown when the server exposes its first tool.
+const INSTRUCTIONS_BY_TOOL: &[(&str, &str)] = &[
+    (
+        "pipeline_init",
+        "Pipeline: call pipeline_init with the user's request exactly as given, then pipeline_init_with_context (the person confirms the effort; send user_confirmation). \
+Then loop: pipeline_next_action returns one action; carry it out exactly and call pipeline_next_action again with previous_action_complete=true \
+(or user_response for a checkpoint) until its type is done. Never choose or reorder steps yourself.",
+    ),
+    (
+        "startIssueWorkflow",
+        "Issue work: startIssueWorkflow, then for each phase do its tasks, write its artifact, and call completePhase with the evidence; \
+getCurrentPhase tells where you are. Other workflows: workflow_start, then completePhase with the workspace.",
+    ),
+    (
+        "manual_find",
+        "Manuals: manual_find, then manual_hits and manual_read.",
+    ),
+    (
+        "phase_start",
+        "Recovery by hand: state_resume_info says where a workspace stands; init, phase_start, phase_complete, phase_fail, checkpoint, skip_phase and abandon move it.",
+    ),
+];
+
+/// The closing paragraph: how refusals look.
+const INSTRUCTIONS_ERRORS: &str = "A refused call is an isError result whose text is JSON {code, message, details}: the message says what to do next. \
+A tool this server does not expose answers unknown_tool, naming the tool profile that has it.";
+
+/// The instructions for a server exposing `tools`: the paragraphs of the
+/// uses those tools serve (the default profile gets the pipeline's).
+pub fn instructions(tools: &[ToolSpec]) -> String {
+    let mut text = String::from(INSTRUCTIONS_BASE);
+    for (tool, paragraph) in INSTRUCTIONS_BY_TOOL {
+        if tools.iter().any(|t| t.name == *tool) {
+            text.push(' ');
+            text.push_str(paragraph);
+        }
+    }
+    text.push(' ');
+    text.push_str(INSTRUCTIONS_ERRORS);
+    text
+}
 
 /// The MCP handler. Cheap to clone (one per HTTP session).
 #[derive(Clone)]
 pub struct BatonServer {
     ctx: Arc<AppContext>,
     tools: Arc<Vec<ToolSpec>>,
+    instructions: Arc<str>,
     listed: Arc<OnceLock<Vec<Tool>>>,
     admission: Arc<crate::admission::Admission>,
 }
@@ -45,6 +84,7 @@ impl BatonServer {
         let wait = std::time::Duration::from_millis(ctx.config.lock_timeout_ms);
         BatonServer {
             ctx,
+            instructions: instructions(&tools).into(),
             tools: Arc::new(tools),
             listed: Arc::new(OnceLock::new()),
             // A call waits for a place at most as long as for a lock.
@@ -60,12 +100,7 @@ impl BatonServer {
     /// Runs one tool call to completion (used by the MCP path and by tests).
     pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, ToolError> {
         let Some(spec) = self.tools.iter().find(|t| t.name == name) else {
-            let exposed: Vec<&str> = self.tools.iter().map(|t| t.name).collect();
-            return Err(ToolError::new(
-                ErrorCode::UnknownTool,
-                format!("no tool named {name:?} is exposed by this server"),
-            )
-            .with_details(serde_json::json!({ "exposed": exposed })));
+            return Err(unknown_tool(name, &self.tools));
         };
         let handler = spec.handler;
         let ctx = Arc::clone(&self.ctx);
@@ -86,11 +121,33 @@ impl BatonServer {
     }
 }
 
+/// `unknown_tool` for `name`: which tools are exposed and, when baton has the
+/// tool in another profile, how to start the server so it is exposed.
+fn unknown_tool(name: &str, exposed: &[ToolSpec]) -> ToolError {
+    let exposed: Vec<&str> = exposed.iter().map(|t| t.name).collect();
+    let profiles = crate::tools::profiles_of(name);
+    let message = match profiles.first() {
+        Some(profile) => format!(
+            "{name} is not exposed by this server: it belongs to the {profile} tool profile. \
+             Restart baton with `--tools {profile}` (or BATON_TOOLS={profile}; `all` exposes every tool), \
+             or use the tools listed in details.exposed."
+        ),
+        None => format!(
+            "baton has no tool named {name:?}; the tools this server exposes are listed in details.exposed"
+        ),
+    };
+    let mut details = serde_json::json!({ "exposed": exposed });
+    if !profiles.is_empty() {
+        details["profiles"] = serde_json::json!(profiles);
+    }
+    ToolError::new(ErrorCode::UnknownTool, message).with_details(details)
+}
+
 impl ServerHandler for BatonServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("baton", self.ctx.version))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.instructions.to_string())
     }
 
     async fn list_tools(
@@ -102,6 +159,19 @@ impl ServerHandler for BatonServer {
             .listed
             .get_or_init(|| self.tools.iter().map(ToolSpec::to_tool).collect());
         Ok(ListToolsResult::with_all_items(tools.clone()))
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        // rmcp hands over as "custom" both unknown methods and known ones
+        // whose params did not parse (a tools/call without a name, …).
+        Err(crate::protocol::custom_request_error(
+            &request.method,
+            request.params.as_ref(),
+        ))
     }
 
     async fn call_tool(

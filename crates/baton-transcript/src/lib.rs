@@ -1,10 +1,19 @@
-//! The JSON-RPC transcript (seed 004 §3.1): every message in and out, one JSON
-//! object per line, in `mcp-{sessionId}-{timestamp}.jsonl`.
+//! The JSON-RPC transcript: every message in and out, one JSON object per
+//! line, in `mcp-{sessionId}-{timestamp}.jsonl`.
 //!
 //! The request path only pushes an [`Entry`] onto an unbounded channel; a
 //! background task owns the file, so a slow disk never delays a reply. The
 //! task flushes whenever the channel runs dry and when the [`Transcript`] is
 //! closed (stdin EOF, SIGINT, SIGTERM all end in [`Transcript::close`]).
+//!
+//! Bounded on disk: a file that reaches [`TranscriptOptions::max_bytes`] is
+//! closed and a new one (same session, new timestamp) begun, and all
+//! transcript files in the folder together stay under
+//! [`TranscriptOptions::max_total_bytes`] — the oldest are deleted first, at
+//! start and at each rotation. A message larger than
+//! [`TranscriptOptions::max_payload_bytes`] is recorded as its size, its
+//! SHA-256 and its first bytes ([`Truncated`]), so a 15 MB request costs a few
+//! hundred bytes and can still be matched against the client's copy.
 
 #![warn(missing_docs)]
 
@@ -38,7 +47,26 @@ pub enum MessageKind {
     Error,
     /// A notification (no id).
     Notification,
+    /// A frame that is not a JSON-RPC message (not JSON, a batch, …).
+    Invalid,
 }
+
+/// The payload recorded instead of a message over the size limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Truncated {
+    /// Always true: the payload was too large to record in full.
+    pub truncated: bool,
+    /// The size of the message's JSON, in bytes.
+    pub bytes: u64,
+    /// SHA-256 of the message's JSON, hex.
+    pub sha256: String,
+    /// The start of the message's JSON (at most [`TRUNCATED_HEAD`] bytes, cut
+    /// at a character boundary).
+    pub head: String,
+}
+
+/// How much of a truncated message's JSON is kept.
+pub const TRUNCATED_HEAD: usize = 512;
 
 /// One line of the transcript.
 #[derive(Debug, Clone, Serialize)]
@@ -121,6 +149,26 @@ pub struct TranscriptOptions {
     pub dir: Option<PathBuf>,
     /// Echo each entry pretty-printed to stderr.
     pub echo_stderr: bool,
+    /// A file that reaches this size is closed and a new one begun.
+    pub max_bytes: u64,
+    /// All transcript files in `dir` together stay under this size.
+    pub max_total_bytes: u64,
+    /// Messages larger than this are recorded as [`Truncated`].
+    pub max_payload_bytes: u64,
+}
+
+impl TranscriptOptions {
+    /// Options writing into `dir` (or nowhere) with the default limits:
+    /// 8 MiB per file, 64 MiB in all, messages over 64 KiB truncated.
+    pub fn new(dir: Option<PathBuf>) -> TranscriptOptions {
+        TranscriptOptions {
+            dir,
+            echo_stderr: false,
+            max_bytes: 8 * 1024 * 1024,
+            max_total_bytes: 64 * 1024 * 1024,
+            max_payload_bytes: 64 * 1024,
+        }
+    }
 }
 
 /// A running transcript. Cheap to clone the [`Recorder`] it hands out.
@@ -136,6 +184,99 @@ pub struct Transcript {
 pub struct Recorder {
     session_id: String,
     sender: Option<mpsc::UnboundedSender<Entry>>,
+    max_payload_bytes: u64,
+}
+
+/// A writer that only counts bytes.
+struct Counter(u64);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A writer that counts, hashes, and keeps the first bytes.
+struct Digest {
+    bytes: u64,
+    hasher: sha2::Sha256,
+    head: Vec<u8>,
+}
+
+impl Write for Digest {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use sha2::Digest as _;
+        self.bytes += buf.len() as u64;
+        self.hasher.update(buf);
+        let room = TRUNCATED_HEAD.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&buf[..buf.len().min(room)]);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Digest {
+    fn new() -> Digest {
+        use sha2::Digest as _;
+        Digest {
+            bytes: 0,
+            hasher: sha2::Sha256::new(),
+            head: Vec::new(),
+        }
+    }
+
+    fn finish(self) -> Truncated {
+        use sha2::Digest as _;
+        let sha256 = self
+            .hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        // Cut at a character boundary.
+        let mut head = self.head;
+        while std::str::from_utf8(&head).is_err() && !head.is_empty() {
+            head.pop();
+        }
+        Truncated {
+            truncated: true,
+            bytes: self.bytes,
+            sha256,
+            head: String::from_utf8(head).unwrap_or_default(),
+        }
+    }
+}
+
+/// `payload`, or its [`Truncated`] summary when its JSON is over `max` bytes.
+pub fn bounded_payload(payload: Value, max: u64) -> Value {
+    let mut counter = Counter(0);
+    if serde_json::to_writer(&mut counter, &payload).is_err() || counter.0 <= max {
+        return payload;
+    }
+    let mut digest = Digest::new();
+    let _ = serde_json::to_writer(&mut digest, &payload);
+    serde_json::to_value(digest.finish()).unwrap_or(Value::Null)
+}
+
+/// The summary of raw bytes that are not a JSON-RPC message: their size,
+/// SHA-256 and start (always, whatever their size).
+pub fn raw_summary(bytes: &[u8]) -> Value {
+    let mut digest = Digest::new();
+    let _ = digest.write_all(bytes);
+    let summary = digest.finish();
+    serde_json::json!({
+        "unparsed": summary.head,
+        "bytes": summary.bytes,
+        "sha256": summary.sha256,
+    })
 }
 
 impl Recorder {
@@ -144,6 +285,23 @@ impl Recorder {
         Recorder {
             session_id: String::new(),
             sender: None,
+            max_payload_bytes: u64::MAX,
+        }
+    }
+
+    /// Records a frame that is not a JSON-RPC message (kind `invalid`):
+    /// its size, SHA-256 and start.
+    pub fn record_raw(&self, direction: Direction, bytes: &[u8]) {
+        if self.is_enabled() {
+            self.record(
+                direction,
+                MessageKind::Invalid,
+                None,
+                None,
+                None,
+                None,
+                raw_summary(bytes),
+            );
         }
     }
 
@@ -198,6 +356,7 @@ impl Recorder {
         payload: Value,
     ) {
         if let Some(sender) = &self.sender {
+            let payload = bounded_payload(payload, self.max_payload_bytes);
             let _ = sender.send(Entry {
                 timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
                 session_id: self.session_id.clone(),
@@ -225,6 +384,7 @@ impl Transcript {
     /// Starts the writer task. Must be called inside a tokio runtime.
     ///
     /// With neither a folder nor stderr echo, returns a disabled transcript.
+    /// Old transcript files beyond the folder's budget are deleted first.
     pub fn start(session_id: &str, options: &TranscriptOptions) -> std::io::Result<Transcript> {
         if options.dir.is_none() && !options.echo_stderr {
             return Ok(Transcript {
@@ -244,13 +404,18 @@ impl Transcript {
             if created && !ignore.exists() {
                 let _ = std::fs::write(&ignore, "*\n");
             }
-            let p = dir.join(file_name(session_id, chrono::Utc::now()));
-            file = Some(std::io::BufWriter::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&p)?,
-            ));
+            prune(dir, options.max_total_bytes, None);
+            let (p, f, named_at) = open_new(dir, session_id, None)?;
+            file = Some(Output {
+                dir: dir.clone(),
+                session_id: session_id.to_string(),
+                path: p.clone(),
+                named_at,
+                writer: std::io::BufWriter::new(f),
+                written: 0,
+                max_bytes: options.max_bytes,
+                max_total_bytes: options.max_total_bytes,
+            });
             path = Some(p);
         }
         let task = tokio::spawn(write_loop(receiver, file, options.echo_stderr));
@@ -258,6 +423,7 @@ impl Transcript {
             recorder: Recorder {
                 session_id: session_id.to_string(),
                 sender: Some(sender),
+                max_payload_bytes: options.max_payload_bytes,
             },
             task: Some(task),
             path,
@@ -286,9 +452,116 @@ impl Transcript {
     }
 }
 
+/// The file the writer task appends to, and when to begin the next one.
+struct Output {
+    dir: PathBuf,
+    session_id: String,
+    path: PathBuf,
+    /// The time in the current file's name.
+    named_at: chrono::DateTime<chrono::Utc>,
+    writer: std::io::BufWriter<std::fs::File>,
+    written: u64,
+    max_bytes: u64,
+    max_total_bytes: u64,
+}
+
+impl Output {
+    /// Appends one line; begins a new file (and prunes the folder) when
+    /// this one reached its size.
+    fn append(&mut self, line: &[u8]) {
+        if self.writer.write_all(line).is_ok() {
+            self.written += line.len() as u64;
+        }
+        if self.written < self.max_bytes {
+            return;
+        }
+        let _ = self.writer.flush();
+        match open_new(&self.dir, &self.session_id, Some(self.named_at)) {
+            Ok((path, file, at)) => {
+                self.named_at = at;
+                self.path = path;
+                self.writer = std::io::BufWriter::new(file);
+                self.written = 0;
+                prune(&self.dir, self.max_total_bytes, Some(&self.path));
+            }
+            // Keep writing where we are rather than losing entries.
+            Err(_) => self.written = 0,
+        }
+    }
+}
+
+/// A transcript file just created, and the time in its name.
+type NewFile = (PathBuf, std::fs::File, chrono::DateTime<chrono::Utc>);
+
+/// Creates a new transcript file for `session_id` in `dir`, named for now —
+/// or for a millisecond after `after` (the previous file's time), so the
+/// session's files sort in the order they were written.
+fn open_new(
+    dir: &Path,
+    session_id: &str,
+    after: Option<chrono::DateTime<chrono::Utc>>,
+) -> std::io::Result<NewFile> {
+    let mut at = chrono::Utc::now();
+    if let Some(after) = after
+        && at <= after
+    {
+        at = after + chrono::Duration::milliseconds(1);
+    }
+    loop {
+        let path = dir.join(file_name(session_id, at));
+        match std::fs::OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+        {
+            Ok(file) => return Ok((path, file, at)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                at += chrono::Duration::milliseconds(1);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Deletes the oldest transcript files in `dir` (`mcp-*.jsonl`, never
+/// `keep`) until all of them together take at most `max_total` bytes.
+pub fn prune(dir: &Path, max_total: u64, keep: Option<&Path>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, String, PathBuf, u64)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !(name.starts_with("mcp-") && name.ends_with(".jsonl")) {
+                return None;
+            }
+            let meta = std::fs::symlink_metadata(e.path()).ok()?;
+            if !meta.is_file() {
+                return None;
+            }
+            let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+            Some((modified, name, e.path(), meta.len()))
+        })
+        .collect();
+    let mut total: u64 = files.iter().map(|f| f.3).sum();
+    files.sort();
+    for (_, _, path, len) in files {
+        if total <= max_total {
+            break;
+        }
+        if keep == Some(path.as_path()) {
+            continue;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total = total.saturating_sub(len);
+        }
+    }
+}
+
 async fn write_loop(
     mut receiver: mpsc::UnboundedReceiver<Entry>,
-    mut file: Option<std::io::BufWriter<std::fs::File>>,
+    mut file: Option<Output>,
     echo: bool,
 ) {
     while let Some(entry) = receiver.recv().await {
@@ -298,20 +571,21 @@ async fn write_loop(
             write_entry(&mut file, echo, &entry);
         }
         if let Some(f) = file.as_mut() {
-            let _ = f.flush();
+            let _ = f.writer.flush();
         }
     }
     if let Some(f) = file.as_mut() {
-        let _ = f.flush();
-        let _ = f.get_ref().sync_data();
+        let _ = f.writer.flush();
+        let _ = f.writer.get_ref().sync_data();
     }
 }
 
-fn write_entry(file: &mut Option<std::io::BufWriter<std::fs::File>>, echo: bool, entry: &Entry) {
+fn write_entry(file: &mut Option<Output>, echo: bool, entry: &Entry) {
     if let Some(f) = file.as_mut()
-        && serde_json::to_writer(&mut *f, entry).is_ok()
+        && let Ok(mut line) = serde_json::to_vec(entry)
     {
-        let _ = f.write_all(b"\n");
+        line.push(b'\n');
+        f.append(&line);
     }
     if echo && let Ok(pretty) = serde_json::to_string_pretty(entry) {
         let arrow = match entry.direction {
@@ -333,10 +607,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let t = Transcript::start(
             "sess1",
-            &TranscriptOptions {
-                dir: Some(dir.path().to_path_buf()),
-                echo_stderr: false,
-            },
+            &TranscriptOptions::new(Some(dir.path().to_path_buf())),
         )
         .unwrap();
         let path = t.path().unwrap().to_path_buf();
@@ -394,16 +665,136 @@ mod tests {
         assert_eq!(err.request_id, Some(json!(3)));
     }
 
+    fn lines_of(dir: &Path) -> Vec<(PathBuf, Vec<Value>)> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        files
+            .into_iter()
+            .map(|p| {
+                let lines = std::fs::read_to_string(&p)
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+                (p, lines)
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_huge_message_is_recorded_as_its_size_hash_and_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = TranscriptOptions::new(Some(dir.path().to_path_buf()));
+        options.max_payload_bytes = 1024;
+        let t = Transcript::start("big", &options).unwrap();
+        let huge = json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"init","arguments":{"spec_name":"x".repeat(2_000_000)}}});
+        let exact = serde_json::to_vec(&huge).unwrap();
+        let rec = t.recorder();
+        rec.record_message(Direction::In, huge, None, None);
+        rec.record_message(
+            Direction::In,
+            json!({"jsonrpc":"2.0","id":10,"method":"ping"}),
+            None,
+            None,
+        );
+        rec.record_raw(Direction::In, b"not json at all");
+        drop(rec);
+        t.close().await;
+        let files = lines_of(dir.path());
+        assert_eq!(files.len(), 1);
+        let lines = &files[0].1;
+        let size = std::fs::metadata(&files[0].0).unwrap().len();
+        assert!(size < 4096, "a 2 MB message takes {size} bytes");
+        // The entry keeps what identifies the message…
+        assert_eq!(lines[0]["request_id"], 9);
+        assert_eq!(lines[0]["method"], "tools/call");
+        assert_eq!(lines[0]["tool"], "init");
+        // …and its size, hash and start instead of its body.
+        let p = &lines[0]["payload"];
+        assert_eq!(p["truncated"], true);
+        assert_eq!(p["bytes"], exact.len() as u64);
+        use sha2::Digest as _;
+        let hash: String = sha2::Sha256::digest(&exact)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(p["sha256"], hash);
+        assert!(exact.starts_with(p["head"].as_str().unwrap().as_bytes()));
+        assert_eq!(p["head"].as_str().unwrap().len(), TRUNCATED_HEAD);
+        // Small messages are kept whole.
+        assert_eq!(lines[1]["payload"]["method"], "ping");
+        assert_eq!(lines[2]["kind"], "invalid");
+        assert_eq!(lines[2]["payload"]["unparsed"], "not json at all");
+        assert_eq!(lines[2]["payload"]["bytes"], 15);
+    }
+
+    #[tokio::test]
+    async fn files_rotate_at_their_size_and_the_folder_stays_in_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        // Transcripts of earlier sessions, older than anything written now.
+        for i in 0..3 {
+            let old = dir
+                .path()
+                .join(format!("mcp-old{i}-20260101T000000.000Z.jsonl"));
+            std::fs::write(&old, vec![b'\n'; 10_000]).unwrap();
+        }
+        std::fs::write(dir.path().join("notes.txt"), "not a transcript").unwrap();
+        let mut options = TranscriptOptions::new(Some(dir.path().to_path_buf()));
+        options.max_bytes = 4096;
+        options.max_total_bytes = 16_384;
+        let t = Transcript::start("rot", &options).unwrap();
+        let rec = t.recorder();
+        for i in 0..300 {
+            rec.record_message(
+                Direction::In,
+                json!({"jsonrpc":"2.0","id":i,"method":"ping","params":{"pad":"p".repeat(100)}}),
+                None,
+                None,
+            );
+            if i % 50 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        drop(rec);
+        t.close().await;
+        let files = lines_of(dir.path());
+        let total: u64 = files
+            .iter()
+            .map(|(p, _)| std::fs::metadata(p).unwrap().len())
+            .sum();
+        let longest_line = 600;
+        assert!(
+            total <= options.max_total_bytes + options.max_bytes + longest_line,
+            "{total} bytes in {} files",
+            files.len()
+        );
+        assert!(files.len() >= 3, "{} files", files.len());
+        // The earlier sessions' files went first; other files are untouched.
+        assert!(
+            files
+                .iter()
+                .all(|(p, _)| !p.to_string_lossy().contains("mcp-old"))
+        );
+        assert!(dir.path().join("notes.txt").exists());
+        for (path, lines) in &files {
+            let name = path.file_name().unwrap().to_string_lossy();
+            assert!(name.starts_with("mcp-rot-"), "{name}");
+            assert!(std::fs::metadata(path).unwrap().len() <= options.max_bytes + longest_line);
+            assert!(!lines.is_empty());
+        }
+        // The newest entries survive.
+        let last = files.last().unwrap().1.last().unwrap();
+        assert_eq!(last["request_id"], 299);
+    }
+
     #[tokio::test]
     async fn disabled_transcript_records_nothing() {
-        let t = Transcript::start(
-            "x",
-            &TranscriptOptions {
-                dir: None,
-                echo_stderr: false,
-            },
-        )
-        .unwrap();
+        let t = Transcript::start("x", &TranscriptOptions::new(None)).unwrap();
         assert!(!t.recorder().is_enabled());
         assert!(t.path().is_none());
         t.close().await;

@@ -19,7 +19,6 @@ pub use baton_history::{
     Dashboard, Estimate, Friction, Patterns, Reindexed, RunSummary, SimilarRun,
 };
 use baton_state::{Effort, Transition, WorkspaceRef, WorkspaceState};
-use baton_workflow::Registry;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -50,8 +49,8 @@ pub fn prices(config: &Config) -> PriceTable {
 /// (review phases and their artifacts come from them). Reads nothing yet.
 /// Appends are not fsynced whatever `BATON_FSYNC` says: a record lost to a
 /// power cut is written again by the next catch-up (docs/history.md §3).
-pub fn open(config: &Config, registry: &Registry) -> HistoryIndex {
-    HistoryIndex::open(&config.specs_root).with_registry(std::sync::Arc::new(registry.clone()))
+pub fn open(config: &Config, workflows: &crate::lazy_workflows::Workflows) -> HistoryIndex {
+    HistoryIndex::open(&config.specs_root).with_definitions(std::sync::Arc::new(workflows.clone()))
 }
 
 /// Logs what the history had to say since the last call (a damaged file

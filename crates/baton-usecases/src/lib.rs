@@ -32,6 +32,7 @@ pub mod files;
 pub mod git;
 pub mod history;
 pub mod issue;
+pub mod lazy_workflows;
 pub mod notifications;
 pub mod overview;
 pub mod pipeline;
@@ -47,7 +48,7 @@ use std::sync::Arc;
 use baton_config::Config;
 use baton_events::{EventBus, EventKind, EventRecord};
 use baton_state::{StateStore, WorkspaceRef, WorkspaceState};
-use baton_workflow::{Registry, WorkflowDefinition};
+use baton_workflow::WorkflowDefinition;
 
 pub use error::{Error, ErrorCode};
 
@@ -63,10 +64,12 @@ pub struct Services {
     pub config: Config,
     /// The state store over the specs root.
     pub store: StateStore,
-    /// Known workflow definitions: built-ins plus the project's folder.
-    pub workflows: Registry,
-    /// Problems found in project definition files (those files are skipped).
-    pub workflow_errors: Vec<baton_workflow::Diagnostic>,
+    /// Known workflow definitions: built-ins plus the project's folder,
+    /// parsed on first use (a [`Registry`] through `Deref`).
+    pub workflows: lazy_workflows::Workflows,
+    /// Problems found in project definition files (those files are skipped),
+    /// found when the definitions are loaded (a `Vec` through `Deref`).
+    pub workflow_errors: lazy_workflows::WorkflowErrors,
     /// Where events go (subscribers and the repository's event log).
     pub bus: Arc<EventBus>,
     /// This build's version.
@@ -78,23 +81,21 @@ pub struct Services {
 }
 
 impl Services {
-    /// Builds the services for `config`, loading the built-in and project
-    /// workflow definitions (invalid project files are skipped and kept in
-    /// [`Services::workflow_errors`]).
+    /// Builds the services for `config`. The built-in and project workflow
+    /// definitions are parsed on first use (invalid project files are
+    /// skipped and kept in [`Services::workflow_errors`]).
     pub fn new(config: Config, bus: Arc<EventBus>, version: &'static str) -> Services {
         let store = StateStore::new(&config.repo_root, &config.specs_root)
             .with_durability(config.fsync)
             .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms));
-        let (workflows, report) = baton_workflow::load_registry(&config.workflows_dir);
-        for problem in &report.errors {
-            tracing::warn!("workflow definition skipped: {problem}");
-        }
+        let loaded = lazy_workflows::LoadedWorkflows::new(config.workflows_dir.clone());
+        let workflows = lazy_workflows::Workflows(Arc::clone(&loaded));
         let history = history::open(&config, &workflows);
         Services {
             config,
             store,
             workflows,
-            workflow_errors: report.errors,
+            workflow_errors: lazy_workflows::WorkflowErrors(loaded),
             bus,
             version,
             history,

@@ -4,6 +4,7 @@
 //! `duration_ms`), and memory (idle RSS and peak RSS from /proc).
 //!
 //! Run: `cargo bench -p baton --bench e2e` (release build). Prints a table.
+//! `BATON_BENCH_BIN=/path/to/baton` measures another build instead.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -24,8 +25,11 @@ impl Server {
     }
 
     fn spawn_env(repo: &std::path::Path, transcript: bool, env: &[(&str, &str)]) -> Server {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
-        cmd.arg("serve").current_dir(repo);
+        // BATON_BENCH_BIN measures another build (before/after comparisons).
+        let bin = std::env::var_os("BATON_BENCH_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_baton").into());
+        let mut cmd = Command::new(bin);
+        cmd.args(["serve", "--tools", "all"]).current_dir(repo);
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -1,6 +1,5 @@
 //! Command-line parsing and the commands for people.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -11,15 +10,30 @@ use baton_config::{Config, Overrides};
 use baton_engine::summary::resume_info;
 use baton_state::StateStore;
 
-/// baton: keeps AI coding agents on a deterministic, resumable, observable workflow.
+/// The text after `baton --help`: where a newcomer starts.
+const START_HERE: &str = "\
+Start here:
+  baton demo                    watch a whole pipeline run in a throwaway git repository (no LLM)
+  baton init --client claude    register baton with your agent in this repository
+  baton ls                      see where every piece of work in this repository stands
+  baton tools                   the tools an agent gets, by profile
+
+Your agent starts `baton serve` itself (baton init writes that entry); you only run it by
+hand to try it (type JSON-RPC lines) or to serve HTTP: `baton serve --http localhost:8765`.";
+
+/// baton: an MCP server that keeps AI coding agents on a deterministic, resumable workflow.
+///
+/// The agent does the work; baton decides which step comes next, refuses steps taken out of
+/// order, checks that each phase left its file on disk, and records every transition. Each
+/// piece of work lives in a folder under .specs/ whose state.json baton owns.
 #[derive(Debug, Parser)]
-#[command(name = "baton", version, about, long_about = None)]
+#[command(name = "baton", version, about, after_help = START_HERE)]
 pub struct Cli {
-    /// Repository root (default: nearest ancestor with .git or baton.toml) [env: BATON_REPO_ROOT].
-    #[arg(long, global = true)]
+    /// The repository to work in (default: the nearest folder upwards with .git or baton.toml) [env: BATON_REPO_ROOT].
+    #[arg(long, global = true, value_name = "PATH")]
     repo: Option<PathBuf>,
-    /// Specs root, relative to the repository root (default .specs) [env: BATON_SPECS_DIR].
-    #[arg(long, global = true)]
+    /// Where the work folders live, relative to the repository (default .specs) [env: BATON_SPECS_DIR].
+    #[arg(long, global = true, value_name = "PATH")]
     specs_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
@@ -27,73 +41,88 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the MCP server (stdio unless --http is given).
+    /// Run the MCP server your agent talks to (over stdin/stdout unless --http is given).
+    #[command(after_help = "\
+Examples:
+  baton serve                          what `baton init` registers for your agent (pipeline tools)
+  baton serve --tools issue,manuals    the issue workflow and manual search instead
+  baton serve --http localhost:8765    streamable HTTP at http://localhost:8765/mcp, events at /events")]
     Serve {
-        /// Serve streamable HTTP on this address instead of stdio (e.g. 127.0.0.1:8765; port 0 picks one).
-        #[arg(long)]
-        http: Option<SocketAddr>,
-        /// Expose only these tool groups, comma-separated (see `baton tools`) [env: BATON_TOOLS].
-        #[arg(long)]
+        /// Serve MCP over HTTP instead: HOST:PORT or just PORT (localhost:8765, 127.0.0.1:0 picks a free port, 8765 means 127.0.0.1:8765).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// Which tools to expose: profiles or groups, comma-separated — pipeline (default), issue, manuals, recovery, all; see `baton tools` [env: BATON_TOOLS].
+        #[arg(long, value_name = "NAMES")]
         tools: Option<String>,
-        /// Development mode: echo every JSON-RPC message, pretty-printed, to stderr [env: BATON_DEV].
+        /// Print every JSON-RPC message, pretty, on stderr as it passes [env: BATON_DEV].
         #[arg(long)]
         dev: bool,
-        /// Do not write the JSON-RPC transcript [env: BATON_TRANSCRIPT=off].
+        /// Do not record the messages in .baton/logs/ [env: BATON_TRANSCRIPT=off].
         #[arg(long)]
         no_transcript: bool,
     },
-    /// List every workspace of the repository with its workflow, phase and status.
+    /// List every piece of work in this repository: its workflow, phase and status.
     Ls {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
-    /// Read workspace state.
+    /// Show where one piece of work stands and what comes next.
     State {
         #[command(subcommand)]
         command: StateCommand,
     },
-    /// List the tool groups and their tools.
+    /// List the tools an agent can be given, by profile, and the groups they live in.
     Tools,
-    /// Register baton with your agent client in this repository (.mcp.json, .cursor/mcp.json, Codex snippet).
+    /// Register baton with your agent in this repository and install its /baton-pipeline command.
+    #[command(after_help = "\
+Writes .mcp.json (Claude Code) and/or .cursor/mcp.json (Cursor) with `baton serve --tools pipeline`,
+keeping the other servers in those files, and installs the /baton-pipeline command. For Codex it
+prints the lines to add to ~/.codex/config.toml.")]
     Init {
-        /// Which client.
+        /// Which agent: claude, cursor, codex or all.
         #[arg(long, value_enum, default_value = "claude")]
         client: crate::init_cmd::Client,
     },
-    /// Workflow definitions: list, show, validate, schema.
+    /// Workflow definitions: list them, show one's phases, check your own files, print the format.
     Workflow {
         #[command(subcommand)]
         command: WorkflowCommand,
     },
-    /// Search project manuals (seed 002): find, index.
+    /// Search the project's manuals from the terminal (the same search the agent's manual tools use).
     Manuals {
         #[command(subcommand)]
         command: ManualsCommand,
     },
-    /// Drive a whole pipeline headless: agents run as COMMAND (prompt on stdin), exec argv, checkpoints on the terminal.
+    /// Run a whole pipeline without an MCP client: baton starts your agent command for each step.
+    #[command(after_help = "\
+The agent command runs with `sh -c` in the repository and gets each step's prompt on stdin;
+checkpoints are asked on this terminal (or answered by --auto).
+
+Example:
+  baton run \"fix the login typo\" --agent 'claude -p' --nopr")]
     Run {
-        /// The task text or issue URL.
+        /// What to do: a task description or an issue URL.
         text: String,
-        /// S, M or L (default: detected from the text).
+        /// How much process: S, M or L (default: judged from the text).
         #[arg(long)]
         effort: Option<String>,
-        /// Answer checkpoints automatically (proceed; post-to-source: skip; a failed command: retry once, then abandon).
+        /// Answer checkpoints yourself: go on, skip posting to the issue, retry a failed command once, then give up.
         #[arg(long)]
         auto: bool,
         /// Do not push or open a pull request.
         #[arg(long)]
         nopr: bool,
-        /// The agent command, run with `sh -c` in the repository root, or `builtin:scripted`.
-        #[arg(long)]
+        /// The agent command (run with `sh -c`, prompt on stdin), or `builtin:scripted` for the demo agent.
+        #[arg(long, value_name = "COMMAND")]
         agent: String,
     },
-    /// Run a complete pipeline in a temporary git repository with the built-in scripted agent (no LLM).
+    /// Run a complete pipeline in a throwaway git repository with a scripted agent (no LLM, no network).
     Demo {
-        /// S, M or L.
+        /// How much process: S, M or L.
         #[arg(long, default_value = "L")]
         effort: String,
-        /// Keep the temporary repository and print its path.
+        /// Keep the repository afterwards and print where it is.
         #[arg(long)]
         keep: bool,
     },
@@ -148,9 +177,9 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1")]
         bind: std::net::IpAddr,
     },
-    /// Run analytics: per-phase durations, loop trips, per workflow.
+    /// How runs went: time per phase, review loops, per workflow.
     Stats {
-        /// Only runs of this workflow id.
+        /// Only runs of this workflow (e.g. forge, issue).
         #[arg(long)]
         workflow: Option<String>,
         /// Print JSON instead of a table.
@@ -161,48 +190,48 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum ManualsCommand {
-    /// Search the manuals under MANUALS_ROOT (default ./manuals).
+    /// Search the manuals (in MANUALS_ROOT, default ./manuals) and print the best sections.
     Find {
-        /// What to look for (Japanese or English).
+        /// What to look for, in Japanese or English.
         query: String,
-        /// Only this manual.
+        /// Only this manual (a folder name under the manuals root).
         #[arg(long)]
         manual: Option<String>,
-        /// How many candidates to print.
+        /// How many sections to print.
         #[arg(long, default_value_t = 10)]
         limit: u64,
-        /// Print the manual_hits JSON.
+        /// Print JSON (what the agent's manual_hits returns).
         #[arg(long)]
         json: bool,
     },
-    /// Build or refresh the on-disk index, with progress.
+    /// Build or refresh the search index now, showing progress (searches build it when needed).
     Index,
 }
 
 #[derive(Debug, Subcommand)]
 enum WorkflowCommand {
-    /// Every known workflow with where it came from.
+    /// Every workflow baton knows, built-in or from .baton/workflows/.
     List,
-    /// The phase graph of one workflow.
+    /// The phases of one workflow and where each can lead.
     Show {
-        /// Workflow id.
+        /// Workflow id (see `baton workflow list`).
         id: String,
     },
-    /// Check definition files; prints every problem as file:line:column: field: message.
+    /// Check your own definition files; prints each problem as file:line:column: field: message.
     Validate {
         /// YAML or JSON files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Print the JSON Schema of the definition format.
+    /// Print the JSON Schema of the definition format (for your editor).
     Schema,
 }
 
 #[derive(Debug, Subcommand)]
 enum StateCommand {
-    /// Show where a workspace stands (or its whole state.json with --raw).
+    /// Where a piece of work stands and what comes next (or its whole state.json with --raw).
     Show {
-        /// Folder name, .specs/<name>, or absolute path.
+        /// The work folder: its name, .specs/<name>, or its path.
         workspace: String,
         /// Print state.json as stored.
         #[arg(long)]
@@ -228,14 +257,22 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             overrides.dev = dev;
             overrides.no_transcript = no_transcript;
             let config = Config::load(&overrides)?;
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .context("starting the async runtime")?;
+            // stdio serves one client: one thread runs the protocol and the
+            // tool handlers run on the blocking pool, so two idle workers
+            // would only cost memory. HTTP serves many connections.
+            let runtime = match http {
+                Some(_) => tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build(),
+                None => tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build(),
+            }
+            .context("starting the async runtime")?;
             runtime.block_on(async move {
                 match http {
-                    Some(addr) => baton_mcp::serve_http(config, addr).await,
+                    Some(addr) => baton_mcp::serve_http(config, &addr).await,
                     None => baton_mcp::serve_stdio(config).await,
                 }
             })?;
@@ -342,13 +379,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::workflow_cmd::stats(&config, workflow.as_deref(), json)
         }
         Command::Tools => {
-            let tools = baton_mcp::tools::all_tools();
-            for (group, about) in baton_mcp::tools::GROUPS {
-                println!("{group}: {about}");
-                for t in tools.iter().filter(|t| t.group == *group) {
-                    println!("  {:<20} {}", t.name, first_sentence(t.description));
-                }
-            }
+            print!("{}", tools_overview());
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -362,6 +393,36 @@ fn command_to(c: WorkflowCommand) -> crate::workflow_cmd::Action {
         WorkflowCommand::Validate { files } => Action::Validate(files),
         WorkflowCommand::Schema => Action::Schema,
     }
+}
+
+/// `baton tools`: the profiles with their tools, then the groups.
+fn tools_overview() -> String {
+    use baton_mcp::tools::{ALL_PROFILE, DEFAULT_PROFILE, GROUPS, PROFILES, profiles_of};
+    use std::fmt::Write;
+    let tools = baton_mcp::tools::all_tools();
+    let mut out = format!(
+        "Tool profiles: `baton serve --tools NAME[,NAME...]` (or BATON_TOOLS) exposes them; without it, `{DEFAULT_PROFILE}`.\n"
+    );
+    for (profile, about) in PROFILES {
+        let _ = writeln!(out, "\n{profile}: {about}");
+        if *profile == ALL_PROFILE {
+            continue;
+        }
+        for t in tools
+            .iter()
+            .filter(|t| profiles_of(t.name).contains(profile))
+        {
+            let _ = writeln!(out, "  {:<27} {}", t.name, first_sentence(t.description));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nGroups (where the tools live; --tools accepts them too):"
+    );
+    for (group, about) in GROUPS {
+        let _ = writeln!(out, "  {group:<10} {about}");
+    }
+    out
 }
 
 fn first_sentence(text: &str) -> &str {

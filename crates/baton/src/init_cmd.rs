@@ -28,6 +28,10 @@ pub enum Client {
     All,
 }
 
+/// The server arguments `baton init` registers: the tool profile of what it
+/// installs (the /baton-pipeline command needs the pipeline tools only).
+pub const SERVE_ARGS: [&str; 3] = ["serve", "--tools", "pipeline"];
+
 /// Registers baton for `client` in the repository.
 pub fn run(config: &Config, client: Client) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("locating the baton binary")?;
@@ -46,8 +50,9 @@ pub fn run(config: &Config, client: Client) -> anyhow::Result<ExitCode> {
     }
     if matches!(client, Client::Codex | Client::All) {
         println!(
-            "add to ~/.codex/config.toml (or .codex/config.toml in a trusted project):\n\n[mcp_servers.baton]\ncommand = {}\nargs = [\"serve\"]\n",
-            toml_string(&command)
+            "add to ~/.codex/config.toml (or .codex/config.toml in a trusted project):\n\n[mcp_servers.baton]\ncommand = {}\nargs = [{}]\n",
+            toml_string(&command),
+            SERVE_ARGS.map(toml_string).join(", ")
         );
         println!(
             "for the pipeline command, save the skill as ~/.codex/prompts/baton-pipeline.md:\n  baton init --client claude writes it to .claude/commands/baton-pipeline.md; copy that file"
@@ -110,7 +115,7 @@ pub fn merge(path: &Path, command: &str, with_type: bool) -> anyhow::Result<()> 
             path.display()
         );
     };
-    let mut entry = json!({"command": command, "args": ["serve"]});
+    let mut entry = json!({"command": command, "args": SERVE_ARGS});
     if with_type {
         entry["type"] = json!("stdio");
     }

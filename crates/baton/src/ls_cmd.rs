@@ -99,6 +99,23 @@ pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
 
 /// Runs the command.
 pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
+    if !config.repo_root.is_dir() {
+        anyhow::bail!(
+            "{} does not exist or is not a folder, so there is no work to list. \
+             Run baton from inside your repository, or pass --repo PATH (or set BATON_REPO_ROOT).",
+            config.repo_root.display()
+        );
+    }
+    if !config.specs_root.is_dir() {
+        anyhow::bail!(
+            "no work has been started in {} yet: {} does not exist. \
+             baton creates it with the first piece of work (your agent's /baton-pipeline, \
+             `baton run \"task\" --agent …`, or `baton demo --keep` to see one). \
+             If your work is elsewhere, pass --repo PATH or --specs-dir PATH.",
+            config.repo_root.display(),
+            config.specs_root.display()
+        );
+    }
     let store = StateStore::new(&config.repo_root, &config.specs_root);
     let (registry, _) = baton_workflow::load_registry(&config.workflows_dir);
     let mut rows = Vec::new();

@@ -24,6 +24,11 @@ fn run(repo: &Repo, args: &[&str]) -> (i32, String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ls_state_show_and_stats_read_the_same_files() {
     let repo = Repo::new();
+    // No work yet: a clear refusal, not a silent empty list.
+    let (code, _, err) = run(&repo, &["ls"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no work has been started in"), "{err}");
+    std::fs::create_dir(repo.specs()).unwrap();
     let (code, out, _) = run(&repo, &["ls"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("no workspaces under"), "{out}");
@@ -247,7 +252,15 @@ fn init_registers_baton_and_keeps_other_servers() {
     assert_eq!(claude["mcpServers"]["other"]["command"], "x");
     assert_eq!(claude["note"], 1);
     assert_eq!(claude["mcpServers"]["baton"]["type"], "stdio");
-    assert_eq!(claude["mcpServers"]["baton"]["args"], json!(["serve"]));
+    // The registered profile is the one the installed command needs.
+    assert_eq!(
+        claude["mcpServers"]["baton"]["args"],
+        json!(["serve", "--tools", "pipeline"])
+    );
+    assert!(
+        out.contains("args = [\"serve\", \"--tools\", \"pipeline\"]"),
+        "{out}"
+    );
     assert!(
         claude["mcpServers"]["baton"]["command"]
             .as_str()
@@ -283,5 +296,64 @@ fn init_registers_baton_and_keeps_other_servers() {
     assert_eq!(
         std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap(),
         "{ broken"
+    );
+}
+
+/// `baton ls` in a folder that does not exist fails and says what to do.
+#[test]
+fn ls_on_a_missing_repository_fails_and_says_what_to_do() {
+    let repo = Repo::new();
+    let (code, out, err) = run(&repo, &["ls", "--repo", "/nonexistent/baton-repo"]);
+    assert_ne!(code, 0);
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("/nonexistent/baton-repo does not exist") && err.contains("--repo PATH"),
+        "{err}"
+    );
+}
+
+/// Help speaks to a person who has not read the design documents: no seed
+/// numbers, a place to start, and examples where a command takes a value.
+#[test]
+fn help_texts_speak_to_people() {
+    let repo = Repo::new();
+    let (code, top, _) = run(&repo, &["--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        top.contains("Start here:") && top.contains("baton demo"),
+        "{top}"
+    );
+    for args in [
+        vec!["--help"],
+        vec!["serve", "--help"],
+        vec!["manuals", "--help"],
+        vec!["manuals", "find", "--help"],
+        vec!["run", "--help"],
+        vec!["init", "--help"],
+        vec!["tools", "--help"],
+        vec!["workflow", "--help"],
+        vec!["state", "show", "--help"],
+    ] {
+        let (code, out, _) = run(&repo, &args);
+        assert_eq!(code, 0, "{args:?}");
+        for jargon in ["seed 0", "Seed 0", "forge"] {
+            assert!(
+                !out.contains(jargon),
+                "{args:?} mentions {jargon:?}:\n{out}"
+            );
+        }
+    }
+    let (_, serve, _) = run(&repo, &["serve", "--help"]);
+    assert!(
+        serve.contains("localhost:8765") && serve.contains("--tools"),
+        "{serve}"
+    );
+    let (code, tools, _) = run(&repo, &["tools"]);
+    assert_eq!(code, 0);
+    assert!(
+        tools.contains("pipeline: ")
+            && tools.contains("recovery: ")
+            && tools.contains("phase_start"),
+        "{tools}"
     );
 }

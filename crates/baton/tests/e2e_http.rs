@@ -24,8 +24,13 @@ impl Drop for HttpServer {
 }
 
 fn start(repo: &Repo) -> HttpServer {
+    start_on(repo, "127.0.0.1:0")
+}
+
+/// `baton serve --tools all --http ADDR`, once it announced where it listens.
+fn start_on(repo: &Repo, addr: &str) -> HttpServer {
     let mut child = Command::new(baton_bin())
-        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(["serve", "--tools", "all", "--http", addr])
         .current_dir(repo.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -203,6 +208,94 @@ fn http_serves_mcp_events_and_health() {
     );
 }
 
+/// `--http` takes names (resolved) and bare ports, as a person types them.
+#[test]
+fn http_listens_on_localhost_and_on_a_bare_port() {
+    let repo = Repo::new();
+    let server = start_on(&repo, "localhost:0");
+    let port = server.addr.rsplit(':').next().unwrap().to_string();
+    assert!(
+        server.addr.starts_with("127.0.0.1:") || server.addr.starts_with("[::1]:"),
+        "{}",
+        server.addr
+    );
+    let (status, _, body) = request(&server.addr, "GET", "/healthz", "localhost", None);
+    assert_eq!((status, body.contains("ok")), (200, true));
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}});
+    let host = format!("localhost:{port}");
+    let (status, _, body) = request(&server.addr, "POST", "/mcp", &host, Some(&init));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(json_body(&body)["result"]["serverInfo"]["name"], "baton");
+    drop(server);
+
+    let server = start_on(&repo, "0");
+    assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);
+    drop(server);
+
+    for bad in ["nowhere.invalid:8765", "localhost:99999", "local host"] {
+        let out = Command::new(baton_bin())
+            .args(["serve", "--http", bad])
+            .current_dir(repo.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{bad}");
+        assert!(
+            stderr.contains("cannot listen on") && stderr.contains("Give HOST:PORT or PORT"),
+            "{bad}: {stderr}"
+        );
+    }
+}
+
+/// Ctrl-C stops the HTTP server at once, even with event-stream subscribers
+/// connected: their streams end and the process exits within a second.
+#[test]
+fn ctrl_c_stops_http_at_once_with_event_streams_open() {
+    let repo = Repo::new();
+    let mut server = start(&repo);
+    let mut subscribers = Vec::new();
+    for _ in 0..3 {
+        let mut sse = TcpStream::connect(&server.addr).unwrap();
+        sse.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        sse.write_all(
+            b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n",
+        )
+        .unwrap();
+        let mut reader = BufReader::new(sse);
+        let mut status = String::new();
+        reader.read_line(&mut status).unwrap();
+        assert!(status.contains("200"), "{status}");
+        subscribers.push(reader);
+    }
+    let pid = server.child.id().to_string();
+    let sent = std::time::Instant::now();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(1),
+            "still running 1 s after Ctrl-C with event streams open"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success(), "{status:?}");
+    // Every subscriber's stream was closed, not left hanging.
+    for mut reader in subscribers {
+        let mut rest = Vec::new();
+        let read = reader.read_to_end(&mut rest);
+        assert!(read.is_ok(), "the stream ends cleanly: {read:?}");
+    }
+}
+
 /// The interpreter of the project-local virtual environment (`.venv`, made
 /// by `./scripts/test`), never the machine's global one.
 fn venv_python() -> std::path::PathBuf {
@@ -224,7 +317,7 @@ fn python_sdk_client_smoke() {
     match probe {
         Ok(out) if out.status.success() => {}
         _ => panic!(
-            "the Python MCP SDK is missing from .venv: run ./scripts/test (it creates .venv and installs tests/python/requirements.txt)"
+            "the Python MCP SDK is missing from .venv: run `python3 -m venv .venv && .venv/bin/pip install -r tests/python/requirements.txt` (./scripts/test does it)"
         ),
     }
     let out = Command::new(&python)
@@ -234,6 +327,7 @@ fn python_sdk_client_smoke() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    common::record_suite_counts("python-smoke", &stdout);
     assert!(
         out.status.success(),
         "python smoke failed:\n{stdout}\n{stderr}"

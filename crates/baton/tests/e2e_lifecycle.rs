@@ -90,8 +90,70 @@ async fn tool_groups_limit_what_is_exposed() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool group \"nope\""));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unknown tool profile or group \"nope\"")
+            && stderr.contains("profiles: pipeline, issue, manuals, recovery, all"),
+        "{stderr}"
+    );
     assert!(out.stdout.is_empty(), "nothing but protocol on stdout");
+}
+
+/// `baton serve` without options exposes the pipeline profile; profiles and
+/// groups combine; a tool outside the profile names the profile that has it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn profiles_select_what_one_use_needs() {
+    let repo = Repo::new();
+    let default = spawn(repo.path(), &[], &[("BATON_TOOLS", "")]).await;
+    assert_eq!(
+        default.tool_names().await,
+        [
+            "pipeline_init",
+            "pipeline_init_with_context",
+            "pipeline_next_action",
+            "pipeline_report_result"
+        ]
+    );
+    let e = default
+        .err(
+            "phase_start",
+            json!({"workspace": "x", "phase": "phase-1"}),
+            "unknown_tool",
+        )
+        .await;
+    assert_eq!(e["details"]["profiles"], json!(["recovery"]));
+    assert!(
+        e["message"].as_str().unwrap().contains("--tools recovery"),
+        "{e}"
+    );
+    default.close().await;
+
+    let issue = spawn(repo.path(), &["--tools", "issue,manual"], &[]).await;
+    let names = issue.tool_names().await;
+    assert!(
+        names.contains(&"completePhase".to_string())
+            && names.contains(&"workflow_start".to_string())
+            && names.contains(&"manual_find".to_string())
+            && !names.contains(&"phase_start".to_string()),
+        "{names:?}"
+    );
+    issue.close().await;
+
+    let recovery = spawn(repo.path(), &[], &[("BATON_TOOLS", "recovery")]).await;
+    let names = recovery.tool_names().await;
+    for setter in [
+        "init",
+        "phase_start",
+        "phase_complete",
+        "phase_fail",
+        "checkpoint",
+        "skip_phase",
+        "abandon",
+    ] {
+        assert!(names.contains(&setter.to_string()), "{setter}: {names:?}");
+    }
+    assert!(!names.contains(&"pipeline_next_action".to_string()));
+    recovery.close().await;
 }
 
 /// Walks the forge workflow (effort S) with the recovery tools: each needs

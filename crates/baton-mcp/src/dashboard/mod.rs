@@ -25,7 +25,9 @@ pub mod security;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -96,12 +98,16 @@ pub fn routes(ctx: Arc<AppContext>, guard: Arc<Guard>) -> Router {
 }
 
 /// `routes` plus the event stream and the health check, behind the guard:
-/// everything `baton dashboard` serves.
-pub fn app(ctx: Arc<AppContext>, guard: Arc<Guard>) -> Router {
+/// everything `baton dashboard` serves. Event streams end when `shutdown`
+/// is cancelled.
+pub fn app(ctx: Arc<AppContext>, guard: Arc<Guard>, shutdown: CancellationToken) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/events", get(crate::http::events))
-        .with_state(Arc::clone(&ctx))
+        .with_state(crate::http::EventsState {
+            ctx: Arc::clone(&ctx),
+            shutdown,
+        })
         .merge(routes(ctx, Arc::clone(&guard)))
         .layer(axum::middleware::from_fn_with_state(guard, security::check))
 }
@@ -466,14 +472,13 @@ pub async fn serve_dashboard(mut config: Config, addr: SocketAddr) -> Result<(),
         .follow_log()
         .map_err(|e| ServeError::Io(e.to_string()))?;
     let notifier = start_notifier(&ctx);
-    let app = app(Arc::clone(&ctx), Arc::clone(&guard));
+    let cancel = CancellationToken::new();
+    let limits = crate::http::HttpLimits::from_env()?;
+    let app = app(Arc::clone(&ctx), Arc::clone(&guard), cancel.clone());
     announce(&guard, person);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(crate::shutdown_signal())
-        .await
-        .map_err(|e| ServeError::Io(e.to_string()));
+    let outcome = crate::serve_until_signal(listener, app, cancel, limits).await;
     if let Some(n) = notifier {
         n.finish(Duration::from_secs(3));
     }
-    served
+    outcome
 }

@@ -118,6 +118,8 @@ pub struct Client {
 }
 
 /// Starts `baton serve` in `repo` with extra arguments and environment, and connects.
+/// Unless the arguments or environment choose the tools, every tool is
+/// exposed (`--tools all`): most tests drive tools outside the default profile.
 pub async fn spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> Client {
     spawn_as(repo, args, env, elicit::TestClient::default()).await
 }
@@ -133,6 +135,10 @@ pub async fn spawn_as(
     let mut cmd = tokio::process::Command::new(baton_bin());
     cmd.arg("serve").args(args).current_dir(repo);
     cmd.env_remove("BATON_TOOLS").env_remove("BATON_DEV");
+    let chooses_tools = args.contains(&"--tools") || env.iter().any(|(k, _)| *k == "BATON_TOOLS");
+    if !chooses_tools {
+        cmd.args(["--tools", "all"]);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -358,4 +364,27 @@ pub fn person_answer(repo: &Path, ws: &str, answer: &str) -> String {
     let a = person_answers(repo, ws, answer);
     assert!(a.ok, "baton answer {ws} {answer} failed:\n{}", a.output);
     a.output
+}
+
+/// Records a client suite's `N passed, M failed` closing line for the test
+/// command's summary (`./scripts/test` sets BATON_SUITE_COUNTS to a folder
+/// and adds these counts to cargo's). Without the variable nothing is written.
+pub fn record_suite_counts(name: &str, output: &str) {
+    let Some(dir) = std::env::var_os("BATON_SUITE_COUNTS") else {
+        return;
+    };
+    // A suite that ended without its closing line counts as one failure.
+    let (passed, failed) = suite_counts(output).unwrap_or((0, 1));
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(Path::new(&dir).join(name), format!("{passed} {failed}\n"));
+}
+
+/// The counts of the last `… N passed, M failed` line of a suite's output.
+pub fn suite_counts(output: &str) -> Option<(u64, u64)> {
+    output.lines().rev().find_map(|line| {
+        let (before, rest) = line.split_once(" passed, ")?;
+        let passed = before.rsplit(' ').next()?;
+        let failed = rest.strip_suffix(" failed")?;
+        Some((passed.parse().ok()?, failed.trim().parse().ok()?))
+    })
 }
