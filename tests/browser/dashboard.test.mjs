@@ -137,6 +137,11 @@ test('a person watches, revises, approves and abandons runs driven by other proc
   assert.equal(abandoned.answers.at(-1).answer, 'abandon');
   await page.locator('[data-filter=abandoned]').click();
   await page.locator(`[data-run="${runB}"]`).waitFor();
+  // The filtered page replaces the list when its request returns: wait for
+  // it to settle (a list that keeps the completed run fails on the timeout).
+  await page
+    .waitForFunction(() => document.querySelectorAll('#run-list [data-run]').length === 1, null, { timeout: 10000 })
+    .catch(() => {});
   assert.equal(await page.locator('#run-list [data-run]').count(), 1);
   await shot('04-abandoned.png');
 

@@ -18,6 +18,30 @@ export function makeRepo(label) {
     '# 約款\n\n## 第10条 解約返戻金\n\n解約返戻金は請求から30日以内に支払います。\n\n' +
       '## 第11条 入院給付金\n\n入院1日につき5000円を支払います。\n',
   );
+  // A project workflow with a command step, which a person may skip.
+  fs.mkdirSync(path.join(repo, '.baton', 'workflows'), { recursive: true });
+  fs.writeFileSync(
+    path.join(repo, '.baton', 'workflows', 'ts-tiny.yaml'),
+    [
+      'id: ts-tiny',
+      'label: TS tiny',
+      'version: 1',
+      'description: A command step, then a note.',
+      'phases:',
+      '  - id: lint',
+      '    label: Lint',
+      '    kind: command',
+      '    commands:',
+      '      fixed:',
+      '        - [git, --version]',
+      '  - id: wrap-up',
+      '    label: Wrap up',
+      '    kind: agent',
+      '    agent: verifier',
+      '    artifacts: [wrap-up.md]',
+      '',
+    ].join('\n'),
+  );
   return repo;
 }
 
@@ -26,11 +50,11 @@ export function removeRepo(repo) {
   fs.rmSync(repo, { recursive: true, force: true });
 }
 
-/** Writes a non-empty artifact into a workspace (`.specs/…`) of `repo`. */
-export function writeArtifact(repo, workspace, name) {
+/** Writes an artifact (`content`, or a non-empty stand-in) into a workspace (`.specs/…`) of `repo`. */
+export function writeArtifact(repo, workspace, name, content) {
   const file = path.join(repo, workspace, name);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, `# ${name}\n\nWritten by the TypeScript suite.\n`);
+  fs.writeFileSync(file, content ?? `# ${name}\n\nWritten by the TypeScript suite.\n`);
 }
 
 /**

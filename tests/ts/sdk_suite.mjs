@@ -41,6 +41,16 @@ const ISSUE_ARTIFACTS = {
   implementation: 'implementation.md',
 };
 
+/** A recovery step's consent: force and a reason. */
+const FORCE = { force: true, reason: 'the TypeScript suite repairs by hand' };
+
+/** Artifacts that pass their phase's checks. */
+const GOOD_ARTIFACTS = {
+  'analysis.md': '# Analysis\n\nfacts\n',
+  'design.md': '# Design\n\n## Approach\n\nx\n',
+  'review-design.md': '# Review\n\n## Verdict: APPROVE\n',
+};
+
 /** Numbers "1".."n" for a list of tasks or criteria. */
 const numbers = (list) => (list ?? []).map((_, i) => String(i + 1));
 
@@ -78,46 +88,59 @@ const RECIPES = [
     bad: () => [{ status: 7 }, 'invalid_parameter'],
   },
   {
+    tool: 'run_overview',
+    good: (s) => ({ workspace: s.ws }),
+    after: (s, r) => assert(r.currentPhase === 'phase-1' && Array.isArray(r.phases), short(r)),
+    bad: () => [{ workspace: '20990101-no-such-workspace' }, 'not_found'],
+  },
+  // The standalone setters are a person's recovery steps: without force and
+  // a reason they explain what moves a run instead.
+  {
     tool: 'phase_start',
-    good: (s) => ({ workspace: s.ws, phase: 'phase-1' }),
-    bad: (s) => [{ workspace: s.ws, phase: 'phase-3' }, 'invalid_state'],
+    good: (s) => ({ workspace: s.ws, phase: 'phase-1', ...FORCE }),
+    bad: (s) => [{ workspace: s.ws, phase: 'phase-1' }, 'blocked'],
   },
   {
     tool: 'phase_fail',
-    good: (s) => ({ workspace: s.ws, phase: 'phase-1', message: 'simulated failure' }),
-    bad: (s) => [{ workspace: s.ws, phase: 'phase-1', message: 'again' }, 'invalid_state'],
+    good: (s) => ({ workspace: s.ws, phase: 'phase-1', message: 'simulated failure', ...FORCE }),
+    bad: (s) => [{ workspace: s.ws, phase: 'phase-1', message: 'again', ...FORCE }, 'invalid_state'],
   },
   {
     tool: 'phase_complete',
     good: async (s) => {
-      await s.ok('phase_start', { workspace: s.ws, phase: 'phase-1' });
-      writeArtifact(s.repo, s.ws, 'analysis.md');
-      return { workspace: s.ws, phase: 'phase-1' };
+      await s.ok('phase_start', { workspace: s.ws, phase: 'phase-1', ...FORCE });
+      writeArtifact(s.repo, s.ws, 'analysis.md', GOOD_ARTIFACTS['analysis.md']);
+      return { workspace: s.ws, phase: 'phase-1', ...FORCE };
     },
     after: async (s) => {
-      // Walk on to the first checkpoint.
+      // Walk on to the first checkpoint, through the same gates as the loop.
       for (const phase of ['phase-3', 'phase-3b']) {
-        await s.ok('phase_start', { workspace: s.ws, phase });
-        writeArtifact(s.repo, s.ws, FORGE_ARTIFACTS[phase]);
-        await s.ok('phase_complete', { workspace: s.ws, phase });
+        await s.ok('phase_start', { workspace: s.ws, phase, ...FORCE });
+        const file = FORGE_ARTIFACTS[phase];
+        writeArtifact(s.repo, s.ws, file, GOOD_ARTIFACTS[file]);
+        await s.ok('phase_complete', { workspace: s.ws, phase, ...FORCE });
       }
     },
-    bad: (s) => [{ workspace: s.ws, phase: 'phase-1' }, 'invalid_state'],
+    bad: (s) => [{ workspace: s.ws, phase: 'phase-1', ...FORCE }, 'invalid_state'],
   },
   {
     tool: 'checkpoint',
-    good: (s) => ({ workspace: s.ws, phase: 'checkpoint-a' }),
-    after: async (s, r) => {
-      assert(r.currentPhaseStatus === 'awaiting_human', short(r));
-      await s.ok('phase_complete', { workspace: s.ws, phase: 'checkpoint-a' });
-    },
-    bad: (s) => [{ workspace: s.ws, phase: 'phase-7' }, 'invalid_state'],
+    good: (s) => ({ workspace: s.ws, phase: 'checkpoint-a', ...FORCE }),
+    // The answer is a person's (baton answer, the dashboard): no tool gives it.
+    after: (s, r) => assert(r.currentPhaseStatus === 'awaiting_human', short(r)),
+    bad: (s) => [{ workspace: s.ws, phase: 'phase-7', ...FORCE }, 'invalid_state'],
   },
   {
+    // A command step has no evidence to give, so a person may skip it; a
+    // phase with an artifact is never skipped by a tool.
     tool: 'skip_phase',
-    good: (s) => ({ workspace: s.ws, phase: 'phase-5' }),
-    after: (s, r) => assert(r.currentPhase === 'phase-7', short(r)),
-    bad: (s) => [{ workspace: s.ws, phase: 'phase-1' }, 'invalid_state'],
+    good: async (s) => {
+      const run = await s.ok('init', { spec_name: 'ts skip', workflow: 'ts-tiny' });
+      s.tinyWs = run.workspace;
+      return { workspace: s.tinyWs, phase: 'lint', ...FORCE };
+    },
+    after: (s, r) => assert(r.currentPhase === 'wrap-up', short(r)),
+    bad: (s) => [{ workspace: s.tinyWs, phase: 'wrap-up', ...FORCE }, 'blocked'],
   },
   {
     tool: 'abandon',
@@ -247,6 +270,45 @@ const RECIPES = [
     },
     after: (s, r) => assert(r.next_action_hint === 'proceed', short(r)),
     bad: (s) => [{ workspace: s.pws, phase: 'phase-1', tokens_used: 'ten' }, 'invalid_parameter'],
+  },
+  // ── the run history (after the runs above) ────────────────────────────
+  {
+    tool: 'history_search',
+    good: () => ({ query: 'fix the login typo', limit: 3 }),
+    bad: () => [{ query: 5 }, 'invalid_parameter'],
+  },
+  {
+    tool: 'history_patterns',
+    good: () => ({ severity: 'CRITICAL' }),
+    bad: () => [{ severity: 'FATAL' }, 'invalid_parameter'],
+  },
+  {
+    tool: 'history_friction',
+    good: () => ({ limit: 5 }),
+    bad: () => [{ limit: 'five' }, 'invalid_parameter'],
+  },
+  {
+    tool: 'history_reindex',
+    good: () => ({}),
+    after: (s, r) => assert(r.runs >= 1, short(r)),
+    bad: () => [{ everything: true }, 'invalid_parameter'],
+  },
+  {
+    tool: 'analytics_summary',
+    good: (s) => ({ workspace: s.ws }),
+    after: (s, r) => assert(r.outcome === 'abandoned', short(r)),
+    bad: () => [{ workspace: '20990101-no-such-workspace' }, 'not_found'],
+  },
+  {
+    tool: 'analytics_dashboard',
+    good: () => ({ workflow: 'forge' }),
+    after: (s, r) => assert(r.abandoned >= 1, short(r)),
+    bad: () => [{ workflow: 7 }, 'invalid_parameter'],
+  },
+  {
+    tool: 'analytics_estimate',
+    good: () => ({ request: 'fix the login typo', effort: 'S' }),
+    bad: () => [{ effort: 'S' }, 'invalid_parameter'],
   },
   // ── manuals ───────────────────────────────────────────────────────────
   {

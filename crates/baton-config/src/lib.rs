@@ -239,6 +239,7 @@ struct FileConfig {
     tools: FileTools,
     #[serde(default)]
     prices: BTreeMap<String, f64>,
+    #[serde(default)]
     notify: notify::FileNotify,
     #[serde(default)]
     dashboard: dashboard::FileDashboard,

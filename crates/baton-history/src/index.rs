@@ -827,8 +827,22 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Workspace folders directly under `root` (not hidden, not symlinks), by name.
+/// The folder `workflow_archive` moves ended runs into, under the specs root.
+pub const ARCHIVE_DIR: &str = "archive";
+
+/// The workspace folders under `root` (not hidden ones), then those of its
+/// archive folder (`archive/<name>`): an archived run stays in the history
+/// when it is rebuilt.
 fn workspace_dirs(root: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(root) else {
+    let mut out = child_dirs(root);
+    out.retain(|(name, _)| name != ARCHIVE_DIR);
+    out.extend(child_dirs(&root.join(ARCHIVE_DIR)));
+    out
+}
+
+/// The sub-folders of `dir` (not hidden ones, not links), sorted by name.
+fn child_dirs(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut out: Vec<(String, PathBuf)> = entries

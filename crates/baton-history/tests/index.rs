@@ -528,3 +528,21 @@ fn a_run_is_never_its_own_similar_past_run() {
         "{own:?}"
     );
 }
+
+#[test]
+fn a_rebuild_keeps_archived_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let specs = tmp.path();
+    let dirs = three_runs(specs);
+    let history = HistoryIndex::open(specs);
+    assert_eq!(history.reindex().unwrap().runs, 3);
+    // `workflow_archive` moves an ended run to <specs>/archive/<name>.
+    let archive = specs.join("archive");
+    std::fs::create_dir_all(&archive).unwrap();
+    let name = dirs[0].file_name().unwrap();
+    std::fs::rename(&dirs[0], archive.join(name)).unwrap();
+    let rebuilt = history.reindex().unwrap();
+    assert_eq!(rebuilt.runs, 3, "{rebuilt:?}");
+    assert!(rebuilt.unreadable.is_empty(), "{rebuilt:?}");
+    assert!(history.get("20260301-login-timeout").is_some());
+}

@@ -17,10 +17,8 @@ use crate::signals::Signal;
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LsInput {
-    /// What to list. Omit (or `"manuals"`) to list the manuals. A manual id
-    /// (e.g. `"insurance"`) lists that manual's top-level files and folders;
-    /// a folder id from a previous listing (`"insurance/chapter1"`) lists
-    /// that folder. File ids cannot be listed.
+    /// Omit to list the manuals; a manual id (`insurance`) or a folder id
+    /// from a listing (`insurance/chapter1`) lists its files and folders.
     #[serde(default)]
     pub id: Option<String>,
 }
@@ -31,12 +29,10 @@ pub struct LsInput {
 pub struct TocInput {
     /// Manual id from `manual_ls` (not `"manuals"`).
     pub manual_id: String,
-    /// Only files whose path equals this or lies under this folder
-    /// (e.g. `"chapter1"`). Needed when the manual has more than 200 files.
+    /// Only files at or under this path (`chapter1`); needed above 200 files.
     #[serde(default)]
     pub path_prefix: Option<String>,
-    /// Continue a long table of contents: pass the previous reply's
-    /// `next_offset` (the index of the first file to list; default 0).
+    /// The previous reply's `next_offset`, to continue (default 0).
     #[serde(default)]
     #[schemars(range(min = 0))]
     pub offset: Option<u64>,
@@ -46,13 +42,12 @@ pub struct TocInput {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindBudget {
-    /// Maximum number of candidates kept in the trace (integer >= 1, default 200).
+    /// Candidates kept in the trace (default 200).
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub max_candidates: Option<u64>,
-    /// Time budget in milliseconds (integer >= 1, default 60000). The
-    /// requested manual is always searched; further manuals are skipped once
-    /// the budget is spent and reported as `unscanned`.
+    /// Time budget in ms (default 60000); further manuals are skipped once
+    /// it is spent (`unscanned`).
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub time_ms: Option<u64>,
@@ -62,38 +57,30 @@ pub struct FindBudget {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindInput {
-    /// What you are looking for, in natural language or keywords (Japanese or
-    /// English, up to 4096 bytes). Put a phrase in double quotes or 「」 to
-    /// require it verbatim.
+    /// Natural language or keywords (Japanese or English, ≤ 4096 bytes);
+    /// quote a phrase ("…" or 「」) to require it.
     pub query: String,
-    /// Manual to search. Omitted: the server default (`DEFAULT_MANUAL_ID`),
-    /// else every manual.
+    /// Manual to search (default: `DEFAULT_MANUAL_ID`, else all).
     #[serde(default)]
     pub manual_id: Option<String>,
     /// When the manual yields no usable result, also search the other
     /// manuals (default true).
     #[serde(default)]
     pub expand_scope: Option<bool>,
-    /// Continue a previous search: only sections that trace reported as
-    /// `unscanned` (cut by `max_candidates` or the time budget).
+    /// Continue a search: only the sections that trace left `unscanned`.
     #[serde(default)]
     pub only_unscanned_from_trace_id: Option<String>,
-    /// Return the claim graph (claims, evidences, edges, facets). Default false.
+    /// Also return the claim graph (default false).
     #[serde(default)]
     pub include_claim_graph: Option<bool>,
-    /// Reuse a cached result for the same query (default: server setting
-    /// `SEM_CACHE_ENABLED`, normally true). Any manual edit invalidates the cache.
+    /// Reuse a cached result (default true; any manual edit invalidates it).
     #[serde(default)]
     pub use_cache: Option<bool>,
     /// Search budget.
     #[serde(default)]
     pub budget: Option<FindBudget>,
-    /// Extension (accepted as the Python reference does): 1–2 terms the
-    /// answer must contain, e.g. `["がん保険", "診断確定"]`. A soft filter:
-    /// sections containing the most of them are kept, and when no section
-    /// contains any, nothing is filtered (`applied.required_status` in the
-    /// trace says which happened). Okurigana variants count (申し込み =
-    /// 申込み = 申込). Usually unnecessary: the query alone is enough.
+    /// Extension: 1–2 terms the answer should contain (a soft filter;
+    /// okurigana variants count). Rarely needed: the query is enough.
     #[serde(default)]
     #[schemars(length(min = 1, max = 2))]
     pub required_terms: Option<Vec<String>>,
@@ -103,21 +90,21 @@ pub struct FindInput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HitsKind {
-    /// Ranked sections (compact rows). The default.
+    /// Ranked sections.
     Candidates,
-    /// Files whose matching sections were cut by the budget.
+    /// Files cut by the budget.
     Unscanned,
-    /// Claims with both supporting and contradicting evidence.
+    /// Claims with evidence both ways.
     Conflicts,
-    /// Claims no evidence supports.
+    /// Unsupported claims.
     Gaps,
-    /// The top sections with the claims they support.
+    /// Top sections with their claims.
     IntegratedTop,
-    /// Claim graph: claims.
+    /// Claims.
     Claims,
-    /// Claim graph: evidences.
+    /// Evidences.
     Evidences,
-    /// Claim graph: edges.
+    /// Edges.
     Edges,
 }
 
@@ -153,9 +140,9 @@ impl HitsKind {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HitsInput {
-    /// `trace_id` returned by `manual_find` (traces expire; see the server docs).
+    /// From `manual_find` (traces expire).
     pub trace_id: String,
-    /// Which rows to page through (default `candidates`).
+    /// Default `candidates`.
     #[serde(default)]
     pub kind: Option<HitsKind>,
     /// Rows to skip (integer >= 0, default 0).
@@ -180,7 +167,7 @@ pub struct ReadRef {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub start_line: Option<u64>,
-    /// Accepted and ignored, so a full candidate ref can be passed back as is.
+    /// Ignored (a candidate's ref can be passed as is).
     #[serde(default)]
     pub target: Option<String>,
     /// Accepted and ignored (a candidate's title).
@@ -192,13 +179,13 @@ pub struct ReadRef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReadScope {
-    /// About 800 characters from `start_line`.
+    /// ~800 characters from `start_line`.
     Snippet,
-    /// The section containing `start_line`, with its sub-sections (Markdown default).
+    /// The section at `start_line` with its sub-sections.
     Section,
-    /// That section and the following ones, up to 20 sections.
+    /// That section and the next ones (up to 20).
     Sections,
-    /// The whole file (JSON default; Markdown only when the server allows it and `allow_file` is true).
+    /// The whole file (Markdown needs `allow_file`).
     File,
 }
 
@@ -233,7 +220,7 @@ pub struct ReadInput {
     /// Where to read.
     #[serde(rename = "ref")]
     pub reference: ReadRef,
-    /// Default `section` for `.md`, `file` for `.json`.
+    /// Default `section` (.md), `file` (.json).
     #[serde(default)]
     pub scope: Option<ReadScope>,
     /// Must be true to read a whole `.md` file (and the server must allow it).
@@ -252,7 +239,7 @@ pub struct ScanCursor {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub start_line: Option<u64>,
-    /// Character offset to start at (integer >= 0; as returned in `next_cursor`).
+    /// Character offset (from `next_cursor`).
     #[serde(default)]
     pub char_offset: Option<u64>,
 }

@@ -16,11 +16,16 @@
 //! * a `oneOf` of string constants becomes an `enum` (the constants'
 //!   descriptions are kept in the property's description);
 //! * no `$schema`, `title` or root description (the tool description says it),
-//!   no `default: null`.
+//!   no `default: null`;
+//! * no `additionalProperties: false`: every byte is context, and the server
+//!   refuses an unknown property anyway (`invalid_parameter` naming it);
+//! * an unsigned 32- or 64-bit integer gets `minimum: 0` only (its maximum
+//!   says nothing a caller needs; larger values are refused by the server).
 //!
 //! Output schemas ([`publish_output`]) are lean: the reply's top-level
 //! fields with their types and enums; nested objects are typed `object`
-//! only (the reply itself shows their fields, and the docs describe them);
+//! only, and an array of objects is typed `array` (the reply itself shows
+//! their fields, and the docs describe them);
 //! no descriptions and no validation-only keywords (`required`, bounds).
 //! Every schema stays valid for what baton returns — it only ever accepts
 //! more.
@@ -240,7 +245,7 @@ fn integer_bounds(format: &str) -> Option<(Option<Value>, Option<Value>)> {
         "int64" | "int" => (None, None),
         "uint8" => both(json!(0), json!(u8::MAX)),
         "uint16" => both(json!(0), json!(u16::MAX)),
-        "uint32" => both(json!(0), json!(u32::MAX)),
+        "uint32" => (Some(json!(0)), None),
         "uint64" | "uint" => (Some(json!(0)), None),
         _ => return None,
     })
@@ -394,6 +399,9 @@ fn input_node(node: Value, defs: &Map<String, Value>, depth: usize) -> Value {
             node.insert(key.into(), Value::Array(alternatives));
         }
     }
+    if node.get("additionalProperties") == Some(&Value::Bool(false)) {
+        node.remove("additionalProperties");
+    }
     Value::Object(node)
 }
 
@@ -529,10 +537,11 @@ fn lean_node(
         node.insert("properties".into(), Value::Object(properties));
     }
     if let Some(Value::Object(items)) = node.remove("items") {
-        node.insert(
-            "items".into(),
-            Value::Object(lean_node(items, defs, depth + 1)),
-        );
+        let items = lean_node(items, defs, depth + 1);
+        // An array of objects says no more than `array`.
+        if items.get("type") != Some(&json!("object")) {
+            node.insert("items".into(), Value::Object(items));
+        }
     }
     if let Some(Value::Object(values)) = node.remove("additionalProperties") {
         node.insert(
@@ -597,7 +606,6 @@ mod tests {
             published,
             json!({
                 "type": "object",
-                "additionalProperties": false,
                 "properties": {
                     "workspace": {"type": "string"},
                     "flags": {"type": "object", "description": "The flags.", "properties": {"auto": {"type": "boolean", "default": false}, "branch": {"type": ["string", "null"]}}},
@@ -654,7 +662,7 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "workspace": {"type": "string"},
-                    "transitions": {"type": "array", "items": {"type": "object"}},
+                    "transitions": {"type": "array"},
                     "stats": {"type": "object"},
                     "maybe": {"type": ["object", "null"]},
                     "kind": {"type": "string", "enum": ["a", "b"]},

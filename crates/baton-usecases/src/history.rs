@@ -233,7 +233,7 @@ pub struct PatternsArgs {
     /// Only findings of this review phase (e.g. `phase-3b`).
     #[serde(default)]
     pub phase: Option<String>,
-    /// Only `CRITICAL` or only `MINOR` findings.
+    /// Only this severity.
     #[serde(default)]
     pub severity: Option<Severity>,
     /// At most this many (default 10, at most 50).
@@ -300,7 +300,7 @@ pub fn reindex(svc: &Services, _args: ReindexArgs) -> Result<Reindexed> {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummaryArgs {
-    /// Workspace path or folder name (e.g. `.specs/20260401-fix-auth`).
+    /// Workspace: folder name, ".specs/<name>" or absolute path.
     pub workspace: String,
 }
 

@@ -37,7 +37,7 @@ pub struct SelectArgs {
     /// The issue whose workflow is meant.
     #[serde(default)]
     pub issue_number: Option<String>,
-    /// The workspace (any workflow): folder name, ".specs/<name>" or absolute path.
+    /// Workspace: folder name, ".specs/<name>" or absolute path.
     #[serde(default)]
     pub workspace: Option<String>,
 }
@@ -46,9 +46,9 @@ pub struct SelectArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReportStatus {
-    /// The phase's work is done and its checks passed.
+    /// Work done, checks passed.
     Completed,
-    /// The phase's work failed (e.g. lint errors, red CI); say why in notes.
+    /// Work failed (lint errors, red CI); say why in notes.
     Failed,
 }
 
@@ -58,13 +58,13 @@ pub enum ReportStatus {
 pub struct PhaseResultArgs {
     /// The phase being completed; must be the current phase.
     pub phase_name: String,
-    /// "completed" or "failed". A failed quality check or CI goes to the fix phase.
+    /// A failure goes to the fix phase.
     pub status: ReportStatus,
     /// Files created or changed in this phase (relative to the repository root).
     pub working_files: Vec<String>,
-    /// The phase's tasks that are done: their text or their number ("1", "2", …). All are required for "completed".
+    /// Done tasks, by text or number ("1"…); all, for "completed".
     pub completed_tasks: Vec<String>,
-    /// The phase's acceptance criteria that are met: text or number. All are required for "completed".
+    /// Met acceptance criteria, by text or number; all, for "completed".
     #[serde(default)]
     pub acceptance_criteria_met: Vec<String>,
     /// The review verdict, for review phases.

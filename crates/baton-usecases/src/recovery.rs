@@ -33,8 +33,7 @@ const MAX_WORKSPACE: usize = 1024;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InitArgs {
-    /// Short name of the work, e.g. "fix auth timeout". It is turned into a
-    /// slug (lower-case ASCII, hyphens) and becomes part of the folder name.
+    /// Short name of the work ("fix auth timeout"); slugged into the folder name.
     pub spec_name: String,
     /// Id of the workflow to run (default "forge").
     #[serde(default)]
@@ -42,8 +41,7 @@ pub struct InitArgs {
     /// Folder name under the specs root. Default: "YYYYMMDD-<slug>".
     #[serde(default)]
     pub workspace: Option<String>,
-    /// Effort S, M or L. Phases the workflow skips for that effort (or its
-    /// flow template light/standard/full) are skipped from the start.
+    /// Skips what the workflow skips for this effort.
     #[serde(default)]
     pub effort: Option<Effort>,
 }
@@ -53,14 +51,14 @@ pub struct InitArgs {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseArgs {
-    /// The workspace: its folder name ("20260401-fix-auth"), ".specs/<name>", or its absolute path.
+    /// Workspace: folder name, ".specs/<name>" or absolute path.
     pub workspace: String,
     /// The phase id. It must be the workspace's current phase.
     pub phase: String,
-    /// Must be true: this is a recovery step a person takes by hand.
+    /// Must be true (a recovery step a person takes).
     #[serde(default)]
     pub force: bool,
-    /// Why the run is moved by hand (kept in the history and the event).
+    /// Why (kept in the history and the event).
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -69,17 +67,17 @@ pub struct PhaseArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailArgs {
-    /// The workspace: its folder name, ".specs/<name>", or its absolute path.
+    /// Workspace: folder name, ".specs/<name>" or absolute path.
     pub workspace: String,
     /// The phase id. It must be the current phase and in progress.
     pub phase: String,
     /// Why the phase failed (kept in state.json as `error.message`).
     #[serde(default)]
     pub message: Option<String>,
-    /// Must be true: this is a recovery step a person takes by hand.
+    /// Must be true (a recovery step a person takes).
     #[serde(default)]
     pub force: bool,
-    /// Why the run is moved by hand (kept in the history and the event).
+    /// Why (kept in the history and the event).
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -88,7 +86,7 @@ pub struct FailArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AbandonArgs {
-    /// The workspace: its folder name, ".specs/<name>", or its absolute path.
+    /// Workspace: folder name, ".specs/<name>" or absolute path.
     pub workspace: String,
     /// Why the work is abandoned.
     #[serde(default)]

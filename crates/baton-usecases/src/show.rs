@@ -13,10 +13,9 @@ use crate::{Error, ErrorCode, Result, Services};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StateGetArgs {
-    /// The workspace: its folder name, ".specs/<name>", or its absolute path.
+    /// Workspace: folder name, ".specs/<name>" or absolute path.
     pub workspace: String,
-    /// A field of state.json, dotted for nested ones (e.g. "currentPhaseStatus",
-    /// "timestamps.created", "tasks"). Omit for the whole document.
+    /// A field of state.json, dotted ("timestamps.created"); omit for all.
     #[serde(default)]
     pub field: Option<String>,
 }
@@ -25,7 +24,7 @@ pub struct StateGetArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceArgs {
-    /// The workspace: its folder name, ".specs/<name>", or its absolute path.
+    /// Workspace: folder name, ".specs/<name>" or absolute path.
     pub workspace: String,
 }
 
@@ -36,8 +35,7 @@ pub struct ListArgs {
     /// Only workspaces running this workflow id.
     #[serde(default)]
     pub workflow: Option<String>,
-    /// Only workspaces whose current phase has this status
-    /// (pending, in_progress, completed, failed, awaiting_human, abandoned).
+    /// Only workspaces whose current phase has this status (`awaiting_human`…).
     #[serde(default)]
     pub status: Option<String>,
 }

@@ -326,7 +326,7 @@ async fn past_runs_teach_the_next_pipeline_and_the_history_tools_show_them() {
     c.close().await;
 
     // The history tools are not in the default tools.
-    let plain = spawn(repo.path(), &[], &[]).await;
+    let plain = spawn(repo.path(), &[], &[("BATON_TOOLS", "")]).await;
     let names = plain.tool_names().await;
     assert!(
         names

@@ -16,10 +16,17 @@ async fn every_tool_is_listed_with_input_and_output_schemas() {
         names,
         [
             "abandon",
+            "analytics_dashboard",
+            "analytics_estimate",
+            "analytics_summary",
             "checkpoint",
             "completePhase",
             "getCurrentPhase",
             "getWorkflowStatus",
+            "history_friction",
+            "history_patterns",
+            "history_reindex",
+            "history_search",
             "init",
             "manual_find",
             "manual_hits",
@@ -93,7 +100,7 @@ async fn tool_groups_limit_what_is_exposed() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("unknown tool profile or group \"nope\"")
-            && stderr.contains("profiles: pipeline, issue, manuals, recovery, all"),
+            && stderr.contains("profiles: pipeline, issue, manuals, recovery, history, all"),
         "{stderr}"
     );
     assert!(out.stdout.is_empty(), "nothing but protocol on stdout");

@@ -19,7 +19,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "startIssueWorkflow",
             group: "issue",
-            description: "Start the six-phase workflow for a GitHub issue (issue_start → implementation → quality_check → pr_creation → fix when needed → completion) and get the first phase's instruction. Several issues may be active at once.",
+            description: "Start the six-phase workflow for a GitHub issue (issue_start → implementation → quality_check → pr_creation → fix → completion); returns the first phase's instruction.",
             input_schema: input_schema::<StartIssueArgs>,
             output_schema: output_schema::<RunView>,
             read_only: false,
@@ -29,7 +29,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "completePhase",
             group: "issue",
-            description: "Report the current phase as completed or failed, with evidence: every task and acceptance criterion (text or number), the files you touched, and the phase's artifact written in the workspace. Returns the next phase's instruction. A failed quality check or CI leads to the fix phase.",
+            description: "Report the current phase as completed or failed, with evidence: every task and acceptance criterion, the files you touched, the phase's artifact in the workspace. Returns the next phase's instruction.",
             input_schema: input_schema::<CompletePhaseArgs>,
             output_schema: output_schema::<CompletePhaseReply>,
             read_only: false,

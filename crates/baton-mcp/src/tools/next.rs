@@ -15,7 +15,7 @@ pub fn tools() -> Vec<ToolSpec> {
     vec![ToolSpec {
         name: "pipeline_next_action",
         group: "pipeline",
-        description: "The pipeline loop: returns the next action to execute (spawn_agent with a ready prompt, exec with an argv array, write_file, checkpoint, human_gate, done). After executing an agent/exec/write_file action call it again with previous_action_complete=true (+ previous_tokens, previous_duration_ms, previous_exit_code for exec); answer a checkpoint or gate with user_response set to one of its options (`revise: <feedback>` sends free text to the revising agent). Never decide the order yourself.",
+        description: "The pipeline loop: returns the next action to execute (spawn_agent with a ready prompt, exec with an argv array, write_file, checkpoint, human_gate, done). After an agent/exec/write_file action call it again with previous_action_complete=true and its action_id as previous_action_id; a checkpoint or gate: show how_to_answer and wait for the person. Never decide the order yourself.",
         input_schema: input_schema::<NextArgs>,
         output_schema: output_schema::<NextReply>,
         read_only: false,

@@ -30,7 +30,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "pipeline_init_with_context",
             group: "pipeline",
-            description: "Three-call confirmation after pipeline_init: (1) with workspace, flags, task_text or external_context → the detected effort and options to confirm with the person (or discussion questions with --discuss); (2) optional: discussion_answers → the enriched request; (3) user_confirmation {effort, workspace_slug?, use_current_branch?} → creates the workspace, state.json and request.md.",
+            description: "Confirmation after pipeline_init: (1) workspace, flags, task_text or external_context → the effort and options to confirm with the person (with --discuss: questions); (2) optional: discussion_answers → the enriched request; (3) user_confirmation → creates the workspace and request.md.",
             input_schema: input_schema::<InitWithContextArgs>,
             output_schema: output_schema::<InitWithContextReply>,
             read_only: false,

@@ -15,7 +15,7 @@ pub fn tools() -> Vec<ToolSpec> {
     vec![ToolSpec {
         name: "pipeline_report_result",
         group: "pipeline",
-        description: "Report the current pipeline phase as done: records tokens/duration/model, checks the phase's artifact (design.md has sections, tasks.md parses, reviews carry a verdict), and moves on. Hints: proceed (next phase), revision_required (a review asked for changes: the authoring phase is next, see findings), setup_continue (the same phase continues, or a person must decide).",
+        description: "Report the current pipeline phase as done: records tokens/duration/model, checks the phase's artifact (sections, tasks, a review verdict) and moves on. Hints: proceed, revision_required (the authoring phase is next; see findings), setup_continue (the phase continues, or a person decides).",
         input_schema: input_schema::<ReportArgs>,
         output_schema: output_schema::<ReportReply>,
         read_only: false,

@@ -39,7 +39,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "run_overview",
             group: "state",
-            description: "One run at a glance, as the dashboard and `baton show` present it to a person: every phase with its state, visits, time and tokens, the loops between phases, the task DAG with states, the question the run waits at (full text, options), artifacts, the timeline of transitions and answers, totals and next_step.",
+            description: "One run at a glance (as the dashboard shows it): phases with time and tokens, loops, task DAG, the pending question, artifacts, timeline, totals.",
             input_schema: input_schema::<WorkspaceArgs>,
             output_schema: output_schema::<baton_usecases::overview::RunOverview>,
             read_only: true,

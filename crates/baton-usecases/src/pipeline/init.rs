@@ -23,8 +23,7 @@ use crate::{Error, Result, Services};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InitArgs {
-    /// The raw arguments the user gave (task text or issue URL, plus flags
-    /// --effort=S|M|L, --auto, --nopr, --debug, --discuss).
+    /// The user's raw arguments: task text or issue URL, and flags.
     pub arguments: String,
     /// Output of `git branch --show-current`.
     #[serde(default)]

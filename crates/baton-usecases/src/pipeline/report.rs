@@ -43,13 +43,10 @@ pub struct ReportArgs {
     /// True if the exec was setup-only (no agent ran).
     #[serde(default)]
     pub setup_only: Option<bool>,
-    /// Extension: the exit code of an `exec` command (non-zero fails the
-    /// command phase; a person then answers retry, skip or abandon).
+    /// Extension: an `exec` command's exit code (non-zero fails the phase).
     #[serde(default)]
     pub exit_code: Option<i64>,
-    /// Extension: the `action_id` of the action reported (from
-    /// `pipeline_next_action`). With it the report is applied once; sent
-    /// again it gets the same answer; for another action it is refused.
+    /// Extension: the reported action's `action_id` (a resend applies once).
     #[serde(default)]
     pub action_id: Option<String>,
 }

@@ -66,10 +66,7 @@ pub struct NextArgs {
     /// `options`; `revise: <feedback>` carries free text to the revising agent.
     #[serde(default)]
     pub user_response: Option<String>,
-    /// Extension: the `action_id` of the action reported. With it a report
-    /// is applied once: sent again (a lost reply), it gets the same answer
-    /// and changes nothing; naming an action that is not the one handed out
-    /// is refused (`stale_action`).
+    /// Extension: the reported action's `action_id` (a resend applies once).
     #[serde(default)]
     pub previous_action_id: Option<String>,
 }

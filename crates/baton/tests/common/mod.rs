@@ -155,6 +155,10 @@ pub async fn try_spawn(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> Opti
     let mut cmd = tokio::process::Command::new(baton_bin());
     cmd.arg("serve").args(args).current_dir(repo);
     cmd.env_remove("BATON_TOOLS").env_remove("BATON_DEV");
+    let chooses_tools = args.contains(&"--tools") || env.iter().any(|(k, _)| *k == "BATON_TOOLS");
+    if !chooses_tools {
+        cmd.args(["--tools", "all"]);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
