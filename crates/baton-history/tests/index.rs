@@ -358,6 +358,22 @@ fn estimates_use_similar_runs_then_the_effort_then_all() {
     assert_eq!(similar.tokens.p50, 85_000.0);
     assert_eq!(similar.cost_usd.p50, 0.51, "85k tokens at $6 per million");
     assert_eq!(similar.similar.len(), 3);
+    // A run's own estimate leaves the run out of its sample.
+    let own = history.estimate_for(
+        Some("20260310-cache"),
+        "cache pricing lookups",
+        None,
+        &prices,
+    );
+    assert_eq!((own.basis, own.sample), (Basis::Similar, 3));
+    assert!(!own.similar.iter().any(|w| w == "20260310-cache"));
+    let own_all = history.estimate_for(
+        Some("20260320-docs"),
+        "something else entirely",
+        Some(Effort::S),
+        &prices,
+    );
+    assert_eq!((own_all.basis, own_all.sample), (Basis::All, 4));
     let by_effort = history.estimate("something else entirely", Some(Effort::S), &prices);
     assert_eq!((by_effort.basis, by_effort.sample), (Basis::Effort, 1));
     let all = history.estimate("something else entirely", Some(Effort::L), &prices);
