@@ -544,3 +544,51 @@ fn a_run_is_never_its_own_similar_past_run() {
         "{own:?}"
     );
 }
+
+#[test]
+fn a_persons_revise_at_a_checkpoint_is_a_loop() {
+    use baton_history::collect::phase_records;
+    use baton_state::{HistoryAction, HistoryEntry, WorkspaceState};
+    let mut state = WorkspaceState::fresh(
+        "forge",
+        "phase-1",
+        "20260301-run",
+        ".specs/20260301-run",
+        "test",
+        common::at(0),
+    );
+    let steps = [
+        ("phase-3", HistoryAction::Start),
+        ("phase-3", HistoryAction::Complete),
+        ("phase-3b", HistoryAction::Start),
+        ("phase-3b", HistoryAction::Complete),
+        ("checkpoint-a", HistoryAction::Checkpoint),
+        // revise: back to the design
+        ("checkpoint-a", HistoryAction::Complete),
+        ("phase-3", HistoryAction::Start),
+        ("phase-3", HistoryAction::Complete),
+        ("phase-3b", HistoryAction::Start),
+        ("phase-3b", HistoryAction::Complete),
+        ("checkpoint-a", HistoryAction::Checkpoint),
+        // proceed
+        ("checkpoint-a", HistoryAction::Complete),
+        ("phase-5", HistoryAction::Start),
+        // a human gate inside a running phase is no loop
+        ("phase-5", HistoryAction::Checkpoint),
+        ("phase-5", HistoryAction::Resume),
+        ("phase-5", HistoryAction::Complete),
+    ];
+    for (i, (phase, action)) in steps.into_iter().enumerate() {
+        state.history.push(HistoryEntry {
+            at: common::at(i as i64),
+            phase: phase.into(),
+            action,
+            detail: None,
+            by: None,
+        });
+    }
+    let phases = phase_records(&state, None);
+    let back = |p: &str| phases.iter().find(|r| r.phase == p).map(|r| r.back);
+    assert_eq!(back("checkpoint-a"), Some(1), "{phases:?}");
+    assert_eq!(phases.iter().map(|r| r.back).sum::<u32>(), 1, "{phases:?}");
+}
