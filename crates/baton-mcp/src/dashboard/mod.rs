@@ -500,6 +500,9 @@ pub async fn serve_dashboard(mut config: Config, addr: SocketAddr) -> Result<(),
         config.notify.dashboard_url = Some(guard.base_url());
     }
     let ctx = build_context(config)?;
+    // The stats and a run's figures read the run history: load it in the
+    // background, as `serve` does, so the first look does not wait for it.
+    crate::warm_history(&ctx);
     ctx.bus
         .follow_log()
         .map_err(|e| ServeError::Io(e.to_string()))?;

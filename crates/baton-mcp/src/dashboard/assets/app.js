@@ -370,10 +370,15 @@
         ...(est.similar || []).map((w, i) => [i ? ', ' : ' Most similar: ',
           h('a', { href: `/runs/${encodeURIComponent(w)}`, text: w, onclick: (ev) => { if (!ev.metaKey && !ev.ctrlKey) { ev.preventDefault(); select(w); } } })]));
     }
-    const groups = x.review_patterns || [];
+    // Reviewers without patterns of their own all get every reviewer's: shown once.
+    const groups = [];
+    for (const g of x.review_patterns || []) {
+      const same = g.shared && groups.find((o) => o.shared && o.critical_only === g.critical_only);
+      if (same) same.agents.push(g.agent); else groups.push({ ...g, agents: [g.agent] });
+    }
     v.patterns.hidden = !groups.length;
-    $('.pattern-groups', v.patterns).replaceChildren(...groups.map((g) => h('div', { class: 'pattern-group', 'data-agent': g.agent },
-      h('h4', { text: `${g.agent}${g.critical_only ? ' (CRITICAL only)' : ''}${g.shared ? ' — none of its own, so every reviewer’s' : ''}` }),
+    $('.pattern-groups', v.patterns).replaceChildren(...groups.map((g) => h('div', { class: 'pattern-group', 'data-agent': g.agents.join(' ') },
+      h('h4', { text: `${g.agents.join(', ')}${g.critical_only ? ' (CRITICAL only)' : ''}${g.shared ? ` — none of ${g.agents.length > 1 ? 'their' : 'its'} own, so every reviewer’s` : ''}` }),
       h('ol', {}, g.patterns.map((p) => {
         const crit = p.by.filter((b) => b.severity === 'CRITICAL').reduce((n, b) => n + b.count, 0);
         const sev = crit === p.count ? 'CRITICAL' : (crit ? `${crit} CRITICAL` : 'MINOR');
