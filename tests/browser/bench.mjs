@@ -60,6 +60,13 @@ async function main() {
   const rows = [];
   const api = async (label, path) => { const xs = await time(path); rows.push([label, f(pct(xs, 0.5)), f(pct(xs, 0.95))]); };
   const first = (await (await fetch(`${dash.url}/api/runs?limit=1`)).json()).runs[0].id;
+  // The run history's first use in the process records every ended run
+  // found on disk (their state.json read once); later calls read the index.
+  const t0 = performance.now();
+  const stats = await (await fetch(`${dash.url}/api/stats`)).json();
+  rows.push([`GET /api/stats, first (records ${stats.runs} ended runs found on disk)`, f(performance.now() - t0), '']);
+  await api('GET /api/stats (history index)', '/api/stats');
+  await api('GET /api/runs/{id}/insights (summary, estimate, patterns)', `/api/runs/${first}/insights`);
   await api('GET /api/runs (first page of 50)', '/api/runs?limit=50');
   await api('GET /api/runs (last page)', `/api/runs?limit=50&offset=${RUNS - 50}`);
   await api('GET /api/runs?status=waiting', '/api/runs?status=waiting');
@@ -83,6 +90,9 @@ async function main() {
   await measure('open the page → first 50 runs listed', () => page.goto(dash.signIn), () => page.locator('#run-list [data-run]').nth(49).waitFor());
   await page.locator('[data-testid=live]', { hasText: 'live' }).waitFor();
   await measure('click a run → its whole picture shown', () => page.locator('#run-list [data-run]').first().click(), () => page.locator('[data-testid=timeline] li').first().waitFor());
+  await measure('click "Stats" → the repository\'s numbers shown', () => page.locator('[data-testid=stats-tab]').click(), () => page.locator('[data-testid=stats-phase] tbody tr').first().waitFor());
+  await page.locator('#run-list [data-run]').first().click();
+  await page.locator('[data-testid=timeline] li').first().waitFor();
   const rangeChange = async (label, act) => {
     const before = await page.locator('#range').textContent();
     await measure(label, act, () => page.waitForFunction((b) => document.querySelector('#range').textContent !== b, before));

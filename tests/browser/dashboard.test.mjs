@@ -136,12 +136,9 @@ test('a person watches, revises, approves and abandons runs driven by other proc
   assert.deepEqual(abandoned.answers.at(-1).by, { who: 'person', channel: 'dashboard' });
   assert.equal(abandoned.answers.at(-1).answer, 'abandon');
   await page.locator('[data-filter=abandoned]').click();
+  // The run is in the list before the filter applies too: wait for the filtered page.
+  await page.locator('#range', { hasText: '1–1 of 1' }).waitFor();
   await page.locator(`[data-run="${runB}"]`).waitFor();
-  // The filtered page replaces the list when its request returns: wait for
-  // it to settle (a list that keeps the completed run fails on the timeout).
-  await page
-    .waitForFunction(() => document.querySelectorAll('#run-list [data-run]').length === 1, null, { timeout: 10000 })
-    .catch(() => {});
   assert.equal(await page.locator('#run-list [data-run]').count(), 1);
   await shot('04-abandoned.png');
 
@@ -209,4 +206,52 @@ test('a page from another origin cannot act, and a person without the link canno
   await p.screenshot({ path: out('05-read-only-stranger.png') });
   await stranger.close();
   assert.equal(state(id).currentPhaseStatus, 'awaiting_human');
+});
+
+test('the stats view and a run\'s summary show the run history\'s numbers', async () => {
+  // What `baton stats --json` says: one run completed (sent back once at
+  // its design checkpoint), one abandoned; the third still waits.
+  const cli = await baton(bin, repo, ['stats', '--json']);
+  assert.equal(cli.code, 0, cli.stderr);
+  const d = JSON.parse(cli.stdout).dashboard;
+  assert.deepEqual([d.runs, d.completed, d.abandoned], [2, 1, 1]);
+
+  await page.goto(`${dash.url}/`);
+  await page.locator('[data-testid=stats-tab]').click();
+  const stats = page.locator('[data-testid=stats]');
+  await stats.waitFor();
+  assert.equal(new URL(page.url()).pathname, '/stats');
+  const stat = (key) => stats.locator(`[data-stat=${key}]`).textContent();
+  assert.equal(await stat('runs'), String(d.runs));
+  assert.equal(await stat('completed'), String(d.completed));
+  assert.equal(await stat('abandoned'), String(d.abandoned));
+  assert.equal(await stat('first_pass_rate'), '0%', 'the completed run went back once');
+  assert.equal(await stat('cost_usd'), `$${d.cost_usd.toFixed(2)}`);
+  // (The scripted agent reports no tokens: none is shown as a dash.)
+  assert.equal(await stat('tokens'), d.tokens ? d.tokens.toLocaleString('en-US') : '—');
+  const phases = stats.locator('[data-testid=stats-phase] tbody tr');
+  assert.equal(await phases.count(), d.by_phase.length);
+  const design = d.by_phase.find((p) => p.phase === 'phase-3');
+  assert.equal(await stats.locator('[data-testid=stats-phase] tr[data-phase="phase-3"] td:nth-child(3)').textContent(), String(design.visits));
+  assert.equal(await stats.locator('[data-testid=stats-effort] tbody tr').count(), d.by_effort.length);
+  await shot('07-stats.png');
+
+  // Back to a run: its summary from the history — the person's revise is
+  // its one revision loop; the scripted reviews' MINOR findings count.
+  const done = runIds().find((n) => n.includes('add-a-greeting-feature'));
+  await page.locator(`[data-run="${done}"]`).click();
+  await stats.waitFor({ state: 'detached' });
+  const insights = page.locator('[data-testid=insights]');
+  await insights.waitFor();
+  assert.equal(await insights.locator('[data-summary="revision loops"]').textContent(), '1');
+  assert.match(await insights.locator('[data-summary=findings]').textContent(), /^0 CRITICAL, [1-9]\d* MINOR$/);
+  assert.match(await insights.locator('[data-summary=cost]').textContent(), /^\$\d+\.\d\d$/);
+  // Its design reviewer's prompt carries the scripted reviews' finding.
+  const reviewer = insights.locator('[data-testid=review-patterns] [data-agent=design-reviewer]');
+  assert.match(await reviewer.textContent(), /Consider logging the new path 2× · MINOR/);
+  await insights.scrollIntoViewIfNeeded();
+  await shot('08-run-summary.png');
+  // The stats view is a link of its own.
+  await page.goto(`${dash.url}/stats`);
+  assert.equal(await page.locator('[data-testid=stats] [data-stat=runs]').textContent(), String(d.runs));
 });

@@ -185,13 +185,15 @@ pub fn phase_records(
             p.visits = t.visits;
             p.ms = u64::try_from(t.total_ms).unwrap_or(0);
         }
-        // Phases in the order first started: a start of a phase that comes
-        // before the phase closed last is a loop back.
+        // Phases in the order first started (a checkpoint starts when it
+        // begins to wait): a start of a phase that comes before the phase
+        // closed last is a loop back — a review's REVISE, a person's
+        // `revise` at a checkpoint.
         let mut order: Vec<&str> = Vec::new();
         let mut last_closed: Option<(&str, HistoryAction)> = None;
         for h in &state.history {
             match h.action {
-                HistoryAction::Start => {
+                HistoryAction::Start | HistoryAction::Checkpoint => {
                     let rank = |p: &str| order.iter().position(|o| *o == p);
                     if let Some((p, _)) = last_closed
                         && let (Some(q), Some(pr)) = (rank(&h.phase), rank(p))

@@ -30,6 +30,7 @@ use crate::entry::Entry;
 use crate::error::HistoryError;
 use crate::file::HistoryFile;
 use crate::friction::{FrictionObservation, FrictionPoint};
+use crate::layer4::ReviewerPatterns;
 use crate::merge::{Observation, Pattern, merge_findings};
 use crate::record::{Outcome, RunRecord};
 use crate::similar::{LAYER4_MIN_MATCHED, SimilarRun, rank, strong};
@@ -744,9 +745,25 @@ impl HistoryIndex {
     /// effort when one is given), else from the newest completed runs of
     /// the effort, else of all.
     pub fn estimate(&self, request: &str, effort: Option<Effort>, prices: &PriceTable) -> Estimate {
+        self.estimate_for(None, request, effort, prices)
+    }
+
+    /// The estimate for the request of the run in folder `workspace`: like
+    /// [`HistoryIndex::estimate`], and that run is never part of its own
+    /// sample (a record of it, once it ended, is left out).
+    pub fn estimate_for(
+        &self,
+        workspace: Option<&str>,
+        request: &str,
+        effort: Option<Effort>,
+        prices: &PriceTable,
+    ) -> Estimate {
+        let own = workspace.unwrap_or("");
         self.with(|l, file| {
             let fits = |e: &Entry| {
-                e.outcome == Outcome::Completed && effort.is_none_or(|x| e.effort == Some(x))
+                e.outcome == Outcome::Completed
+                    && effort.is_none_or(|x| e.effort == Some(x))
+                    && e.workspace != own
             };
             let similar = strong(rank(
                 &l.bm25,
@@ -781,7 +798,10 @@ impl HistoryIndex {
                     Vec::new()
                 };
                 if by_effort.is_empty() {
-                    (Basis::All, pick(&|e| e.outcome == Outcome::Completed))
+                    (
+                        Basis::All,
+                        pick(&|e| e.outcome == Outcome::Completed && e.workspace != own),
+                    )
                 } else {
                     (Basis::Effort, by_effort)
                 }
@@ -789,6 +809,19 @@ impl HistoryIndex {
             let records = l.records(file, &docs);
             let sample: Vec<&RunRecord> = records.iter().collect();
             estimate(basis, &sample, prices)
+        })
+    }
+
+    /// The review patterns reviewing `agent`'s Layer 4 gives it, at most
+    /// `limit` ([`crate::layer4::reviewer_patterns`]); `None` for an agent
+    /// that reviews nothing.
+    pub fn reviewer_patterns(&self, agent: &str, limit: usize) -> Option<ReviewerPatterns> {
+        if crate::layer4::plan(agent).is_empty() {
+            return None;
+        }
+        self.with(|l, file| {
+            let d = l.derived(file);
+            crate::layer4::reviewer_patterns(agent, &d.patterns, limit)
         })
     }
 

@@ -121,6 +121,70 @@ pub fn filter_patterns(
     out
 }
 
+/// The patterns a [`Want::Patterns`] draws on, heaviest first: those of
+/// `agent` (CRITICAL findings only when `critical_only`), or — when that
+/// agent has none, or no agent is named — those of every reviewer; and
+/// whether it fell back to every reviewer's.
+pub fn select_patterns(
+    patterns: &[Pattern],
+    agent: Option<&str>,
+    critical_only: bool,
+) -> (Vec<Pattern>, bool) {
+    let severity = critical_only.then_some(Severity::Critical);
+    if let Some(a) = agent {
+        let own = filter_patterns(patterns, Some(a), None, severity);
+        if !own.is_empty() {
+            return (own, false);
+        }
+    }
+    (
+        filter_patterns(patterns, None, None, severity),
+        agent.is_some(),
+    )
+}
+
+/// The review patterns a reviewing agent's Layer 4 gives it (its *Past
+/// Review Patterns* block, before the budget), as the dashboard shows them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct ReviewerPatterns {
+    /// The reviewing agent (e.g. `design-reviewer`).
+    pub agent: String,
+    /// Only CRITICAL findings are given to it.
+    pub critical_only: bool,
+    /// It has no patterns of its own and is given every reviewer's.
+    pub shared: bool,
+    /// The heaviest patterns it is given, at most the number asked for.
+    pub patterns: Vec<Pattern>,
+}
+
+/// What [`plan`] gives `agent` as its own review patterns — `None` for an
+/// agent that is no reviewer (an architect gets a reviewer's patterns, but
+/// not as its own review) — at most `limit` of them (and at most what its
+/// Layer 4 would take).
+pub fn reviewer_patterns(
+    agent: &str,
+    patterns: &[Pattern],
+    limit: usize,
+) -> Option<ReviewerPatterns> {
+    plan(agent).into_iter().find_map(|want| match want {
+        Want::Patterns {
+            agent: Some(own),
+            critical_only,
+            n,
+        } if own == agent => {
+            let (mut views, shared) = select_patterns(patterns, Some(agent), critical_only);
+            views.truncate(n.min(limit));
+            Some(ReviewerPatterns {
+                agent: own,
+                critical_only,
+                shared,
+                patterns: views,
+            })
+        }
+        _ => None,
+    })
+}
+
 /// One similar run as a prompt line.
 pub fn similar_line(run: &SimilarRun) -> String {
     let mut facts = vec![run.outcome.as_str().to_string()];
@@ -218,11 +282,7 @@ pub fn compose(
                 critical_only,
                 n,
             } => {
-                let severity = critical_only.then_some(Severity::Critical);
-                let mut views = filter_patterns(patterns, agent.as_deref(), None, severity);
-                if views.is_empty() && agent.is_some() {
-                    views = filter_patterns(patterns, None, None, severity);
-                }
+                let (views, _) = select_patterns(patterns, agent.as_deref(), critical_only);
                 candidates.push((
                     PATTERNS_HEADING,
                     views.iter().take(n).map(pattern_line).collect(),
@@ -346,6 +406,36 @@ mod tests {
         assert!(compose("verifier", &s, &p, &f, 2000).is_empty());
         // A reviewer with no patterns of its own gets everyone's.
         assert_eq!(compose("task-reviewer", &s, &p, &f, 2000)[0].lines.len(), 3);
+    }
+
+    #[test]
+    fn a_reviewer_is_shown_the_patterns_its_prompt_gets() {
+        let (s, p, f) = (vec![run("20260301-a")], patterns(), friction());
+        let own = reviewer_patterns("design-reviewer", &p, 10).unwrap();
+        assert!(!own.shared && !own.critical_only);
+        let texts: Vec<&str> = own.patterns.iter().map(|x| x.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["Design lacks a rollback plan", "Naming is inconsistent"]
+        );
+        // The same patterns, in the same order, as the prompt's lines.
+        let prompt = &compose("design-reviewer", &s, &p, &f, 2000)[0].lines;
+        let lines: Vec<String> = own.patterns.iter().map(pattern_line).collect();
+        assert_eq!(&lines, prompt);
+        assert_eq!(
+            reviewer_patterns("design-reviewer", &p, 1)
+                .unwrap()
+                .patterns
+                .len(),
+            1
+        );
+        // No patterns of its own: every reviewer's, marked as shared.
+        let shared = reviewer_patterns("task-reviewer", &p, 10).unwrap();
+        assert!(shared.shared);
+        assert_eq!(shared.patterns.len(), 3);
+        // Agents that review nothing have no review patterns of their own.
+        assert!(reviewer_patterns("architect", &p, 10).is_none());
+        assert!(reviewer_patterns("verifier", &p, 10).is_none());
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub use baton_engine::pipeline::prompt::LearningBlock;
 pub use error::HistoryError;
 pub use friction::FrictionPoint;
 pub use index::{DefinitionSource, Friction, HistoryIndex, PatternFilter, Patterns, Reindexed};
-pub use layer4::DEFAULT_LAYER4_BUDGET_TOKENS;
+pub use layer4::{DEFAULT_LAYER4_BUDGET_TOKENS, ReviewerPatterns};
 pub use merge::Pattern;
 pub use record::{Outcome, RunRecord};
 pub use similar::SimilarRun;

@@ -358,6 +358,22 @@ fn estimates_use_similar_runs_then_the_effort_then_all() {
     assert_eq!(similar.tokens.p50, 85_000.0);
     assert_eq!(similar.cost_usd.p50, 0.51, "85k tokens at $6 per million");
     assert_eq!(similar.similar.len(), 3);
+    // A run's own estimate leaves the run out of its sample.
+    let own = history.estimate_for(
+        Some("20260310-cache"),
+        "cache pricing lookups",
+        None,
+        &prices,
+    );
+    assert_eq!((own.basis, own.sample), (Basis::Similar, 3));
+    assert!(!own.similar.iter().any(|w| w == "20260310-cache"));
+    let own_all = history.estimate_for(
+        Some("20260320-docs"),
+        "something else entirely",
+        Some(Effort::S),
+        &prices,
+    );
+    assert_eq!((own_all.basis, own_all.sample), (Basis::All, 4));
     let by_effort = history.estimate("something else entirely", Some(Effort::S), &prices);
     assert_eq!((by_effort.basis, by_effort.sample), (Basis::Effort, 1));
     let all = history.estimate("something else entirely", Some(Effort::L), &prices);
@@ -527,6 +543,54 @@ fn a_run_is_never_its_own_similar_past_run() {
         own.iter().all(|l| !l.starts_with("20260301-login-timeout")),
         "{own:?}"
     );
+}
+
+#[test]
+fn a_persons_revise_at_a_checkpoint_is_a_loop() {
+    use baton_history::collect::phase_records;
+    use baton_state::{HistoryAction, HistoryEntry, WorkspaceState};
+    let mut state = WorkspaceState::fresh(
+        "forge",
+        "phase-1",
+        "20260301-run",
+        ".specs/20260301-run",
+        "test",
+        common::at(0),
+    );
+    let steps = [
+        ("phase-3", HistoryAction::Start),
+        ("phase-3", HistoryAction::Complete),
+        ("phase-3b", HistoryAction::Start),
+        ("phase-3b", HistoryAction::Complete),
+        ("checkpoint-a", HistoryAction::Checkpoint),
+        // revise: back to the design
+        ("checkpoint-a", HistoryAction::Complete),
+        ("phase-3", HistoryAction::Start),
+        ("phase-3", HistoryAction::Complete),
+        ("phase-3b", HistoryAction::Start),
+        ("phase-3b", HistoryAction::Complete),
+        ("checkpoint-a", HistoryAction::Checkpoint),
+        // proceed
+        ("checkpoint-a", HistoryAction::Complete),
+        ("phase-5", HistoryAction::Start),
+        // a human gate inside a running phase is no loop
+        ("phase-5", HistoryAction::Checkpoint),
+        ("phase-5", HistoryAction::Resume),
+        ("phase-5", HistoryAction::Complete),
+    ];
+    for (i, (phase, action)) in steps.into_iter().enumerate() {
+        state.history.push(HistoryEntry {
+            at: common::at(i as i64),
+            phase: phase.into(),
+            action,
+            detail: None,
+            by: None,
+        });
+    }
+    let phases = phase_records(&state, None);
+    let back = |p: &str| phases.iter().find(|r| r.phase == p).map(|r| r.back);
+    assert_eq!(back("checkpoint-a"), Some(1), "{phases:?}");
+    assert_eq!(phases.iter().map(|r| r.back).sum::<u32>(), 1, "{phases:?}");
 }
 
 #[test]

@@ -13,11 +13,12 @@ use baton_config::Config;
 use baton_engine::WorkspaceFiles;
 use baton_engine::pipeline::prompt::LearningBlock;
 use baton_engine::pipeline::verdict::Severity;
-use baton_history::{DEFAULT_LAYER4_BUDGET_TOKENS, HistoryIndex, PatternFilter, PriceTable};
 /// The replies of the history use cases (the library's own types).
 pub use baton_history::{
-    Dashboard, Estimate, Friction, Patterns, Reindexed, RunSummary, SimilarRun,
+    Basis, Dashboard, Estimate, Friction, Patterns, Reindexed, ReviewerPatterns, RunSummary,
+    SimilarRun,
 };
+use baton_history::{DEFAULT_LAYER4_BUDGET_TOKENS, HistoryIndex, PatternFilter, PriceTable};
 use baton_state::{Effort, Transition, WorkspaceRef, WorkspaceState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -393,5 +394,73 @@ pub fn estimate(svc: &Services, args: EstimateArgs) -> Result<EstimateReply> {
     Ok(EstimateReply {
         display: estimate.display_line(),
         estimate,
+    })
+}
+
+/// Most review patterns [`run_insights`] shows per reviewing agent.
+pub const RUN_PATTERNS_SHOWN: usize = 3;
+
+/// Reply of [`run_insights`]: what the history says about one run.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RunInsights {
+    /// The run's summary, as `analytics_summary` gives it.
+    pub summary: RunSummary,
+    /// The estimate for the run's request from similar past runs (the run
+    /// itself left out); absent when fewer than three similar runs
+    /// completed (the effort's or all runs' numbers are no estimate *for
+    /// this request*).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<EstimateReply>,
+    /// Per reviewing agent of the run's workflow (phases the run skips left
+    /// out), the heaviest review patterns its prompt is given (at most
+    /// [`RUN_PATTERNS_SHOWN`]); agents with none are left out.
+    pub review_patterns: Vec<ReviewerPatterns>,
+}
+
+/// One run's figures for the dashboard: its summary ([`summary`], the
+/// same numbers as `analytics_summary`), the estimate for its request from
+/// similar past runs, and the review patterns its reviewers are given in
+/// their prompts (Layer 4, docs/history.md §7).
+pub fn run_insights(svc: &Services, args: SummaryArgs) -> Result<RunInsights> {
+    let summary = summary(svc, args.clone())?;
+    let ws = svc.store.resolve(&args.workspace)?;
+    let skipped = svc
+        .store
+        .load(&ws)
+        .map(|s| s.skipped_phases)
+        .unwrap_or_default();
+    let (request, _) = run_texts(&ws);
+    let estimate = if request.trim().is_empty() {
+        None
+    } else {
+        let e = svc
+            .history
+            .estimate_for(Some(&ws.name), &request, None, &prices(&svc.config));
+        (e.basis == Basis::Similar).then(|| EstimateReply {
+            display: e.display_line(),
+            estimate: e,
+        })
+    };
+    let mut review_patterns: Vec<ReviewerPatterns> = Vec::new();
+    if let Ok(definition) = svc.workflow(&summary.workflow) {
+        for phase in &definition.phases {
+            let Some(agent) = phase.agent.as_deref() else {
+                continue;
+            };
+            if skipped.contains(&phase.id) || review_patterns.iter().any(|r| r.agent == agent) {
+                continue;
+            }
+            if let Some(found) = svc.history.reviewer_patterns(agent, RUN_PATTERNS_SHOWN)
+                && !found.patterns.is_empty()
+            {
+                review_patterns.push(found);
+            }
+        }
+    }
+    log_warnings(&svc.history);
+    Ok(RunInsights {
+        summary,
+        estimate,
+        review_patterns,
     })
 }

@@ -3,7 +3,10 @@
 //! order; loopback by default and a token beyond it; foreign `Host` and
 //! `Origin` refused; GET cannot act; actions need a signed-in session and its
 //! CSRF token, and go through the same use cases (recorded as
-//! `person:dashboard`). The browser suite (tests/browser) drives the page.
+//! `person:dashboard`). The repository's stats and a run's figures are the
+//! run history's use cases' numbers (the same as `analytics_dashboard`,
+//! `baton stats --json`, `analytics_summary`, `analytics_estimate`,
+//! `history_patterns`). The browser suite (tests/browser) drives the page.
 
 mod common;
 
@@ -13,8 +16,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::baton_bin;
-use common::pipeline::git_repo;
-use serde_json::Value;
+use common::pipeline::{Script, create, drive, git_repo};
+use serde_json::{Value, json};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 
@@ -339,6 +342,11 @@ fn a_non_loopback_address_needs_a_token() {
         http(&server.addr, "GET", "/api/runs", &[], None).status,
         401
     );
+    assert_eq!(http(&server.addr, "GET", "/stats", &[], None).status, 200);
+    assert_eq!(
+        http(&server.addr, "GET", "/api/stats", &[], None).status,
+        401
+    );
     assert_eq!(http(&server.addr, "GET", "/events", &[], None).status, 401);
     assert_eq!(
         http(
@@ -356,6 +364,17 @@ fn a_non_loopback_address_needs_a_token() {
             &server.addr,
             "GET",
             "/api/runs",
+            &[("Authorization", &bearer)],
+            None
+        )
+        .status,
+        200
+    );
+    assert_eq!(
+        http(
+            &server.addr,
+            "GET",
+            "/api/stats",
             &[("Authorization", &bearer)],
             None
         )
@@ -823,4 +842,209 @@ async fn mcp_shows_the_same_run_at_a_glance_as_the_dashboard() {
     };
     assert_eq!(names(&from_mcp), names(&from_http));
     assert_eq!(from_mcp["timeline"], from_http["timeline"]);
+}
+
+/// A design review that approves with one CRITICAL finding, worded a little
+/// differently in each run (the history merges them into one pattern).
+fn review(wording: &str) -> String {
+    format!(
+        "# Review\n\n## Verdict: APPROVE\n\n**1. [CRITICAL] {wording}**\n\n**2. [MINOR] Naming**\n"
+    )
+}
+
+/// `baton stats --json` in `repo`, with `env`.
+fn stats_cli(repo: &std::path::Path, env: &[(&str, &str)]) -> Value {
+    let out = command(repo, &["stats", "--json"], env).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stats_and_a_runs_figures_are_the_history_use_cases_numbers() {
+    let repo = git_repo();
+    // A price high enough that the scripted runs' tokens cost whole cents.
+    let env = [("BATON_PRICE_USD_PER_MTOK", "1000")];
+    let c = common::spawn(repo.path(), &["--tools", "pipeline,history"], &env).await;
+    // Three similar runs completed with review findings — one sent back at
+    // its design checkpoint by a person — and one abandoned.
+    let mut completed = Vec::new();
+    for (text, wording, answers) in [
+        (
+            "fix the login session timeout on the web app",
+            "Missing error handling for session refresh failures",
+            &["revise: split the refresh from the timeout"][..],
+        ),
+        (
+            "extend the login session timeout for admin users",
+            "Missing error handling for the session refresh failure",
+            &[][..],
+        ),
+        (
+            "login session timeout is too short on mobile",
+            "Missing error handling for session refresh failures!",
+            &[][..],
+        ),
+    ] {
+        let ws = create(&c, text, "S", "--nopr").await;
+        let mut script = Script::default().with("review-design.md", &[&review(wording)]);
+        let trace = drive(&c, &repo, &ws, &mut script, answers, 80).await;
+        assert_eq!(trace.last["type"], "done", "{:#?}", trace.steps);
+        completed.push(ws.rsplit('/').next().unwrap().to_string());
+    }
+    let dropped = create(&c, "rename the billing export cookie", "S", "--nopr").await;
+    let trace = drive(
+        &c,
+        &repo,
+        &dropped,
+        &mut Script::default(),
+        &["abandon"],
+        30,
+    )
+    .await;
+    assert_eq!(trace.last["summary"], "Pipeline abandoned at checkpoint-a");
+    // A live run about the same thing, waiting at its design checkpoint.
+    let live = run_to_checkpoint(
+        repo.path(),
+        "make the login session timeout configurable per user",
+    );
+
+    let server = dashboard(repo.path(), "127.0.0.1", &env);
+    let a = server.addr.as_str();
+
+    // The repository's stats: the numbers of `analytics_dashboard` and of
+    // `baton stats --json`, the same use case over the history's records.
+    let stats = http(a, "GET", "/api/stats", &[], None);
+    assert_eq!(stats.status, 200, "{}", stats.body);
+    let stats = stats.json();
+    let from_mcp = c.ok("analytics_dashboard", json!({})).await;
+    assert_eq!(stats, from_mcp);
+    assert_eq!(stats, stats_cli(repo.path(), &env)["dashboard"]);
+    assert_eq!(
+        (&stats["runs"], &stats["completed"], &stats["abandoned"]),
+        (&json!(4), &json!(3), &json!(1)),
+        "{stats}"
+    );
+    assert_eq!(stats["first_pass_rate"], 0.667, "one of three went back");
+    assert_eq!(stats["loops_per_run"], 0.25, "{stats}");
+    assert!(stats["cost_usd"].as_f64().unwrap() > 0.0, "{stats}");
+    assert!(stats["tokens"].as_u64().unwrap() > 0, "{stats}");
+    assert_eq!(stats["by_effort"][0]["effort"], "S");
+    let design = stats["by_phase"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["phase"] == "phase-3")
+        .unwrap_or_else(|| panic!("phase-3 in {stats}"))
+        .clone();
+    assert_eq!(design["visits"], 5, "twice in the revised run: {design}");
+    // One workflow only, as `analytics_dashboard {workflow}` gives it.
+    let forge = http(a, "GET", "/api/stats?workflow=forge", &[], None).json();
+    assert_eq!(
+        forge,
+        c.ok("analytics_dashboard", json!({"workflow": "forge"}))
+            .await
+    );
+    assert_eq!(
+        http(a, "GET", "/api/stats?workflow=nothing", &[], None).json()["runs"],
+        0
+    );
+    let bad = http(a, "GET", "/api/stats?workflow=a%0Ab", &[], None);
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(bad.json()["code"], "invalid_parameter");
+
+    // A live run: its summary, the estimate for its request from the three
+    // similar completed runs, and its design reviewer's patterns.
+    let x = http(a, "GET", &format!("/api/runs/{live}/insights"), &[], None);
+    assert_eq!(x.status, 200, "{}", x.body);
+    let x = x.json();
+    let summary = c
+        .ok(
+            "analytics_summary",
+            json!({"workspace": format!(".specs/{live}")}),
+        )
+        .await;
+    assert_eq!(x["summary"], summary);
+    assert_eq!(x["summary"]["outcome"], "running");
+    let request =
+        std::fs::read_to_string(repo.path().join(".specs").join(&live).join("request.md")).unwrap();
+    let estimate = c
+        .ok("analytics_estimate", json!({"request": request}))
+        .await;
+    assert_eq!(x["estimate"], estimate);
+    assert_eq!(
+        (&x["estimate"]["basis"], &x["estimate"]["sample"]),
+        (&json!("similar"), &json!(3)),
+        "{x}"
+    );
+    assert!(
+        x["estimate"]["display"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("Estimate from 3 similar past runs")),
+        "{x}"
+    );
+    let reviewer = x["review_patterns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["agent"] == "design-reviewer")
+        .unwrap_or_else(|| panic!("design-reviewer in {x}"))
+        .clone();
+    let patterns = c
+        .ok(
+            "history_patterns",
+            json!({"agent": "design-reviewer", "limit": 3}),
+        )
+        .await;
+    assert_eq!(reviewer["patterns"], patterns["patterns"]);
+    assert_eq!(reviewer["shared"], false);
+    // The three wordings of the CRITICAL finding are one pattern; the
+    // default review's MINOR "Naming" of every run (the abandoned one's
+    // too) is another.
+    let counts: Vec<(String, u64)> = reviewer["patterns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let text = p["text"].as_str().unwrap();
+            let head = text.split(" for ").next().unwrap_or(text).to_string();
+            (head, p["count"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("Naming".to_string(), 4),
+            ("Missing error handling".to_string(), 3)
+        ],
+        "{reviewer}"
+    );
+
+    // A completed run: its own numbers; with itself left out, two similar
+    // runs remain — too few for an estimate for its request.
+    let first = &completed[0];
+    let x = http(a, "GET", &format!("/api/runs/{first}/insights"), &[], None).json();
+    let summary = c
+        .ok(
+            "analytics_summary",
+            json!({"workspace": format!(".specs/{first}")}),
+        )
+        .await;
+    assert_eq!(x["summary"], summary);
+    assert_eq!(x["summary"]["loops"], 1, "{x}");
+    assert_eq!(x["summary"]["findings"]["critical"], 1, "{x}");
+    assert!(x.get("estimate").is_none(), "{x}");
+    c.close().await;
+
+    assert_eq!(
+        http(a, "GET", "/api/runs/20990101-nothing/insights", &[], None).status,
+        404
+    );
+    // The page has a link of its own for the stats.
+    let page = http(a, "GET", "/stats", &[], None);
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("data-testid=\"stats\""), "{}", page.body);
 }

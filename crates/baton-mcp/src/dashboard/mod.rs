@@ -5,11 +5,13 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /`, `GET /runs/{id}` | the page (a run's own link opens it on that run) |
+//! | `GET /`, `GET /runs/{id}`, `GET /stats` | the page (a run's own link opens it on that run; `/stats` on the repository's numbers) |
 //! | `GET /assets/app.js`, `/assets/app.css` | its code and style |
 //! | `GET /api/runs?offset&limit&status&q` | a page of runs ([`baton_usecases::overview::run_page`]) |
 //! | `GET /api/runs/{id}` | one run at a glance ([`baton_usecases::overview::run_overview`]), the question rendered |
 //! | `GET /api/runs/{id}/artifacts/{name}` | an artifact rendered from Markdown, sanitised ([`render`]) |
+//! | `GET /api/runs/{id}/insights` | the run's summary, estimate and its reviewers' patterns ([`baton_usecases::history::run_insights`]) |
+//! | `GET /api/stats?workflow` | the repository's numbers from the run history ([`baton_usecases::history::dashboard`], as `analytics_dashboard` and `baton stats`) |
 //! | `POST /api/runs/{id}/answer` | answer the pending question (`{question, answer, text?}`) |
 //! | `POST /api/runs/{id}/abandon` | abandon the run (`{reason?}`) |
 //! | `GET /api/session`, `POST /api/login` | the session probe and sign-in (one-time key or access token) |
@@ -39,6 +41,7 @@ use serde_json::{Value, json};
 
 use baton_config::{Config, Secret};
 use baton_state::Actor;
+use baton_usecases::history;
 use baton_usecases::overview::{self, PageArgs, RunFilter};
 use baton_usecases::pipeline::step::{AnswerArgs, answer_question, pending_question};
 use baton_usecases::recovery::{AbandonArgs, abandon_by};
@@ -81,6 +84,7 @@ pub fn routes(ctx: Arc<AppContext>, guard: Arc<Guard>) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/runs/{id}", get(page))
+        .route("/stats", get(page))
         .route("/assets/app.js", get(script))
         .route("/assets/app.css", get(style))
         .route("/api/session", get(session))
@@ -88,6 +92,8 @@ pub fn routes(ctx: Arc<AppContext>, guard: Arc<Guard>) -> Router {
         .route("/api/runs", get(list))
         .route("/api/runs/{id}", get(show))
         .route("/api/runs/{id}/artifacts/{name}", get(artifact))
+        .route("/api/runs/{id}/insights", get(insights))
+        .route("/api/stats", get(stats))
         .route("/api/runs/{id}/answer", post(answer))
         .route("/api/runs/{id}/abandon", post(abandon))
         .with_state(Dashboard {
@@ -268,6 +274,32 @@ async fn artifact(
             "truncated": a.truncated,
             "html": render::markdown_to_html(&a.text),
         }))
+    })
+    .await
+}
+
+async fn insights(State(d): State<Dashboard>, Path(id): Path<String>) -> Response {
+    blocking(move || history::run_insights(&d.ctx, history::SummaryArgs { workspace: id })).await
+}
+
+/// Query of `GET /api/stats`.
+#[derive(Debug, Deserialize)]
+struct StatsQuery {
+    /// Only runs of this workflow.
+    #[serde(default)]
+    workflow: Option<String>,
+}
+
+/// The repository's numbers: the same use case as `analytics_dashboard`
+/// and `baton stats`, over the history's records (no `state.json` read).
+async fn stats(State(d): State<Dashboard>, Query(q): Query<StatsQuery>) -> Response {
+    blocking(move || {
+        history::dashboard(
+            &d.ctx,
+            history::DashboardArgs {
+                workflow: q.workflow,
+            },
+        )
     })
     .await
 }
@@ -468,6 +500,9 @@ pub async fn serve_dashboard(mut config: Config, addr: SocketAddr) -> Result<(),
         config.notify.dashboard_url = Some(guard.base_url());
     }
     let ctx = build_context(config)?;
+    // The stats and a run's figures read the run history: load it in the
+    // background, as `serve` does, so the first look does not wait for it.
+    crate::warm_history(&ctx);
     ctx.bus
         .follow_log()
         .map_err(|e| ServeError::Io(e.to_string()))?;

@@ -327,6 +327,7 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 fn is_public(method: &Method, path: &str) -> bool {
     (method == Method::GET || method == Method::HEAD)
         && (path == "/"
+            || path == "/stats"
             || path.starts_with("/runs/")
             || path.starts_with("/assets/")
             || path == "/healthz"
@@ -370,7 +371,10 @@ pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next
         return refuse(StatusCode::FORBIDDEN, "cross-origin request refused");
     }
     let page = (method == Method::GET || method == Method::HEAD)
-        && (path == "/" || path.starts_with("/runs/") || path.starts_with("/assets/"));
+        && (path == "/"
+            || path == "/stats"
+            || path.starts_with("/runs/")
+            || path.starts_with("/assets/"));
     let site = headers
         .get("sec-fetch-site")
         .and_then(|v| v.to_str().ok())

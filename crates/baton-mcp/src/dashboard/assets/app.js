@@ -11,7 +11,7 @@
   const S = {
     csrf: null, signedIn: false, loopback: true,
     filter: 'all', q: '', offset: 0, limit: 50, page: null,
-    runId: null, run: null, view: null, artifact: null, seen: new Set(),
+    runId: null, run: null, view: null, artifact: null, seen: new Set(), stats: false,
   };
 
   const $ = (sel, root = document) => root.querySelector(sel);
@@ -57,6 +57,15 @@
   const num = (n) => (n ? Number(n).toLocaleString() : '—');
   const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
   const cut = (t, n) => (t.length > n ? t.slice(0, n - 1) + '…' : t);
+  // The history's numbers: minutes, US dollars, shares (absent: none yet).
+  function mins(m) {
+    if (!m) return '—';
+    if (m < 60) return `${m} min`;
+    return `${Math.floor(m / 60)} h ${Math.round(m % 60)} min`;
+  }
+  const usd = (x) => `$${Number(x || 0).toFixed(2)}`;
+  const pct = (r) => (r == null ? '—' : `${Math.round(r * 1000) / 10}%`);
+  const count = (n) => String(n || 0);
 
   // ---- notices ----------------------------------------------------------
   let noticeTimer = null;
@@ -192,14 +201,74 @@
   function route() {
     const m = location.pathname.match(/^\/runs\/([^/]+)$/);
     const id = m ? decodeURIComponent(m[1]) : null;
-    if (id !== S.runId) { S.runId = id; S.run = null; S.view = null; S.artifact = null; S.seen = new Set(); }
+    const stats = location.pathname === '/stats';
+    if (id !== S.runId || stats !== S.stats) { S.runId = id; S.run = null; S.view = null; S.artifact = null; S.seen = new Set(); }
+    S.stats = stats;
     document.querySelectorAll('#run-list a').forEach((a) => {
       if (a.dataset.run === id) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
     });
+    document.querySelectorAll('.views a').forEach((a) => {
+      if ((a.dataset.view === 'stats') === stats) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+    });
+    if (stats) { loadStats(); return; }
     if (!id) { $('#detail').replaceChildren(h('p', { class: 'empty', text: 'Choose a run.' })); return; }
     loadRun();
   }
   window.addEventListener('popstate', route);
+  document.querySelectorAll('.views a').forEach((a) => a.addEventListener('click', (ev) => {
+    if (ev.metaKey || ev.ctrlKey) return;
+    ev.preventDefault();
+    if (location.pathname !== a.getAttribute('href')) history.pushState({}, '', a.getAttribute('href'));
+    route();
+  }));
+
+  // ---- repository stats (the run history: `baton stats`) ------------------
+  let statsSeq = 0;
+  async function loadStats() {
+    const seq = ++statsSeq;
+    try {
+      const d = await api('/api/stats');
+      if (seq !== statsSeq || !S.stats) return;
+      renderStats(d);
+    } catch (e) { if (seq === statsSeq && e.status !== 401) notice(`Stats: ${e.message}`, 'bad'); }
+  }
+  function renderStats(d) {
+    let node = $('#detail > .stats');
+    if (!node) {
+      node = $('#stats-template').content.firstElementChild.cloneNode(true);
+      $('#detail').replaceChildren(node);
+    }
+    $('.stats-empty', node).hidden = d.runs > 0;
+    const facts = [
+      ['runs', 'ended runs', count(d.runs)], ['completed', 'completed', count(d.completed)],
+      ['abandoned', 'abandoned', count(d.abandoned)],
+      ['first_pass_rate', 'first-pass rate', pct(d.first_pass_rate), 'completed runs that never went back'],
+      ['review_pass_rate', 'review pass rate', pct(d.review_pass_rate), 'review passes that let the work go on'],
+      ['loops_per_run', 'revision loops / run', (d.loops_per_run || 0).toFixed(2)],
+      ['tokens', 'tokens', num(d.tokens)], ['cost_usd', 'cost', usd(d.cost_usd), 'at the configured prices'],
+    ];
+    $('.stats-facts', node).replaceChildren(...facts.map(([key, label, val, title]) => h('div', { title },
+      h('dt', { text: label }), h('dd', { 'data-stat': key, text: val }))));
+    const bar = $('.outcome-bar', node);
+    bar.hidden = !d.runs;
+    bar.setAttribute('aria-label', `${d.completed} completed, ${d.abandoned} abandoned`);
+    bar.title = bar.getAttribute('aria-label');
+    // Widths through the CSSOM (the CSP forbids inline style attributes).
+    $('.ok', bar).style.width = `${d.runs ? (100 * d.completed) / d.runs : 0}%`;
+    $('.ab', bar).style.width = `${d.runs ? (100 * d.abandoned) / d.runs : 0}%`;
+    $('[data-testid=stats-effort] tbody', node).replaceChildren(...d.by_effort.map((e) => h('tr', { 'data-effort': e.effort },
+      h('td', { text: e.effort === '-' ? 'not set' : e.effort }), h('td', { class: 'num', text: count(e.runs) }),
+      h('td', { class: 'num', text: count(e.completed) }), h('td', { class: 'num', text: e.loops_per_run.toFixed(2) }),
+      h('td', { class: 'num', text: num(e.mean_tokens) }), h('td', { class: 'num', text: mins(e.mean_minutes) }),
+      h('td', { class: 'num', text: usd(e.mean_cost_usd) }))));
+    const most = Math.max(1, ...d.by_phase.map((p) => p.mean_tokens));
+    const rows = d.by_phase.map((p) => h('tr', { 'data-phase': p.phase },
+      h('td', { text: p.phase }), h('td', { class: 'num', text: count(p.runs) }), h('td', { class: 'num', text: count(p.visits) }),
+      h('td', { class: 'num', text: count(p.back) }), h('td', { class: 'num', text: mins(p.mean_minutes) }),
+      h('td', { class: 'num', text: num(p.mean_tokens) }), h('td', { class: 'bar-cell' }, h('span', { class: 'meter' }, h('i')))));
+    $('[data-testid=stats-phase] tbody', node).replaceChildren(...rows);
+    rows.forEach((row, i) => { $('.meter i', row).style.width = `${(100 * d.by_phase[i].mean_tokens) / most}%`; });
+  }
 
   let runSeq = 0;
   async function loadRun() {
@@ -211,6 +280,7 @@
       if (seq !== runSeq || id !== S.runId) return;
       S.run = run;
       renderRun(run);
+      loadInsights(id);
     } catch (e) {
       if (seq !== runSeq) return;
       if (e.status === 404) $('#detail').replaceChildren(h('p', { class: 'empty', text: `No run ${id} in this repository.` }));
@@ -229,6 +299,8 @@
       tasksSection: $('.tasks-section', node), taskGraph: $('.task-graph', node), tasks: $('.tasks tbody', node),
       artifacts: $('.artifacts', node), artifactView: $('.artifact-view', node), timeline: $('.timeline', node),
       abandon: $('.abandon', node), abandonForm: $('.abandon-form', node), next: $('.next-step', node),
+      insights: $('.insights', node), summaryFacts: $('.summary-facts', node), estimate: $('.estimate', node),
+      patterns: $('.review-patterns', node),
       questionName: null,
     };
     v.abandon.addEventListener('click', () => { v.abandonForm.hidden = false; $('.abandon-reason', node).focus(); });
@@ -265,6 +337,53 @@
     v.abandon.disabled = !S.signedIn;
     v.abandon.title = S.signedIn ? '' : 'sign in with the link baton printed to act here';
     v.next.textContent = r.nextStep ? `Next: ${r.nextStep}` : '';
+  }
+
+  // What the run history says about this run: its summary (the numbers of
+  // `analytics_summary`), the estimate for its request from similar past
+  // runs, and the review patterns its reviewers' prompts carry.
+  let insightSeq = 0;
+  async function loadInsights(id) {
+    const seq = ++insightSeq;
+    try {
+      const x = await api(`/api/runs/${encodeURIComponent(id)}/insights`);
+      if (seq !== insightSeq || id !== S.runId || !S.view) return;
+      renderInsights(S.view, x);
+    } catch (_) { /* the run's own view already tells what went wrong */ }
+  }
+  function renderInsights(v, x) {
+    const sm = x.summary;
+    v.insights.hidden = false;
+    const f = sm.findings || {};
+    const facts = [
+      ['tokens', num(sm.tokens)], ['cost', usd(sm.cost_usd)], ['agent work', mins(sm.work_minutes)],
+      ['wall time', mins(sm.wall_minutes)], ['revision loops', count(sm.loops)],
+      ['phases', `${sm.phases_run} run, ${sm.phases_skipped} skipped`],
+      ['findings', `${f.critical || 0} CRITICAL, ${f.minor || 0} MINOR`],
+      ...Object.entries(sm.verdicts || {}).map(([file, verdict]) => [file, verdict]),
+    ];
+    v.summaryFacts.replaceChildren(...facts.map(([k, val]) => h('div', {}, h('dt', { text: k }), h('dd', { 'data-summary': k, text: val }))));
+    const est = x.estimate;
+    v.estimate.hidden = !est;
+    if (est) {
+      v.estimate.replaceChildren(h('span', { text: est.display || '' }),
+        ...(est.similar || []).map((w, i) => [i ? ', ' : ' Most similar: ',
+          h('a', { href: `/runs/${encodeURIComponent(w)}`, text: w, onclick: (ev) => { if (!ev.metaKey && !ev.ctrlKey) { ev.preventDefault(); select(w); } } })]));
+    }
+    // Reviewers without patterns of their own all get every reviewer's: shown once.
+    const groups = [];
+    for (const g of x.review_patterns || []) {
+      const same = g.shared && groups.find((o) => o.shared && o.critical_only === g.critical_only);
+      if (same) same.agents.push(g.agent); else groups.push({ ...g, agents: [g.agent] });
+    }
+    v.patterns.hidden = !groups.length;
+    $('.pattern-groups', v.patterns).replaceChildren(...groups.map((g) => h('div', { class: 'pattern-group', 'data-agent': g.agents.join(' ') },
+      h('h4', { text: `${g.agents.join(', ')}${g.critical_only ? ' (CRITICAL only)' : ''}${g.shared ? ` — none of ${g.agents.length > 1 ? 'their' : 'its'} own, so every reviewer’s` : ''}` }),
+      h('ol', {}, g.patterns.map((p) => {
+        const crit = p.by.filter((b) => b.severity === 'CRITICAL').reduce((n, b) => n + b.count, 0);
+        const sev = crit === p.count ? 'CRITICAL' : (crit ? `${crit} CRITICAL` : 'MINOR');
+        return h('li', {}, h('span', { text: p.text }), h('span', { class: 'meta', text: ` ${p.count}× · ${sev} · last in ${p.last_seen}` }));
+      })))));
   }
 
   function renderQuestion(v, r) {
@@ -465,10 +584,11 @@
   // ---- live updates -----------------------------------------------------
   // Throttled, never starved: the first event of a burst schedules one
   // refresh shortly after; events during the wait ride along with it.
-  let listTimer = null, runTimer = null, replaying = false;
+  let listTimer = null, runTimer = null, statsTimer = null, replaying = false;
   function refreshAll() {
     clearTimeout(listTimer); clearTimeout(runTimer); listTimer = null; runTimer = null;
-    loadList(); loadRun();
+    loadList();
+    if (S.stats) loadStats(); else loadRun();
   }
   function onEvent(rec) {
     const act = $('#activity');
@@ -479,6 +599,10 @@
     while (act.children.length > 100) act.lastChild.remove();
     if (replaying) return; // the refresh on (re)connect covers the replay
     if (!listTimer) listTimer = setTimeout(() => { listTimer = null; loadList(); }, 200);
+    // A run that ends adds its record to the history: the stats change.
+    if (S.stats && (rec.event === 'pipeline-complete' || rec.event === 'abandon') && !statsTimer) {
+      statsTimer = setTimeout(() => { statsTimer = null; loadStats(); }, 300);
+    }
     if (id === S.runId && !runTimer) runTimer = setTimeout(() => { runTimer = null; loadRun(); }, 60);
   }
   function connect() {
