@@ -88,6 +88,7 @@ fn tools_list_fits_its_budget_per_profile() {
         ("issue", vec!["--tools", "issue"]),
         ("manuals", vec!["--tools", "manuals"]),
         ("recovery", vec!["--tools", "recovery"]),
+        ("history", vec!["--tools", "history"]),
         ("all", vec!["--tools", "all"]),
     ] {
         let (seen, wire, count) = sizes(&list(&repo, &args));
