@@ -145,41 +145,57 @@ impl HistoryFile {
     /// Creates the folder when it is missing, with its `.gitignore` (only
     /// then: a folder that exists keeps whatever it holds). Refuses a
     /// folder that is a symbolic link or not a folder.
+    ///
+    /// The folder appears with its ignore file or not at all: both are made
+    /// in a hidden staging folder that is then renamed into place, so a
+    /// process killed half-way never leaves a folder `git status` shows
+    /// (a staging folder holds only its own `*` ignore file, which git does
+    /// not list either).
     pub fn ensure_dir(&self) -> Result<(), HistoryError> {
         std::fs::create_dir_all(&self.root)
             .map_err(|e| HistoryError::io("create", &self.root, e))?;
         let dir = self.dir();
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {
-                let ignore = dir.join(".gitignore");
-                if let Err(e) = baton_state::fs::create_new(&ignore, IGNORE_CONTENT.as_bytes()) {
-                    // Without its ignore file the folder would show in `git
-                    // status`: take it away again and report.
-                    let _ = std::fs::remove_dir(&dir);
-                    return Err(HistoryError::io("create", &ignore, e));
-                }
-                Ok(())
+        match std::fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.file_type().is_dir() => return Ok(()),
+            Ok(meta) => {
+                return Err(HistoryError::io(
+                    "use",
+                    &dir,
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!(
+                            "it is {}, not a folder; baton does not follow or use it (remove it)",
+                            baton_state::fs::kind_of(&meta)
+                        ),
+                    ),
+                ));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let meta = std::fs::symlink_metadata(&dir)
-                    .map_err(|e| HistoryError::io("stat", &dir, e))?;
-                if meta.file_type().is_dir() {
+            Err(_) => {}
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let staging = self
+            .root
+            .join(format!(".history.new-{}-{nanos}", std::process::id()));
+        std::fs::create_dir(&staging).map_err(|e| HistoryError::io("create", &staging, e))?;
+        let ignore = staging.join(".gitignore");
+        if let Err(e) = baton_state::fs::create_new(&ignore, IGNORE_CONTENT.as_bytes()) {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(HistoryError::io("create", &ignore, e));
+        }
+        match std::fs::rename(&staging, &dir) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&staging);
+                // Another process made it first: use theirs.
+                if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_dir()) {
                     Ok(())
                 } else {
-                    Err(HistoryError::io(
-                        "use",
-                        &dir,
-                        std::io::Error::new(
-                            std::io::ErrorKind::InvalidInput,
-                            format!(
-                                "it is {}, not a folder; baton does not follow or use it (remove it)",
-                                baton_state::fs::kind_of(&meta)
-                            ),
-                        ),
-                    ))
+                    Err(HistoryError::io("create", &dir, e))
                 }
             }
-            Err(e) => Err(HistoryError::io("create", &dir, e)),
         }
     }
 

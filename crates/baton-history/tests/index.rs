@@ -610,3 +610,42 @@ fn a_rebuild_keeps_archived_runs() {
     assert!(rebuilt.unreadable.is_empty(), "{rebuilt:?}");
     assert!(history.get("20260301-login-timeout").is_some());
 }
+
+/// A process killed while it makes the history folder leaves nothing `git
+/// status` shows: the folder is staged hidden with its `*` ignore file and
+/// renamed into place. A staging folder left by a kill is invisible to git,
+/// and the next process makes the folder all the same.
+#[test]
+fn a_kill_while_the_folder_is_made_leaves_nothing_git_shows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    let specs = repo.join(".specs");
+    std::fs::create_dir_all(specs.join(".history.new-4242-1")).unwrap();
+    std::fs::write(specs.join(".history.new-4242-1/.gitignore"), "*\n").unwrap();
+    assert_eq!(git(&["status", "--porcelain", "--untracked-files=all"]), "");
+    let dirs = three_runs(&specs);
+    for d in &dirs {
+        git(&["add", "--", d.to_str().unwrap()]);
+    }
+    let history = HistoryIndex::open(&specs);
+    history.record_run(&dirs[0], &state(&dirs[0])).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(specs.join(".history/.gitignore")).unwrap(),
+        "*\n"
+    );
+    let status = git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert!(
+        status.lines().all(|l| l.starts_with("A ")),
+        "only the staged runs, nothing of the history: {status}"
+    );
+}
