@@ -147,10 +147,11 @@ impl HistoryFile {
     /// folder that is a symbolic link or not a folder.
     ///
     /// The folder appears with its ignore file or not at all: both are made
-    /// in a hidden staging folder that is then renamed into place, so a
-    /// process killed half-way never leaves a folder `git status` shows
-    /// (a staging folder holds only its own `*` ignore file, which git does
-    /// not list either).
+    /// in a hidden staging folder that is then renamed into place, and the
+    /// ignore file itself appears whole ([`baton_state::fs::create_new_whole`]),
+    /// so a process killed half-way never leaves a folder `git status`
+    /// shows (a staging folder left behind is empty or holds only its own
+    /// `*` ignore file, which git does not list).
     pub fn ensure_dir(&self) -> Result<(), HistoryError> {
         std::fs::create_dir_all(&self.root)
             .map_err(|e| HistoryError::io("create", &self.root, e))?;
@@ -181,7 +182,7 @@ impl HistoryFile {
             .join(format!(".history.new-{}-{nanos}", std::process::id()));
         std::fs::create_dir(&staging).map_err(|e| HistoryError::io("create", &staging, e))?;
         let ignore = staging.join(".gitignore");
-        if let Err(e) = baton_state::fs::create_new(&ignore, IGNORE_CONTENT.as_bytes()) {
+        if let Err(e) = baton_state::fs::create_new_whole(&ignore, IGNORE_CONTENT.as_bytes()) {
             let _ = std::fs::remove_dir_all(&staging);
             return Err(HistoryError::io("create", &ignore, e));
         }

@@ -98,6 +98,65 @@ pub fn create_new(path: &Path, content: &[u8]) -> std::io::Result<bool> {
     }
 }
 
+/// Like [`create_new`], but the file appears with its whole content or not
+/// at all, so a process killed half-way never leaves an empty file behind
+/// (an empty `.gitignore` would let `git status` show its folder). On Linux
+/// the content is written to an unnamed file in `path`'s folder
+/// (`O_TMPFILE`) that is then linked under its name; where the filesystem
+/// cannot do that, this is [`create_new`]. Never follows or replaces a link
+/// at `path`: an existing entry of any kind answers `Ok(false)`.
+pub fn create_new_whole(path: &Path, content: &[u8]) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    if let Some(done) = link_whole(path, content) {
+        return done;
+    }
+    create_new(path, content)
+}
+
+/// [`create_new_whole`]'s unnamed-file way; `None` when the system cannot
+/// (no `O_TMPFILE`, no `/proc`): the caller falls back.
+#[cfg(target_os = "linux")]
+fn link_whole(path: &Path, content: &[u8]) -> Option<std::io::Result<bool>> {
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_TMPFILE | libc::O_NOFOLLOW)
+        .mode(0o644)
+        .open(dir)
+        .ok()?;
+    if let Err(e) = file.write_all(content) {
+        return Some(Err(e));
+    }
+    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+    let to = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: both arguments are valid NUL-terminated paths that outlive the
+    // call; linkat neither keeps nor frees them.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc == 0 {
+        return Some(Ok(true));
+    }
+    let e = std::io::Error::last_os_error();
+    if e.kind() == std::io::ErrorKind::AlreadyExists {
+        Some(Ok(false))
+    } else {
+        None
+    }
+}
+
 /// A lock that could not be taken in time.
 #[derive(Debug, Clone)]
 pub struct LockBusy {
@@ -201,6 +260,25 @@ pub fn permissions_for(target: &Path) -> Option<std::fs::Permissions> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_new_file_appears_with_its_content_and_never_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".gitignore");
+        assert!(create_new_whole(&path, b"*\n").unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "*\n");
+        // An existing file is kept as it is.
+        assert!(!create_new_whole(&path, b"other\n").unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "*\n");
+        // A dangling link is neither followed nor replaced.
+        let link = dir.path().join("link");
+        let nowhere = dir.path().join("nowhere");
+        std::os::unix::fs::symlink(&nowhere, &link).unwrap();
+        assert!(!create_new_whole(&link, b"*\n").unwrap());
+        assert!(!nowhere.exists());
+        // Nothing but the two entries: no temporary name was left behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
 
     #[test]
     fn links_fifos_and_folders_are_refused() {
