@@ -146,58 +146,14 @@ impl HistoryFile {
     /// then: a folder that exists keeps whatever it holds). Refuses a
     /// folder that is a symbolic link or not a folder.
     ///
-    /// The folder appears with its ignore file or not at all: both are made
-    /// in a hidden staging folder that is then renamed into place, and the
-    /// ignore file itself appears whole ([`baton_state::fs::create_new_whole`]),
-    /// so a process killed half-way never leaves a folder `git status`
-    /// shows (a staging folder left behind is empty or holds only its own
-    /// `*` ignore file, which git does not list).
+    /// The folder appears with its ignore file or not at all
+    /// ([`baton_state::fs::create_ignored_dir`]), so a process killed
+    /// half-way never leaves a folder `git status` shows.
     pub fn ensure_dir(&self) -> Result<(), HistoryError> {
-        std::fs::create_dir_all(&self.root)
-            .map_err(|e| HistoryError::io("create", &self.root, e))?;
         let dir = self.dir();
-        match std::fs::symlink_metadata(&dir) {
-            Ok(meta) if meta.file_type().is_dir() => return Ok(()),
-            Ok(meta) => {
-                return Err(HistoryError::io(
-                    "use",
-                    &dir,
-                    std::io::Error::new(
-                        std::io::ErrorKind::InvalidInput,
-                        format!(
-                            "it is {}, not a folder; baton does not follow or use it (remove it)",
-                            baton_state::fs::kind_of(&meta)
-                        ),
-                    ),
-                ));
-            }
-            Err(_) => {}
-        }
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let staging = self
-            .root
-            .join(format!(".history.new-{}-{nanos}", std::process::id()));
-        std::fs::create_dir(&staging).map_err(|e| HistoryError::io("create", &staging, e))?;
-        let ignore = staging.join(".gitignore");
-        if let Err(e) = baton_state::fs::create_new_whole(&ignore, IGNORE_CONTENT.as_bytes()) {
-            let _ = std::fs::remove_dir_all(&staging);
-            return Err(HistoryError::io("create", &ignore, e));
-        }
-        match std::fs::rename(&staging, &dir) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&staging);
-                // Another process made it first: use theirs.
-                if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_dir()) {
-                    Ok(())
-                } else {
-                    Err(HistoryError::io("create", &dir, e))
-                }
-            }
-        }
+        baton_state::fs::create_ignored_dir(&dir)
+            .map(|_| ())
+            .map_err(|e| HistoryError::io("create", &dir, e))
     }
 
     fn lock_file(&self) -> Option<File> {

@@ -157,6 +157,64 @@ fn link_whole(path: &Path, content: &[u8]) -> Option<std::io::Result<bool>> {
     }
 }
 
+/// Makes folder `dir` holding a `.gitignore` of `*` — both or neither, so
+/// a process killed half-way never leaves a folder `git status` shows: the
+/// folder is staged under a hidden name beside it with its ignore file
+/// ([`create_new_whole`]) and renamed into place. `Ok(false)` when `dir`
+/// already exists as a folder (it keeps what it holds and gets no ignore
+/// file); an error when it is anything else (a link is never followed). A
+/// staging folder left by a kill is empty or ignores itself, so git does
+/// not list it either.
+pub fn create_ignored_dir(dir: &Path) -> std::io::Result<bool> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.file_type().is_dir() => return Ok(false),
+        Ok(meta) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is {}, not a folder; baton does not follow or use it (remove it)",
+                    dir.display(),
+                    kind_of(&meta)
+                ),
+            ));
+        }
+        Err(_) => {}
+    }
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} has no parent folder", dir.display()),
+        ));
+    };
+    std::fs::create_dir_all(parent)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let staging = parent.join(format!(
+        ".{}.new-{}-{nanos}",
+        name.to_string_lossy().trim_start_matches('.'),
+        std::process::id()
+    ));
+    std::fs::create_dir(&staging)?;
+    if let Err(e) = create_new_whole(&staging.join(".gitignore"), b"*\n") {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    match std::fs::rename(&staging, dir) {
+        Ok(()) => Ok(true),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            // Another process made it first: use theirs.
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir()) {
+                Ok(false)
+            } else {
+                Err(e)
+            }
+        }
+    }
+}
+
 /// A lock that could not be taken in time.
 #[derive(Debug, Clone)]
 pub struct LockBusy {
@@ -260,6 +318,35 @@ pub fn permissions_for(target: &Path) -> Option<std::fs::Permissions> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ignored_folder_is_made_whole_or_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("specs/.locks");
+        assert!(create_ignored_dir(&made).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(made.join(".gitignore")).unwrap(),
+            "*\n"
+        );
+        // No staging folder is left beside it.
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("specs")).unwrap().count(),
+            1
+        );
+        // A folder that exists keeps what it holds and gets no ignore file.
+        let existing = dir.path().join("mine");
+        std::fs::create_dir(&existing).unwrap();
+        assert!(!create_ignored_dir(&existing).unwrap());
+        assert!(!existing.join(".gitignore").exists());
+        // A file or a link in its place is refused, never followed.
+        let file = dir.path().join("file");
+        std::fs::write(&file, "keep\n").unwrap();
+        assert!(create_ignored_dir(&file).is_err());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&existing, &link).unwrap();
+        assert!(create_ignored_dir(&link).is_err());
+        assert!(!existing.join(".gitignore").exists());
+    }
 
     #[test]
     fn a_whole_new_file_appears_with_its_content_and_never_through_a_link() {

@@ -660,15 +660,11 @@ impl StateStore {
             reason,
         })?;
         let dir = self.specs_root.join(".locks");
-        let created = !dir.exists();
-        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+        crate::fs::create_ignored_dir(&dir).map_err(|source| StoreError::Io {
             op: "create folder",
             path: dir.clone(),
             source,
         })?;
-        if created {
-            let _ = crate::fs::create_new(&dir.join(IGNORE_FILE), b"*\n");
-        }
         let path = dir.join(format!("{name}.lock"));
         let file = crate::fs::open_regular(&path, false).map_err(|source| StoreError::Io {
             op: "open lock",
