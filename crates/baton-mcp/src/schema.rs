@@ -18,9 +18,7 @@
 //! * no `$schema`, `title` or root description (the tool description says it),
 //!   no `default: null`;
 //! * no `additionalProperties: false`: every byte is context, and the server
-//!   refuses an unknown property anyway (`invalid_parameter` naming it);
-//! * an unsigned 32- or 64-bit integer gets `minimum: 0` only (its maximum
-//!   says nothing a caller needs; larger values are refused by the server).
+//!   refuses an unknown property anyway (`invalid_parameter` naming it).
 //!
 //! Output schemas ([`publish_output`]) are lean: the reply's top-level
 //! fields with their types and enums; nested objects are typed `object`
@@ -245,7 +243,7 @@ fn integer_bounds(format: &str) -> Option<(Option<Value>, Option<Value>)> {
         "int64" | "int" => (None, None),
         "uint8" => both(json!(0), json!(u8::MAX)),
         "uint16" => both(json!(0), json!(u16::MAX)),
-        "uint32" => (Some(json!(0)), None),
+        "uint32" => both(json!(0), json!(u32::MAX)),
         "uint64" | "uint" => (Some(json!(0)), None),
         _ => return None,
     })
