@@ -21,7 +21,10 @@ impl Server {
     /// Spawns `baton serve` in `repo` with extra environment variables.
     pub fn spawn(repo: &std::path::Path, env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
-        cmd.arg("serve").current_dir(repo);
+        // The manual tools are a profile of their own (the default is the
+        // pipeline's).
+        cmd.args(["serve", "--tools", "manuals"]).current_dir(repo);
+        cmd.env_remove("BATON_TOOLS");
         for (k, v) in env {
             cmd.env(k, v);
         }
