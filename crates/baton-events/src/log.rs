@@ -39,23 +39,19 @@ impl EventLog {
     /// Opens (creating folders as needed) the log at `path`.
     pub fn open(path: &Path, max_bytes: u64, keep: usize) -> Result<EventLog, EventLogError> {
         if let Some(parent) = path.parent() {
-            let created = !parent.exists();
-            std::fs::create_dir_all(parent).map_err(|source| EventLogError::Io {
+            // Keep the log out of version control without touching the
+            // user's .gitignore: only in a folder baton makes for it (a
+            // configured folder that already exists — the repository root,
+            // a source folder — is never told to ignore everything). The
+            // folder appears with its ignore file or not at all.
+            let io = |source| EventLogError::Io {
                 path: parent.to_path_buf(),
                 source,
-            })?;
-            // Keep the log out of version control without touching the
-            // user's .gitignore: only in a folder baton made for it (a
-            // configured folder that already existed — the repository root,
-            // a source folder — is never told to ignore everything).
-            if created {
-                // Created new, never through a (dangling) link.
-                let _ = OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(parent.join(".gitignore"))
-                    .and_then(|mut f| f.write_all(b"*\n"));
+            };
+            if !parent.as_os_str().is_empty() && !parent.exists() {
+                baton_fs::create_ignored_dir(parent).map_err(io)?;
             }
+            std::fs::create_dir_all(parent).map_err(io)?;
         }
         Ok(EventLog {
             path: path.to_path_buf(),

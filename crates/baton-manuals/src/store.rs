@@ -197,26 +197,18 @@ fn segment_path(dir: &Path, id: u64) -> PathBuf {
 }
 
 fn prepare_dir(dir: &Path) -> std::io::Result<()> {
-    let index_dir_created = dir.parent().is_some_and(|p| !p.exists());
-    std::fs::create_dir_all(dir)?;
     if let Some(parent) = dir.parent() {
         // A derived index: keep it out of version control without touching
-        // the repository's own .gitignore — only in a folder baton made for
-        // it, and never through a link (create_new does not follow one).
-        if index_dir_created {
-            use std::io::Write as _;
-            if let Ok(mut f) = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(parent.join(".gitignore"))
-            {
-                let _ = f.write_all(b"*\n");
-            }
+        // the repository's own .gitignore — only in a folder baton makes for
+        // it, which appears with its ignore file or not at all (never
+        // through a link).
+        if !parent.exists() {
+            baton_fs::create_ignored_dir(parent)?;
         }
         // The single-file cache of earlier versions is replaced by this folder.
         let _ = std::fs::remove_file(dir.with_extension("idx"));
     }
-    Ok(())
+    std::fs::create_dir_all(dir)
 }
 
 fn encode_manifest(root: &Path, manual_id: &str, m: &Manifest) -> Vec<u8> {

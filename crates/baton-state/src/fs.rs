@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 #[cfg(unix)]
 use std::os::unix::fs::OpenOptionsExt;
 
+pub use baton_fs::{create_ignored_dir, create_new, create_new_whole, kind_of};
+
 /// Flags for opening a path baton owns: never through a symbolic link, never
 /// blocking on a FIFO, not inherited by child processes.
 #[cfg(unix)]
@@ -38,20 +40,6 @@ fn not_regular(path: &Path, what: &str) -> std::io::Error {
             path.display()
         ),
     )
-}
-
-/// What a path is, for messages.
-pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a folder"
-    } else if t.is_file() {
-        "a regular file"
-    } else {
-        "a special file (FIFO, socket or device)"
-    }
 }
 
 /// Opens `path` for writing without following a symbolic link or blocking
@@ -81,138 +69,6 @@ pub fn open_regular(path: &Path, append: bool) -> std::io::Result<File> {
         return Err(not_regular(path, kind_of(&meta)));
     }
     Ok(file)
-}
-
-/// Creates `path` with `content` only if nothing (not even a dangling link)
-/// is there yet. Returns whether it was created.
-pub fn create_new(path: &Path, content: &[u8]) -> std::io::Result<bool> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    match safe(&mut options).open(path) {
-        Ok(mut f) => {
-            f.write_all(content)?;
-            Ok(true)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
-/// Like [`create_new`], but the file appears with its whole content or not
-/// at all, so a process killed half-way never leaves an empty file behind
-/// (an empty `.gitignore` would let `git status` show its folder). On Linux
-/// the content is written to an unnamed file in `path`'s folder
-/// (`O_TMPFILE`) that is then linked under its name; where the filesystem
-/// cannot do that, this is [`create_new`]. Never follows or replaces a link
-/// at `path`: an existing entry of any kind answers `Ok(false)`.
-pub fn create_new_whole(path: &Path, content: &[u8]) -> std::io::Result<bool> {
-    #[cfg(target_os = "linux")]
-    if let Some(done) = link_whole(path, content) {
-        return done;
-    }
-    create_new(path, content)
-}
-
-/// [`create_new_whole`]'s unnamed-file way; `None` when the system cannot
-/// (no `O_TMPFILE`, no `/proc`): the caller falls back.
-#[cfg(target_os = "linux")]
-fn link_whole(path: &Path, content: &[u8]) -> Option<std::io::Result<bool>> {
-    use std::ffi::CString;
-    use std::os::fd::AsRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut file = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_TMPFILE | libc::O_NOFOLLOW)
-        .mode(0o644)
-        .open(dir)
-        .ok()?;
-    if let Err(e) = file.write_all(content) {
-        return Some(Err(e));
-    }
-    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
-    let to = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: both arguments are valid NUL-terminated paths that outlive the
-    // call; linkat neither keeps nor frees them.
-    let rc = unsafe {
-        libc::linkat(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::AT_SYMLINK_FOLLOW,
-        )
-    };
-    if rc == 0 {
-        return Some(Ok(true));
-    }
-    let e = std::io::Error::last_os_error();
-    if e.kind() == std::io::ErrorKind::AlreadyExists {
-        Some(Ok(false))
-    } else {
-        None
-    }
-}
-
-/// Makes folder `dir` holding a `.gitignore` of `*` — both or neither, so
-/// a process killed half-way never leaves a folder `git status` shows: the
-/// folder is staged under a hidden name beside it with its ignore file
-/// ([`create_new_whole`]) and renamed into place. `Ok(false)` when `dir`
-/// already exists as a folder (it keeps what it holds and gets no ignore
-/// file); an error when it is anything else (a link is never followed). A
-/// staging folder left by a kill is empty or ignores itself, so git does
-/// not list it either.
-pub fn create_ignored_dir(dir: &Path) -> std::io::Result<bool> {
-    match std::fs::symlink_metadata(dir) {
-        Ok(meta) if meta.file_type().is_dir() => return Ok(false),
-        Ok(meta) => {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!(
-                    "{} is {}, not a folder; baton does not follow or use it (remove it)",
-                    dir.display(),
-                    kind_of(&meta)
-                ),
-            ));
-        }
-        Err(_) => {}
-    }
-    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{} has no parent folder", dir.display()),
-        ));
-    };
-    std::fs::create_dir_all(parent)?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let staging = parent.join(format!(
-        ".{}.new-{}-{nanos}",
-        name.to_string_lossy().trim_start_matches('.'),
-        std::process::id()
-    ));
-    std::fs::create_dir(&staging)?;
-    if let Err(e) = create_new_whole(&staging.join(".gitignore"), b"*\n") {
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(e);
-    }
-    match std::fs::rename(&staging, dir) {
-        Ok(()) => Ok(true),
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&staging);
-            // Another process made it first: use theirs.
-            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir()) {
-                Ok(false)
-            } else {
-                Err(e)
-            }
-        }
-    }
 }
 
 /// A lock that could not be taken in time.
@@ -318,54 +174,6 @@ pub fn permissions_for(target: &Path) -> Option<std::fs::Permissions> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_ignored_folder_is_made_whole_or_left_as_it_is() {
-        let dir = tempfile::tempdir().unwrap();
-        let made = dir.path().join("specs/.locks");
-        assert!(create_ignored_dir(&made).unwrap());
-        assert_eq!(
-            std::fs::read_to_string(made.join(".gitignore")).unwrap(),
-            "*\n"
-        );
-        // No staging folder is left beside it.
-        assert_eq!(
-            std::fs::read_dir(dir.path().join("specs")).unwrap().count(),
-            1
-        );
-        // A folder that exists keeps what it holds and gets no ignore file.
-        let existing = dir.path().join("mine");
-        std::fs::create_dir(&existing).unwrap();
-        assert!(!create_ignored_dir(&existing).unwrap());
-        assert!(!existing.join(".gitignore").exists());
-        // A file or a link in its place is refused, never followed.
-        let file = dir.path().join("file");
-        std::fs::write(&file, "keep\n").unwrap();
-        assert!(create_ignored_dir(&file).is_err());
-        let link = dir.path().join("link");
-        std::os::unix::fs::symlink(&existing, &link).unwrap();
-        assert!(create_ignored_dir(&link).is_err());
-        assert!(!existing.join(".gitignore").exists());
-    }
-
-    #[test]
-    fn a_whole_new_file_appears_with_its_content_and_never_through_a_link() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".gitignore");
-        assert!(create_new_whole(&path, b"*\n").unwrap());
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "*\n");
-        // An existing file is kept as it is.
-        assert!(!create_new_whole(&path, b"other\n").unwrap());
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "*\n");
-        // A dangling link is neither followed nor replaced.
-        let link = dir.path().join("link");
-        let nowhere = dir.path().join("nowhere");
-        std::os::unix::fs::symlink(&nowhere, &link).unwrap();
-        assert!(!create_new_whole(&link, b"*\n").unwrap());
-        assert!(!nowhere.exists());
-        // Nothing but the two entries: no temporary name was left behind.
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
-    }
 
     #[test]
     fn links_fifos_and_folders_are_refused() {

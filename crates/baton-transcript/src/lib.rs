@@ -397,13 +397,12 @@ impl Transcript {
         let mut path = None;
         let mut file = None;
         if let Some(dir) = &options.dir {
-            // An ignore file only in a folder baton made for its logs.
-            let created = !dir.exists();
-            std::fs::create_dir_all(dir)?;
-            let ignore = dir.join(".gitignore");
-            if created && !ignore.exists() {
-                let _ = std::fs::write(&ignore, "*\n");
+            // An ignore file only in a folder baton makes for its logs, and
+            // the folder appears with it or not at all.
+            if !dir.exists() {
+                baton_fs::create_ignored_dir(dir)?;
             }
+            std::fs::create_dir_all(dir)?;
             prune(dir, options.max_total_bytes, None);
             let (p, f, named_at) = open_new(dir, session_id, None)?;
             file = Some(Output {
