@@ -179,23 +179,28 @@ fn http_serves_mcp_events_and_health() {
     drop(server);
     // The transcript recorded the HTTP exchange (written by the background task).
     let logs = repo.path().join(".baton/logs");
-    let mut text = String::new();
-    for _ in 0..50 {
+    // Wait for the reply's own line (the writer flushes in the background;
+    // another call's reply can be on disk before it).
+    let mut lines: Vec<Value> = Vec::new();
+    for _ in 0..100 {
         std::thread::sleep(Duration::from_millis(50));
-        text = std::fs::read_dir(&logs)
+        let text: String = std::fs::read_dir(&logs)
             .unwrap()
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
             .map(|e| std::fs::read_to_string(e.path()).unwrap())
             .collect();
-        if text.contains("\"direction\":\"out\"") && text.contains("\"tool\":\"init\"") {
+        lines = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if lines
+            .iter()
+            .any(|l| l["direction"] == "out" && l["tool"] == "init")
+        {
             break;
         }
     }
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert!(
         lines
             .iter()
