@@ -52,8 +52,9 @@ pub fn build_context(config: Config) -> Result<Arc<AppContext>, ServeError> {
     Ok(Arc::new(AppContext::with_services(services)))
 }
 
-/// Loads the run history on a background thread, so the first prompt that
-/// needs Layer 4 does not wait for it (docs/history.md §1). Called once the
+/// Sweeps the temporary files of killed writes and loads the run history
+/// on a background thread, so neither the start nor the first prompt that
+/// needs Layer 4 waits for them (docs/history.md §1). Called once the
 /// server is up (over stdio: after the `initialize` handshake, so the load
 /// never competes with the reply). Nothing waits for this thread; a call
 /// that needs the history meanwhile waits for the load instead of doing it
@@ -63,6 +64,9 @@ pub fn warm_history(ctx: &Arc<AppContext>) {
     let spawned = std::thread::Builder::new()
         .name("baton-history-warm".into())
         .spawn(move || {
+            // Temporary files of writes killed long ago first: cheap with
+            // few workspaces, and never on the start path with many.
+            ctx.sweep_temp_files();
             ctx.history.warm();
             baton_usecases::history::log_warnings(&ctx.history);
         });

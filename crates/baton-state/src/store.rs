@@ -624,13 +624,13 @@ impl StateStore {
         };
         let mut removed = 0;
         for folder in folders.flatten() {
-            let is_dir = folder.file_type().is_ok_and(|t| t.is_dir());
+            // Real folders only: a link is never followed.
+            if !folder.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
             let Ok(entries) = std::fs::read_dir(folder.path()) else {
                 continue;
             };
-            if !is_dir {
-                continue;
-            }
             for entry in entries.flatten() {
                 let name = entry.file_name();
                 let name = name.to_string_lossy();

@@ -120,14 +120,21 @@ impl Services {
             )
         })?;
         let services = Services::new(config, Arc::new(EventBus::with_log(log)), version);
-        // Temporary files of writes killed long ago are of no use to anyone.
-        let removed = services
+        Ok(services)
+    }
+
+    /// Removes the temporary files of state writes killed more than a
+    /// minute ago (`.state.json.*.tmp` in every workspace); returns how many.
+    /// It reads every workspace folder, so servers call it on a background
+    /// thread after their handshake, never on the start path.
+    pub fn sweep_temp_files(&self) -> usize {
+        let removed = self
             .store
             .sweep_temp_files(std::time::Duration::from_secs(60));
         if removed > 0 {
             tracing::info!("removed {removed} temporary files left by interrupted writes");
         }
-        Ok(services)
+        removed
     }
 
     /// The definition with `id`, or `not_found` listing the known ones.

@@ -640,3 +640,41 @@ async fn broken_states_give_the_right_codes() {
     }
     c.close().await;
 }
+
+/// A write killed between its temporary file and the rename leaves
+/// `.state.json.*.tmp` behind; a server start removes those older than a
+/// minute (off the start path) and keeps a fresh one, which may be a write
+/// in flight in another process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn temporary_files_of_killed_writes_are_swept_after_a_start() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let r = c
+        .ok("init", json!({"spec_name": "sweep", "effort": "S"}))
+        .await;
+    c.close().await;
+    let ws = repo.path().join(r["workspace"].as_str().unwrap());
+    let stale = ws.join(".state.json.4242.tmp");
+    let fresh = ws.join(".state.json.4343.tmp");
+    for f in [&stale, &fresh] {
+        std::fs::write(f, "{}").unwrap();
+    }
+    let old = std::time::SystemTime::now() - Duration::from_secs(600);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stale.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!stale.exists(), "the stale temporary file is swept");
+    assert!(fresh.exists(), "a fresh one may be a write in flight: kept");
+    // The workspace itself is untouched.
+    c.ok("state_get", json!({"workspace": r["workspace"]}))
+        .await;
+    c.close().await;
+}
