@@ -65,7 +65,9 @@ pub enum StoreError {
         root: PathBuf,
     },
     /// No such workspace.
-    #[error("no workspace at {path} (no {STATE_FILE})")]
+    #[error(
+        "no workspace at {path} (no {STATE_FILE}); pass the workspace an earlier reply returned (`baton ls` lists them), or start one (pipeline_init, startIssueWorkflow, workflow_start)"
+    )]
     NotFound {
         /// The folder looked at.
         path: PathBuf,
