@@ -145,7 +145,12 @@ fn json_type(expected: &str) -> String {
     } else if e == "a character" {
         "a one-character string".into()
     } else if unsigned.contains(&e) {
-        "a whole number ≥ 0".into()
+        match e {
+            "u8" => format!("a whole number from 0 to {}", u8::MAX),
+            "u16" => format!("a whole number from 0 to {}", u16::MAX),
+            "u32" => format!("a whole number from 0 to {}", u32::MAX),
+            _ => "a whole number ≥ 0".into(),
+        }
     } else if signed.contains(&e) {
         "a whole number".into()
     } else if e == "f32" || e == "f64" {
@@ -259,6 +264,12 @@ fn all_backticked(message: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_out_of_a_small_range_names_the_range() {
+        assert_eq!(json_type("u32"), "a whole number from 0 to 4294967295");
+        assert_eq!(json_type("u64"), "a whole number ≥ 0");
+    }
     use serde::Deserialize;
     use serde_json::json;
 

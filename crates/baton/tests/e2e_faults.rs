@@ -25,6 +25,24 @@ use common::{Repo, spawn};
 use serde_json::{Value, json};
 
 /// The confirmation call of a text pipeline.
+/// A git repository with one commit (a README), as runs expect.
+fn committed_repo() -> Repo {
+    let repo = git_repo();
+    std::fs::write(repo.path().join("README.md"), "x\n").unwrap();
+    git_output(repo.path(), &["add", "."]);
+    git_output(repo.path(), &["commit", "-qm", "init"]);
+    repo
+}
+
+/// Runs git in `repo` (its output, for the caller to read).
+fn git_output(repo: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .unwrap()
+}
+
 fn confirmation(workspace: &Value) -> Value {
     json!({"workspace": workspace, "task_text": "add login rate limiting",
            "flags": {"auto": false, "skip_pr": true, "debug": false, "discuss": false, "effort_override": null, "current_branch": null},
@@ -89,17 +107,9 @@ async fn a_kill_between_the_writes_of_a_confirmation_loses_nothing() {
         // The request is the run's: its commit holds it, and the tree ends clean.
         let trace = drive(&c, &repo, ws, &mut Script::default(), &[], 100).await;
         assert_eq!(trace.last["type"], "done", "{:?}", trace.steps);
-        let committed = Command::new("git")
-            .args(["show", "--name-only", "--format=", "HEAD"])
-            .current_dir(repo.path())
-            .output()
-            .unwrap();
+        let committed = git_output(repo.path(), &["show", "--name-only", "--format=", "HEAD"]);
         assert!(String::from_utf8_lossy(&committed.stdout).contains(&format!("{ws}/request.md")));
-        let status = Command::new("git")
-            .args(["status", "--porcelain"])
-            .current_dir(repo.path())
-            .output()
-            .unwrap();
+        let status = git_output(repo.path(), &["status", "--porcelain"]);
         assert_eq!(
             String::from_utf8_lossy(&status.stdout),
             "",
@@ -112,18 +122,7 @@ async fn a_kill_between_the_writes_of_a_confirmation_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kill_while_sealing_the_final_state_is_repaired() {
     // The seal writes the live state, then state.json: die after the first.
-    let repo = git_repo();
-    std::fs::write(repo.path().join("README.md"), "x\n").unwrap();
-    Command::new("git")
-        .args(["add", "."])
-        .current_dir(repo.path())
-        .status()
-        .unwrap();
-    Command::new("git")
-        .args(["commit", "-qm", "init"])
-        .current_dir(repo.path())
-        .status()
-        .unwrap();
+    let repo = committed_repo();
     let c = spawn(repo.path(), &[], &[]).await;
     let ws = create(&c, "fix typo in the help text", "S", "--nopr").await;
     let mut script = Script::default();
@@ -175,19 +174,11 @@ async fn a_kill_while_sealing_the_final_state_is_repaired() {
         }
         args = perform(repo.path(), &ws, &a, &mut script, &mut answers);
     }
-    let committed = Command::new("git")
-        .args(["show", &format!("HEAD:{ws}/state.json")])
-        .current_dir(repo.path())
-        .output()
-        .unwrap();
+    let committed = git_output(repo.path(), &["show", &format!("HEAD:{ws}/state.json")]);
     let committed: Value = serde_json::from_slice(&committed.stdout).unwrap();
     assert_eq!(committed["currentPhaseStatus"], "completed");
     assert!(!live.exists());
-    let status = Command::new("git")
-        .args(["status", "--porcelain"])
-        .current_dir(repo.path())
-        .output()
-        .unwrap();
+    let status = git_output(repo.path(), &["status", "--porcelain"]);
     assert_eq!(
         String::from_utf8_lossy(&status.stdout),
         "",
@@ -200,18 +191,7 @@ async fn a_kill_while_sealing_the_final_state_is_repaired() {
 /// repeat gets the same answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_report_sent_twice_is_applied_once_for_every_action_type() {
-    let repo = git_repo();
-    std::fs::write(repo.path().join("README.md"), "x\n").unwrap();
-    Command::new("git")
-        .args(["add", "."])
-        .current_dir(repo.path())
-        .status()
-        .unwrap();
-    Command::new("git")
-        .args(["commit", "-qm", "init"])
-        .current_dir(repo.path())
-        .status()
-        .unwrap();
+    let repo = committed_repo();
     let c = spawn(repo.path(), &[], &[]).await;
     let ws = create(&c, "fix typo in the help text", "S", "--nopr").await;
     let mut script = Script::default();
@@ -254,11 +234,7 @@ async fn a_report_sent_twice_is_applied_once_for_every_action_type() {
                     .contains("nothing was applied"),
                 "{again}"
             );
-            let status = Command::new("git")
-                .args(["status", "--porcelain"])
-                .current_dir(repo.path())
-                .output()
-                .unwrap();
+            let status = git_output(repo.path(), &["status", "--porcelain"]);
             assert_eq!(
                 String::from_utf8_lossy(&status.stdout),
                 "",
