@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use baton_manuals::{ManualConfig, ManualService};
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -47,38 +47,6 @@ fn peak(label: &str) {
     );
 }
 
-fn dir_bytes(dir: &Path) -> u64 {
-    let mut total = 0;
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                total += dir_bytes(&p);
-            } else if let Ok(m) = e.metadata() {
-                total += m.len();
-            }
-        }
-    }
-    total
-}
-
-fn queries(eval: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for name in [
-        "insurance-ja.jsonl",
-        "kasai-ja.blind2.jsonl",
-        "lumen-en.jsonl",
-    ] {
-        let text = std::fs::read_to_string(eval.join("gold").join(name)).unwrap_or_default();
-        out.extend(
-            text.lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .filter_map(|v| v["query"].as_str().map(str::to_string)),
-        );
-    }
-    out
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let mb: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(130);
@@ -105,7 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             t.elapsed().as_secs_f64()
         );
     }
-    let text_bytes = dir_bytes(&root);
+    let text_bytes = corpus_gen::dir_bytes(&root);
     // As the server runs: a watcher, and a full stat sweep at most every 30 s.
     let config = || {
         let mut c = ManualConfig::new(&root);
@@ -130,10 +98,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "text {:.1} MB, index on disk {:.1} MB ({:.2}× the text)",
         text_bytes as f64 / 1e6,
-        dir_bytes(&index_dir) as f64 / 1e6,
-        dir_bytes(&index_dir) as f64 / text_bytes as f64
+        corpus_gen::dir_bytes(&index_dir) as f64 / 1e6,
+        corpus_gen::dir_bytes(&index_dir) as f64 / text_bytes as f64
     );
-    let qs = queries(&eval);
+    let qs = corpus_gen::queries(&eval);
     let t = Instant::now();
     let service = ManualService::open(config())?;
     let first = service.find(json!({"query": qs[0], "use_cache": false}))?;

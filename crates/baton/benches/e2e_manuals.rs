@@ -25,38 +25,6 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use stdio_server::{Server, percentile, server_durations};
 
-fn dir_bytes(dir: &Path) -> u64 {
-    let mut total = 0;
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                total += dir_bytes(&p);
-            } else if let Ok(m) = e.metadata() {
-                total += m.len();
-            }
-        }
-    }
-    total
-}
-
-fn queries(eval: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for name in [
-        "insurance-ja.jsonl",
-        "kasai-ja.blind2.jsonl",
-        "lumen-en.jsonl",
-    ] {
-        let text = std::fs::read_to_string(eval.join("gold").join(name)).unwrap_or_default();
-        out.extend(
-            text.lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .filter_map(|v| v["query"].as_str().map(str::to_string)),
-        );
-    }
-    out
-}
-
 fn report(name: &str, mut samples: Vec<f64>) {
     samples.sort_by(|a, b| a.total_cmp(b));
     println!(
@@ -80,7 +48,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(130);
     let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("../baton-manuals/eval");
-    let qs = queries(&eval);
+    let qs = corpus_gen::queries(&eval);
     let repo = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(repo.path().join(".git")).expect("git");
     let t = Instant::now();
@@ -107,7 +75,7 @@ fn main() {
     let cold = t.elapsed().as_secs_f64();
     let cold_peak = s.status_kib("VmHWM:");
     s.stop();
-    let index_bytes = dir_bytes(&repo.path().join(".baton/manual-index"));
+    let index_bytes = corpus_gen::dir_bytes(&repo.path().join(".baton/manual-index"));
 
     // 2. Warm: the index on disk.
     let t = Instant::now();

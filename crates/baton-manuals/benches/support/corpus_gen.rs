@@ -86,3 +86,40 @@ fn collect(dir: &Path, prefix: &str, out: &mut Files) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Bytes of every file under `dir` (the index's size on disk).
+#[allow(dead_code)] // not every bench that includes this module measures it
+pub fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                total += dir_bytes(&p);
+            } else if let Ok(m) = e.metadata() {
+                total += m.len();
+            }
+        }
+    }
+    total
+}
+
+/// The queries of the evaluation sets under `eval/gold` that the scale
+/// measurements run (Japanese and English).
+#[allow(dead_code)] // not every bench that includes this module searches
+pub fn queries(eval: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in [
+        "insurance-ja.jsonl",
+        "kasai-ja.blind2.jsonl",
+        "lumen-en.jsonl",
+    ] {
+        let text = std::fs::read_to_string(eval.join("gold").join(name)).unwrap_or_default();
+        out.extend(
+            text.lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter_map(|v| v["query"].as_str().map(str::to_string)),
+        );
+    }
+    out
+}
