@@ -5,7 +5,7 @@
 //!
 //! Also the fault-injection hook of the crash tests: with
 //! `BATON_CRASH_AFTER_WRITES=N` in its environment, the process aborts
-//! right after its N-th atomic write (see `crates/baton/tests/e2e_faults.rs`).
+//! right after its N-th atomic write (see `crates/baton/tests/it/e2e_faults.rs`).
 //! Nothing reads that variable otherwise; it is documented in
 //! docs/configuration.md as a testing hook.
 

@@ -1,11 +1,9 @@
 //! `baton history …` and the dashboard of `baton stats`, on ended forge runs
 //! found on disk (written by the older Go server, state.json version 2).
 
-mod common;
-
 use std::process::Command;
 
-use common::{Repo, baton_bin};
+use crate::common::{Repo, baton_bin};
 use serde_json::Value;
 
 fn run(repo: &Repo, args: &[&str]) -> (i32, String, String) {

@@ -6,12 +6,12 @@
 //! `npm ci --prefix tests/ts`, which `./scripts/test` runs); when they are
 //! missing these tests fail and say how to install them.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::baton_bin;
+use crate::common::baton_bin;
 
 fn ts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ts")

@@ -13,15 +13,15 @@
 //! * racing starts of one issue create one run;
 //! * broken states give the right codes.
 
-mod common;
+use crate::common;
 
 use std::collections::VecDeque;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::pipeline::{Script, create, drive, drive_until, git_repo, perform};
-use common::{Repo, spawn};
+use crate::common::pipeline::{Script, create, drive, drive_until, git_repo, perform};
+use crate::common::{Repo, spawn};
 use serde_json::{Value, json};
 
 /// The confirmation call of a text pipeline.

@@ -6,10 +6,10 @@
 //! the estimate, `git status` stays clean, and a damaged history file never
 //! fails a pipeline call.
 
-mod common;
+use crate::common;
 
-use common::pipeline::{Script, create, drive, git_repo};
-use common::{Client, Repo, spawn};
+use crate::common::pipeline::{Script, create, drive, git_repo};
+use crate::common::{Client, Repo, spawn};
 use serde_json::{Value, json};
 
 const SUMMARY: &str = "# Summary\n\nDone.\n\n## Improvement Report\n\n### Documentation\n- None observed.\n\n### Code Readability\n- None observed.\n\n### AI Agent Support\n- The test command was hard to find — add it to CLAUDE.md\n\n### Other\n- None observed.\n";

@@ -6,12 +6,12 @@
 //! Each test names the finding it pins. Git hygiene has its own file
 //! (`e2e_git.rs`) with a real repository and a bare remote.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 
-use common::pipeline::{Script, TASKS_MD, create, drive_until, git_repo, perform};
-use common::{Client, Repo, person_answer, person_answers, spawn};
+use crate::common::pipeline::{Script, TASKS_MD, create, drive_until, git_repo, perform};
+use crate::common::{Client, Repo, person_answer, person_answers, spawn};
 use serde_json::{Value, json};
 
 /// Events of `phase` as their kinds.

@@ -5,14 +5,12 @@
 //! secret-looking file unless a person allows it — `git status` shows
 //! nothing of the run afterwards, and the push reaches the remote.
 
-mod common;
-
 use std::collections::VecDeque;
 use std::path::Path;
 use std::process::Command;
 
-use common::pipeline::{Script, create, git_repo, perform};
-use common::{person_answer, spawn};
+use crate::common::pipeline::{Script, create, git_repo, perform};
+use crate::common::{person_answer, spawn};
 use serde_json::json;
 
 fn git(dir: &Path, args: &[&str]) -> String {

@@ -2,12 +2,10 @@
 //! size, hash and start; files rotate at their size; the folder keeps to its
 //! budget.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-use common::{Repo, baton_bin};
+use crate::common::{Repo, baton_bin};
 use serde_json::{Value, json};
 
 /// Every transcript entry in the repository, oldest file first, and the

@@ -1,11 +1,9 @@
 //! The headless driver: `baton demo` and `baton run` end to end (the real
 //! binary, a real git repository, agents as commands).
 
-mod common;
-
 use std::process::Command;
 
-use common::{Repo, baton_bin};
+use crate::common::{Repo, baton_bin};
 
 fn git_repo() -> Repo {
     let repo = Repo::new();

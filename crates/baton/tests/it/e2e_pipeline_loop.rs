@@ -2,15 +2,15 @@
 //! scripted agent outputs, for every effort, review loops, checkpoints,
 //! parallel tasks, human gates, failed commands and server restarts.
 
-mod common;
+use crate::common;
 
 use std::collections::VecDeque;
 use std::path::Path;
 
-use common::pipeline::{
+use crate::common::pipeline::{
     Script, create, default_output, describe, drive, drive_until, git_repo, perform,
 };
-use common::{Client, Repo, spawn};
+use crate::common::{Client, Repo, spawn};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

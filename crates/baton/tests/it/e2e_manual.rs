@@ -1,9 +1,7 @@
 //! End-to-end: seed 002's manual tools through a real MCP client, on manuals
 //! written by the test.
 
-mod common;
-
-use common::{Repo, spawn};
+use crate::common::{Repo, spawn};
 use serde_json::json;
 
 fn write(repo: &Repo, rel: &str, text: &str) {

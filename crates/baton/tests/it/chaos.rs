@@ -18,7 +18,7 @@
 //! BATON_CHAOS_SECS=90 cargo test --release -p baton --test chaos -- --ignored --nocapture
 //! ```
 
-mod common;
+use crate::common;
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::pipeline::{Script, git_repo, perform};
-use common::{Client, Repo, try_spawn};
+use crate::common::pipeline::{Script, git_repo, perform};
+use crate::common::{Client, Repo, try_spawn};
 use serde_json::{Value, json};
 
 /// The size of one campaign.

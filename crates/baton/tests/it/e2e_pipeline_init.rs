@@ -1,9 +1,7 @@
 //! End-to-end: the pipeline's initialisation tools of seed 001 through a real
 //! MCP client — field for field.
 
-mod common;
-
-use common::{Repo, spawn};
+use crate::common::{Repo, spawn};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

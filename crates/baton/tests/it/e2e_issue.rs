@@ -1,8 +1,8 @@
 //! End-to-end: seed 004's issue workflow through a real MCP client.
 
-mod common;
+use crate::common;
 
-use common::{Client, Repo, spawn, write_artifact};
+use crate::common::{Client, Repo, spawn, write_artifact};
 use serde_json::{Value, json};
 
 const ARTIFACT: &[(&str, &str)] = &[

@@ -2,15 +2,15 @@
 //! [--follow] [--run RUN]`, `baton ls` with long names, and `baton answer`
 //! next to them.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::baton_bin;
-use common::pipeline::git_repo;
+use crate::common::baton_bin;
+use crate::common::pipeline::git_repo;
 use serde_json::Value;
 
 fn baton(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {

@@ -2,11 +2,11 @@
 //! workspace lose no update and never deadlock; SIGKILL in the middle of
 //! writes never leaves a state.json that fails to parse or goes backwards.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::{Repo, spawn};
+use crate::common::{Repo, spawn};
 use serde_json::{Value, json};
 
 /// A workflow for racing the recovery tools: work phases with artifacts,

@@ -2,9 +2,9 @@
 //! path-traversing arguments give a clean `isError` with the right code and
 //! change nothing on disk.
 
-mod common;
+use crate::common;
 
-use common::{Repo, spawn};
+use crate::common::{Repo, spawn};
 use serde_json::{Value, json};
 
 /// Tools that take a workspace, with valid other arguments.

@@ -3,14 +3,12 @@
 //! tool error for bad `arguments`) or, for a notification, a logged skip —
 //! and the server goes on serving.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Repo, baton_bin};
+use crate::common::{Repo, baton_bin};
 use serde_json::{Value, json};
 
 /// `baton serve` over pipes, read line by line.

@@ -8,15 +8,15 @@
 //! `baton stats --json`, `analytics_summary`, `analytics_estimate`,
 //! `history_patterns`). The browser suite (tests/browser) drives the page.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::baton_bin;
-use common::pipeline::{Script, create, drive, git_repo};
+use crate::common::baton_bin;
+use crate::common::pipeline::{Script, create, drive, git_repo};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "test-token-0123456789abcdef";

@@ -7,12 +7,10 @@
 //! `--nocapture`) and bounded: the default profile ≤ 13 KB, every tool
 //! together ≤ 40 KB.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-use common::{Repo, baton_bin};
+use crate::common::{Repo, baton_bin};
 use serde_json::{Value, json};
 
 /// The bound on the default profile's `tools/list` (bytes).

@@ -1,10 +1,10 @@
 //! The commands for people: ls, state show, workflow list/show/validate/schema, stats.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 
-use common::{Repo, baton_bin, spawn};
+use crate::common::{Repo, baton_bin, spawn};
 use serde_json::{Value, json};
 
 fn run(repo: &Repo, args: &[&str]) -> (i32, String, String) {

@@ -1,7 +1,7 @@
 //! The test command (`./scripts/test`) ends on one line, `N passed, N
 //! failed`, summed over every cargo test binary and the client suites.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,8 +1,8 @@
 //! End-to-end: `baton serve` driven through rmcp's MCP client over stdio.
 
-mod common;
+use crate::common;
 
-use common::{Repo, spawn};
+use crate::common::{Repo, spawn};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,14 +1,14 @@
 //! `baton serve --http`: streamable HTTP MCP, the SSE event stream, the
 //! transcript of HTTP traffic, and an independent client (the Python SDK).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Repo, baton_bin};
+use crate::common::{Repo, baton_bin};
 use serde_json::{Value, json};
 
 struct HttpServer {

@@ -6,9 +6,7 @@
 //! property of every tool are also driven from the tools' own schemas in
 //! `e2e_bad_input.rs`.)
 
-mod common;
-
-use common::{Client, Repo, spawn};
+use crate::common::{Client, Repo, spawn};
 use serde_json::{Value, json};
 
 /// Everything a refused call must leave untouched: every file under the
