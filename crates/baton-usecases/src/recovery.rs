@@ -396,6 +396,7 @@ fn placeholder(id: &str) -> WorkflowDefinition {
         description: String::new(),
         model: None,
         answered_by: baton_workflow::Answerer::Person,
+        protected: None,
         phases: Vec::new(),
     }
 }

@@ -15,6 +15,7 @@ pub mod agents;
 mod discovery;
 mod model;
 mod registry;
+pub mod scope;
 pub mod validate;
 
 pub use discovery::{LoadReport, load_registry};
@@ -23,6 +24,7 @@ pub use model::{
     PhaseDefinition, PhaseInstruction, PhaseKind, ResultKind, TransitionRule, WorkflowDefinition,
 };
 pub use registry::{DefinitionError, Registry, Source, parse};
+pub use scope::{DEFAULT_PROTECTED, PhaseScope, WriteScope};
 pub use validate::{Diagnostic, parse_definition};
 
 /// The implicit first phase, completed at workspace creation.

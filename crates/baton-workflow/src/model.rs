@@ -25,6 +25,13 @@ pub struct WorkflowDefinition {
     /// says otherwise. Default `person`: an agent's answer is refused.
     #[serde(default, skip_serializing_if = "Answerer::is_person")]
     pub answered_by: Answerer,
+    /// Paths (relative to the repository; `*` within a folder, `**` across
+    /// folders) no phase's agent may write. Default: the agent clients'
+    /// settings and hooks, `.mcp.json`, `baton.toml` and `.git/`
+    /// ([`crate::scope::DEFAULT_PROTECTED`]). baton's own control files are
+    /// protected whatever this says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protected: Option<Vec<String>>,
     /// The phases, in order.
     pub phases: Vec<PhaseDefinition>,
 }
@@ -112,6 +119,11 @@ pub struct PhaseDefinition {
     /// commands expands to exactly the files the run created or changed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub commits: bool,
+    /// What the agent may touch while the phase runs (files, git commands,
+    /// further client tools). Default: derived from the kind
+    /// ([`PhaseDefinition::effective_scope`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<crate::scope::PhaseScope>,
 }
 
 /// Who may answer a question.

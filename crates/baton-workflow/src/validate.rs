@@ -254,11 +254,51 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
                 }
             }
         }
+        if let Some(scope) = &phase.scope {
+            for (j, word) in scope.git.iter().enumerate() {
+                let valid = !word.is_empty()
+                    && word.len() <= 32
+                    && word.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
+                if !valid {
+                    push!(
+                        id_pos,
+                        format!("phases[{i}].scope.git[{j}]"),
+                        format!(
+                            "{word:?} is not a git subcommand (lower-case letters and '-', e.g. commit)"
+                        ),
+                    );
+                }
+            }
+            for (j, tool) in scope.tools.iter().enumerate() {
+                if tool.trim().is_empty()
+                    || tool.len() > 200
+                    || tool.chars().any(char::is_whitespace)
+                {
+                    push!(
+                        id_pos,
+                        format!("phases[{i}].scope.tools[{j}]"),
+                        format!("{tool:?} is not a tool name or pattern (e.g. mcp__docs__*)"),
+                    );
+                }
+            }
+        }
         if phase.max_visits == Some(0) {
             push!(
                 id_pos,
                 format!("phases[{i}].max_visits"),
                 "must be at least 1".into()
+            );
+        }
+    }
+    for (j, path) in def.protected.iter().flatten().enumerate() {
+        let plain = path.replace("**", "x").replace('*', "x");
+        if !crate::registry::is_relative_file(&plain) {
+            push!(
+                (0, 0),
+                format!("protected[{j}]"),
+                format!(
+                    "{path:?} must be a relative path inside the repository (`*` and `**` allowed)"
+                ),
             );
         }
     }

@@ -172,3 +172,17 @@ fn notifications_are_an_adapter_beside_mcp() {
     // The dashboard lives in the HTTP adapter and starts notifiers there.
     assert!(internal("baton-mcp").contains("baton-notify"));
 }
+
+#[test]
+fn the_test_kit_is_for_tests_only() {
+    let crates = std::fs::read_dir(format!("{}/..", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for entry in crates {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        if name.starts_with("baton") && name != "baton-testkit" {
+            assert!(
+                !deps(&name).contains("baton-testkit"),
+                "{name} must take baton-testkit as a dev-dependency only"
+            );
+        }
+    }
+}

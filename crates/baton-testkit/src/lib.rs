@@ -1,0 +1,15 @@
+//! # baton-testkit
+//!
+//! What baton's tests share, in one dev-only crate (never a dependency of
+//! a shipped crate; the layering test pins that): throwaway repositories,
+//! clients that talk to a real `baton serve`, the fake agent's outputs,
+//! scripted model servers for the real agent CLIs, a throwaway PostgreSQL,
+//! and the synthetic history and corpus generators. A test crate adds it
+//! under `[dev-dependencies]`.
+//!
+//! * [`git`] — a real git repository in a temporary folder, with an
+//!   identity and an initial commit, and the git calls tests make on it.
+
+#![warn(missing_docs)]
+
+pub mod git;
