@@ -12,4 +12,6 @@
 
 #![warn(missing_docs)]
 
+pub mod clients;
 pub mod git;
+pub mod model;

@@ -9,6 +9,8 @@ mod chaos;
 mod cli;
 mod cli_history;
 mod cli_people;
+mod client_claude;
+mod client_codex;
 mod e2e_bad_input;
 mod e2e_concurrency;
 mod e2e_dashboard;
