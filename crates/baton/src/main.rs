@@ -3,6 +3,7 @@
 //! `baton serve` runs the MCP server (stdio by default, `--http ADDR` for
 //! streamable HTTP); the other commands read the same state files for people.
 
+mod agents;
 mod answer_cmd;
 mod cli;
 mod dashboard_cmd;

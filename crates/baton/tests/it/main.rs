@@ -28,5 +28,6 @@ mod e2e_tools_list;
 mod e2e_transcript;
 mod e2e_typescript;
 mod layering;
+mod run_agents;
 mod run_demo;
 mod test_command;
