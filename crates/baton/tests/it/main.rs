@@ -31,5 +31,6 @@ mod e2e_transcript;
 mod e2e_typescript;
 mod layering;
 mod person_past_runs;
+mod run_agents;
 mod run_demo;
 mod test_command;
