@@ -9,7 +9,10 @@
 //!
 //! * [`git`] — a real git repository in a temporary folder, with an
 //!   identity and an initial commit, and the git calls tests make on it.
+//! * [`postgres`] — a throwaway PostgreSQL cluster on a free loopback port
+//!   (run as an unprivileged user when the tests run as root).
 
 #![warn(missing_docs)]
 
 pub mod git;
+pub mod postgres;
