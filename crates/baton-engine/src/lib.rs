@@ -22,6 +22,7 @@ pub mod instruction;
 pub mod pipeline;
 pub mod plan;
 pub mod route;
+pub mod scope;
 pub mod stats;
 pub mod summary;
 

@@ -25,6 +25,11 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`headless`] — what the headless driver (`baton run`) records: its own
+//!   record (what drives a run, how to resume it), a failed agent, and the
+//!   scope of the phase an agent is started for.
+//! * [`guidance`] — what a person does next with a run, in words for a
+//!   person (resume and answer commands).
 
 #![warn(missing_docs)]
 
@@ -33,6 +38,8 @@ pub mod error;
 pub mod events;
 pub mod files;
 pub mod git;
+pub mod guidance;
+pub mod headless;
 pub mod history;
 pub mod issue;
 pub mod lazy_workflows;
@@ -89,7 +96,11 @@ impl Services {
     /// skipped and kept in [`Services::workflow_errors`]).
     pub fn new(config: Config, bus: Arc<EventBus>, version: &'static str) -> Services {
         let store = StateStore::new(&config.repo_root, &config.specs_root)
-            .with_durability(config.fsync)
+            .with_durability_mode(match (config.fsync, config.fsync_before_reply) {
+                (false, _) => baton_state::Durability::Off,
+                (true, false) => baton_state::Durability::Background,
+                (true, true) => baton_state::Durability::BeforeReply,
+            })
             .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms));
         let loaded = lazy_workflows::LoadedWorkflows::new(config.workflows_dir.clone());
         let workflows = lazy_workflows::Workflows(Arc::clone(&loaded));
