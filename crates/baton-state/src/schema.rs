@@ -282,6 +282,10 @@ pub struct RepoBaseline {
     /// Paths (repository-relative) that were modified, staged or untracked.
     #[serde(default)]
     pub dirty: Vec<String>,
+    /// Still being read: the run's next change fills it in (the
+    /// confirmation call reads the repository off its reply's path).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pending: bool,
 }
 
 fn is_false(b: &bool) -> bool {

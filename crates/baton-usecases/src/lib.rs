@@ -101,7 +101,13 @@ impl Services {
                 (true, false) => baton_state::Durability::Background,
                 (true, true) => baton_state::Durability::BeforeReply,
             })
-            .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms));
+            .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms))
+            .with_before_change({
+                // A run's baseline read off its confirmation's reply path
+                // reaches its state with its next change (`git`).
+                let repo_root = config.repo_root.clone();
+                std::sync::Arc::new(move |ws, state| git::settle_baseline(&repo_root, ws, state))
+            });
         let loaded = lazy_workflows::LoadedWorkflows::new(config.workflows_dir.clone());
         let workflows = lazy_workflows::Workflows(Arc::clone(&loaded));
         let history = history::open(&config, &workflows);
