@@ -23,6 +23,8 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`hooks`] — the agent clients' hooks: the bound run's scope on every
+//!   tool call, the stop guard, the person's answer typed in the chat.
 
 #![warn(missing_docs)]
 
@@ -31,6 +33,7 @@ pub mod events;
 pub mod files;
 pub mod git;
 pub mod history;
+pub mod hooks;
 pub mod issue;
 pub mod lazy_workflows;
 pub mod notifications;

@@ -84,6 +84,19 @@ prints the lines to add to ~/.codex/config.toml.")]
         #[arg(long, value_enum, default_value = "claude")]
         client: crate::init_cmd::Client,
     },
+    /// The hook command of the agent clients: your client runs it on its events (`baton init` installs it); see docs/clients.md.
+    #[command(after_help = "\
+Reads the client's JSON on stdin and answers in the client's own format. Claude Code and Codex
+events: pre-tool-use, post-tool-use, user-prompt-submit, stop, subagent-stop, session-start.
+Cursor (--client cursor): before-shell-execution, before-mcp-execution, pre-tool-use,
+after-file-edit, before-submit-prompt, stop.")]
+    Hook {
+        /// The event (see below).
+        event: String,
+        /// Whose contract: claude, codex or cursor.
+        #[arg(long, value_enum, default_value = "claude")]
+        client: crate::hook_cmd::HookClient,
+    },
     /// Workflow definitions: list them, show one's phases, check your own files, print the format.
     Workflow {
         #[command(subcommand)]
@@ -321,6 +334,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = Config::load(&overrides)?;
             crate::workflow_cmd::run(&config, command_to(command))
         }
+        Command::Hook { event, client } => Ok(crate::hook_cmd::run(client, &event, &overrides)),
         Command::Init { client } => {
             let config = Config::load(&overrides)?;
             crate::init_cmd::run(&config, client)

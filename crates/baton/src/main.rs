@@ -10,6 +10,7 @@ mod demo_cmd;
 mod driver;
 mod events_cmd;
 mod history_cmd;
+mod hook_cmd;
 mod init_cmd;
 mod ls_cmd;
 mod manuals_cmd;
