@@ -120,6 +120,18 @@ impl Corpus {
         max_file_bytes: u64,
         threads: usize,
     ) -> Self {
+        let mut warnings = Warnings::default();
+        let index_dir = match index_dir {
+            Some(dir) if crate::store::is_linked(&dir) => {
+                warnings.add(format!(
+                    "the index folder {} (or its parent) is a symbolic link, which is never \
+                     followed: the index is kept in memory (point MANUALS_INDEX_DIR at a real folder)",
+                    dir.display()
+                ));
+                None
+            }
+            other => other,
+        };
         Corpus {
             root,
             index_dir,
@@ -131,8 +143,19 @@ impl Corpus {
                 threads: threads.max(1),
                 ..BuildLimits::default()
             },
-            warnings: Warnings::default(),
+            warnings,
         }
+    }
+
+    /// Drops every manual's index, in memory and on disk (after a mapped
+    /// segment was found damaged: whatever was read or merged from it since
+    /// cannot be trusted); the next refresh indexes the manuals anew.
+    pub(crate) fn discard_all(&mut self) {
+        for (_, state) in std::mem::take(&mut self.manuals) {
+            state.store.delete();
+        }
+        self.texts = TextCache::default();
+        self.generation += 1;
     }
 
     /// Incremented on every change to any manual.

@@ -164,18 +164,31 @@ impl ManualService {
     pub(crate) fn ensure_fresh(&self) {
         let mut fresh = lock(&self.freshness);
         let now = Instant::now();
+        // A mapped segment whose file was truncated under us read as zeros:
+        // index everything anew.
+        let damaged = crate::segment::guard::take_damaged();
+        if damaged {
+            self.write_corpus().discard_all();
+        }
         let dirty = self
             .watcher
             .as_ref()
             .map(ChangeWatcher::take)
             .unwrap_or_default();
-        let full_due = dirty.all
+        let full_due = damaged
+            || dirty.all
             || fresh.is_none_or(|last| {
                 now.saturating_duration_since(last) >= self.config.stat_interval
             });
         if full_due {
             let corpus = &mut *self.write_corpus();
             corpus.refresh_all(&mut |_| {});
+            if crate::segment::guard::take_damaged() {
+                // The sweep itself met a cut segment (and may have merged
+                // zeros from it): start over from the files.
+                corpus.discard_all();
+                corpus.refresh_all(&mut |_| {});
+            }
             // A sweep reads every file table: let those pages go.
             corpus.trim_mapped(0);
             *fresh = Some(now);

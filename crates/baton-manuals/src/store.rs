@@ -46,8 +46,8 @@ impl SegmentStore {
     /// The store of a manual: its folder under `index_dir`, or memory.
     pub(crate) fn for_manual(index_dir: Option<&Path>, manual_id: &str) -> SegmentStore {
         match index_dir {
-            Some(dir) => SegmentStore::Disk(manual_dir(dir, manual_id)),
-            None => SegmentStore::Memory,
+            Some(dir) if !is_linked(dir) => SegmentStore::Disk(manual_dir(dir, manual_id)),
+            _ => SegmentStore::Memory,
         }
     }
 
@@ -119,6 +119,9 @@ impl SegmentStore {
         let SegmentStore::Disk(dir) = self else {
             return None;
         };
+        if is_linked(dir) {
+            return None;
+        }
         let bytes = std::fs::read(dir.join("manifest")).ok()?;
         let manifest = decode_manifest(&bytes, root, manual_id).ok()??;
         let mut segments = Vec::with_capacity(manifest.slots.len());
@@ -176,7 +179,16 @@ impl SegmentStore {
     /// Removes everything stored for the manual.
     pub(crate) fn delete(&self) {
         if let SegmentStore::Disk(dir) = self {
-            let _ = std::fs::remove_dir_all(dir);
+            match dir.parent() {
+                // Never through a link: only the link itself would go.
+                Some(parent) if is_linked(parent) => {}
+                _ if is_link(dir) => {
+                    let _ = std::fs::remove_file(dir);
+                }
+                _ => {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+            }
         }
     }
 }
@@ -196,8 +208,30 @@ fn segment_path(dir: &Path, id: u64) -> PathBuf {
     dir.join(format!("seg-{id}.bin"))
 }
 
+/// Whether `path` is a symbolic link (not followed).
+fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Whether the index folder `dir` or the folder holding it is a symbolic
+/// link: the index is then never written or read there (a link could lead
+/// baton's writes and deletions anywhere), it stays in memory.
+pub(crate) fn is_linked(dir: &Path) -> bool {
+    is_link(dir) || dir.parent().is_some_and(is_link)
+}
+
 fn prepare_dir(dir: &Path) -> std::io::Result<()> {
     if let Some(parent) = dir.parent() {
+        if is_linked(parent) {
+            return Err(std::io::Error::other(format!(
+                "{} is a symbolic link; the index is not written through links",
+                parent.display()
+            )));
+        }
+        // A link in place of a manual's folder is replaced by a folder.
+        if is_link(dir) {
+            std::fs::remove_file(dir)?;
+        }
         // A derived index: keep it out of version control without touching
         // the repository's own .gitignore — only in a folder baton makes for
         // it, which appears with its ignore file or not at all (never

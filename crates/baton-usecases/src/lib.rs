@@ -25,6 +25,11 @@
 //! * [`notifications`] — which events a person is told about, and what.
 //! * [`hooks`] — the agent clients' hooks: the bound run's scope on every
 //!   tool call, the stop guard, the person's answer typed in the chat.
+//! * [`headless`] — what the headless driver (`baton run`) records: its own
+//!   record (what drives a run, how to resume it), a failed agent, and the
+//!   scope of the phase an agent is started for.
+//! * [`guidance`] — what a person does next with a run, in words for a
+//!   person (resume and answer commands).
 
 #![warn(missing_docs)]
 
@@ -32,6 +37,8 @@ pub mod error;
 pub mod events;
 pub mod files;
 pub mod git;
+pub mod guidance;
+pub mod headless;
 pub mod history;
 pub mod hooks;
 pub mod issue;

@@ -24,6 +24,7 @@
 
 pub(crate) mod builder;
 pub(crate) mod format;
+pub(crate) mod guard;
 pub(crate) mod merge;
 
 use std::ops::Deref;
@@ -38,8 +39,8 @@ use format::{DICT_ENTRY, DOC_ROW, Header};
 /// The bytes of a segment: a read-only memory map of its file, or memory.
 pub(crate) enum Backing {
     /// Mapped from a segment file that is never written after it is renamed
-    /// into place.
-    Mapped(memmap2::Mmap),
+    /// into place (guarded against another program truncating it).
+    Mapped(GuardedMap),
     /// Built in memory (no index directory).
     Owned(Box<[u8]>),
 }
@@ -49,7 +50,7 @@ impl Deref for Backing {
 
     fn deref(&self) -> &[u8] {
         match self {
-            Backing::Mapped(m) => m,
+            Backing::Mapped(m) => &m.map,
             Backing::Owned(b) => b,
         }
     }
@@ -60,7 +61,7 @@ impl Backing {
     /// unknown).
     pub(crate) fn resident_bytes(&self) -> usize {
         #[cfg(unix)]
-        if let Backing::Mapped(m) = self {
+        if let Backing::Mapped(GuardedMap { map: m, .. }) = self {
             // SAFETY: sysconf has no preconditions.
             let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
                 .unwrap_or(4096)
@@ -89,7 +90,7 @@ impl Backing {
     /// Lets the kernel drop this mapping's pages from the process (they
     /// stay in the page cache and come back on the next access).
     pub(crate) fn release(&self) {
-        if let Backing::Mapped(m) = self {
+        if let Backing::Mapped(GuardedMap { map: m, .. }) = self {
             // SAFETY: DONTNEED on a read-only mapping of a file that is never
             // written discards nothing: later reads see the same bytes.
             let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
@@ -103,10 +104,27 @@ impl Backing {
         // renamed into place; baton never writes to a segment file after
         // that (a changed manual gets a new segment file), so the mapped
         // bytes do not change while mapped. Another program truncating the
-        // file could still fault the process; the index directory belongs to
-        // baton (`.baton/manual-index`).
+        // file makes reads past its new end fault: the range is guarded
+        // (`guard`), such pages read as zeros and the index is reloaded.
         let map = unsafe { memmap2::Mmap::map(&file)? };
-        Ok(Backing::Mapped(map))
+        let slot = guard::register(map.as_ptr() as usize, map.len());
+        Ok(Backing::Mapped(GuardedMap { map, slot }))
+    }
+}
+
+/// A memory map whose range is registered with the `SIGBUS` guard while
+/// it lives.
+pub(crate) struct GuardedMap {
+    map: memmap2::Mmap,
+    slot: Option<usize>,
+}
+
+impl Drop for GuardedMap {
+    fn drop(&mut self) {
+        // Before the mapping goes (the field drops after this).
+        if let Some(slot) = self.slot {
+            guard::release(slot);
+        }
     }
 }
 

@@ -134,7 +134,16 @@ impl ManualService {
         }
         let trace_id = TraceStore::new_id();
         let deadline = started + Duration::from_millis(req.time_ms);
-        let outcome = self.run_search(&corpus, &req, &plan, continuation.as_ref(), deadline);
+        let mut outcome = self.run_search(&corpus, &req, &plan, continuation.as_ref(), deadline);
+        let mut corpus = corpus;
+        if crate::segment::guard::is_damaged() {
+            // A segment file was truncated under the search: what it read
+            // was zeros. Reload (re-indexing what is damaged) and search again.
+            drop(corpus);
+            self.ensure_fresh();
+            corpus = self.read_corpus();
+            outcome = self.run_search(&corpus, &req, &plan, continuation.as_ref(), deadline);
+        }
         let data = build_trace(
             &corpus,
             &req,
