@@ -359,7 +359,7 @@ fn tool_call(client: HookClient, v: &Value, input: &mut HookInput) -> Result<Too
                 .or_else(|| s(&ti, "input"))
                 .or_else(|| s(&ti, "patch"))
                 .ok_or("apply_patch without its patch")?;
-            let paths = patch_paths(&patch);
+            let paths = hooks::patch_paths(&patch);
             if paths.is_empty() {
                 return Err("apply_patch names no file".into());
             }
@@ -382,30 +382,6 @@ fn tool_call(client: HookClient, v: &Value, input: &mut HookInput) -> Result<Too
         },
         _ => ToolCall::Other { name },
     })
-}
-
-/// The files a Codex patch names (`*** Add File:`, `*** Update File:`,
-/// `*** Delete File:`, `*** Move to:`), headers read with their
-/// whitespace trimmed as Codex reads them.
-fn patch_paths(patch: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in patch.lines() {
-        let line = line.trim();
-        for prefix in [
-            "*** Add File:",
-            "*** Update File:",
-            "*** Delete File:",
-            "*** Move to:",
-        ] {
-            if let Some(rest) = line.strip_prefix(prefix) {
-                let path = rest.trim();
-                if !path.is_empty() {
-                    out.push(path.to_string());
-                }
-            }
-        }
-    }
-    out
 }
 
 fn shell_quote(word: &str) -> String {

@@ -99,7 +99,9 @@ pub enum Confirmation {
 const TAIL_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Looks for the person's message `prompt` (with the client's `prompt_id`
-/// when given) in Claude Code's transcript at `path`.
+/// when given) in the client's transcript at `path`: Claude Code's
+/// (`type: user` entries) or Codex's rollout (`response_item` user
+/// messages).
 pub fn confirm(path: Option<&Path>, prompt: &str, prompt_id: Option<&str>) -> Confirmation {
     let Some(path) = path else {
         return Confirmation::NoTranscript;
@@ -126,6 +128,23 @@ pub fn confirm(path: Option<&Path>, prompt: &str, prompt_id: Option<&str>) -> Co
         let Ok(entry) = serde_json::from_str::<Value>(line) else {
             continue;
         };
+        // Codex's rollout: the person's message as a user message item.
+        if entry["type"] == "response_item" {
+            let item = &entry["payload"];
+            let typed = item["type"] == "message"
+                && item["role"] == "user"
+                && item["content"].as_array().is_some_and(|parts| {
+                    parts.len() == 1
+                        && parts[0]["type"] == "input_text"
+                        && parts[0]["text"]
+                            .as_str()
+                            .is_some_and(|t| t.trim() == prompt.trim())
+                });
+            if typed {
+                return Confirmation::Confirmed;
+            }
+            continue;
+        }
         if entry["type"] != "user"
             || entry["isMeta"] == true
             || entry["isSidechain"] == true

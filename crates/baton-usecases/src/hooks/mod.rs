@@ -289,7 +289,23 @@ pub fn pre_tool(svc: &Services, input: &HookInput) -> Outcome {
             let targets = paths.iter().map(|p| target(&root, &input.cwd, p)).collect();
             scope::decide(&rules, &Call::Write(targets))
         }
-        ToolCall::Shell { command, .. } => scope::decide(&rules, &Call::Shell(command)),
+        ToolCall::Shell { command, .. } => {
+            // A patch run from the shell (Codex applies `apply_patch <<'EOF'`
+            // itself): the files it names are writes too.
+            let patched = if command.contains("apply_patch") || command.contains("applypatch") {
+                patch_paths(command)
+            } else {
+                Vec::new()
+            };
+            let targets: Vec<Target> = patched
+                .iter()
+                .map(|p| target(&root, &input.cwd, p))
+                .collect();
+            match scope::decide(&rules, &Call::Write(targets)) {
+                Verdict::Allow => scope::decide(&rules, &Call::Shell(command)),
+                refused => refused,
+            }
+        }
         ToolCall::Other { name } => scope::decide(&rules, &Call::Tool(name)),
     };
     match verdict {
@@ -518,13 +534,25 @@ fn is_control(rules: &scope::Rules, path: &str) -> bool {
 /// unless it is bound to another run that has not ended.
 fn bind_from_baton_reply(svc: &Services, input: &HookInput) -> Outcome {
     let root = &svc.config.repo_root;
-    let reply = match &input.tool_response {
-        Value::String(text) => serde_json::from_str::<Value>(text).unwrap_or(Value::Null),
-        Value::Array(blocks) => blocks
-            .iter()
+    // Claude Code passes the tool's text; Codex the MCP result
+    // (`content`, `structuredContent`).
+    let from_blocks = |blocks: &Value| {
+        blocks
+            .as_array()
+            .into_iter()
+            .flatten()
             .filter_map(|b| b["text"].as_str())
             .find_map(|t| serde_json::from_str::<Value>(t).ok())
-            .unwrap_or(Value::Null),
+    };
+    let reply = match &input.tool_response {
+        Value::String(text) => serde_json::from_str::<Value>(text).unwrap_or(Value::Null),
+        blocks @ Value::Array(_) => from_blocks(blocks).unwrap_or(Value::Null),
+        Value::Object(map) if map.contains_key("structuredContent") => {
+            map["structuredContent"].clone()
+        }
+        Value::Object(map) if map.contains_key("content") => {
+            from_blocks(&map["content"]).unwrap_or(Value::Null)
+        }
         other => other.clone(),
     };
     let named = [
@@ -741,4 +769,28 @@ pub fn session_started(svc: &Services, input: &HookInput) -> Outcome {
 /// adapter's fast path (no services are built when not).
 pub fn is_bound(repo_root: &Path, session: &str) -> Result<bool, binding::BindingError> {
     binding::load(repo_root, session).map(|s| s.is_some())
+}
+
+/// The files a Codex patch names (`*** Add File:`, `*** Update File:`,
+/// `*** Delete File:`, `*** Move to:`), headers read with their whitespace
+/// trimmed as Codex reads them.
+pub fn patch_paths(patch: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in patch.lines() {
+        let line = line.trim();
+        for prefix in [
+            "*** Add File:",
+            "*** Update File:",
+            "*** Delete File:",
+            "*** Move to:",
+        ] {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                let path = rest.trim();
+                if !path.is_empty() {
+                    out.push(path.to_string());
+                }
+            }
+        }
+    }
+    out
 }
