@@ -76,6 +76,7 @@ const EVENTS: &[(&str, Event)] = &[
     ("before-mcp-execution", Event::PreToolUse),
     ("before-submit-prompt", Event::UserPromptSubmit),
     ("after-file-edit", Event::PostToolUse),
+    ("after-mcp-execution", Event::PostToolUse),
 ];
 
 /// The client's own name of an event (`hook_event_name`).
@@ -84,7 +85,7 @@ fn event_of_wire(name: &str) -> Option<Event> {
         "PreToolUse" | "preToolUse" | "beforeShellExecution" | "beforeMCPExecution" => {
             Event::PreToolUse
         }
-        "PostToolUse" | "postToolUse" | "afterFileEdit" => Event::PostToolUse,
+        "PostToolUse" | "postToolUse" | "afterFileEdit" | "afterMCPExecution" => Event::PostToolUse,
         "UserPromptSubmit" | "beforeSubmitPrompt" => Event::UserPromptSubmit,
         "Stop" | "stop" => Event::Stop,
         "SubagentStop" | "subagentStop" => Event::SubagentStop,
@@ -262,6 +263,7 @@ fn read_input(client: HookClient, event: Event, v: &Value) -> Result<HookInput, 
         _ => text("session_id"),
     }
     .ok_or("the hook input has no session id (session_id)")?;
+    hooks::binding::check_session_id(&session).map_err(|e| e.to_string())?;
     let cwd = text("cwd")
         .or_else(|| {
             v.get("workspace_roots")
@@ -316,9 +318,23 @@ fn tool_call(client: HookClient, v: &Value, input: &mut HookInput) -> Result<Too
                     command,
                 });
             }
-            Some("beforeMCPExecution") => {
-                let server = s(v, "server").unwrap_or_default();
-                let tool = s(v, "tool_name").ok_or("beforeMCPExecution without tool_name")?;
+            Some(wire @ ("beforeMCPExecution" | "afterMCPExecution")) => {
+                // Cursor names the server's command (stdio) or URL, not
+                // always the server: baton's own is the `baton` command.
+                let server = s(v, "server").unwrap_or_else(|| {
+                    let command = s(v, "command").unwrap_or_default();
+                    let program = command.split_whitespace().next().unwrap_or_default();
+                    if program.rsplit('/').next() == Some("baton") {
+                        "baton".to_string()
+                    } else {
+                        "unknown".to_string()
+                    }
+                });
+                let tool = s(v, "tool_name").ok_or(format!("{wire} without tool_name"))?;
+                if let Some(result) = s(v, "result_json") {
+                    input.tool_response =
+                        serde_json::from_str(&result).unwrap_or(Value::String(result));
+                }
                 input.tool_input = v
                     .get("tool_input")
                     .and_then(|t| match t {

@@ -66,6 +66,7 @@ const CODEX_HOOKS: &[(&str, Option<&str>, &str)] = &[
 const CURSOR_HOOKS: &[(&str, &str)] = &[
     ("beforeShellExecution", "before-shell-execution"),
     ("beforeMCPExecution", "before-mcp-execution"),
+    ("afterMCPExecution", "after-mcp-execution"),
     ("preToolUse", "pre-tool-use"),
     ("afterFileEdit", "after-file-edit"),
     ("beforeSubmitPrompt", "before-submit-prompt"),

@@ -92,6 +92,10 @@ pub struct Violation {
     pub before: Vec<String>,
     /// What did it.
     pub command: String,
+    /// Reverted once the paths are clean in `git status` (an edit the
+    /// client reported after making it: there is no tree from before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub until_clean: bool,
     /// When.
     pub at: DateTime<Utc>,
 }

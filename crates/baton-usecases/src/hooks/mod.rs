@@ -345,10 +345,23 @@ fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String>
     let violation = b.session.violation.as_ref()?;
     let root = &svc.config.repo_root;
     let now = tree::snapshot(root);
-    let still: Vec<String> = tree::changed(&violation.before, &now)
-        .into_iter()
-        .filter(|p| violation.paths.contains(p))
-        .collect();
+    let still: Vec<String> = if violation.until_clean {
+        let dirty: Vec<String> = now
+            .iter()
+            .map(|e| e.split('\t').next().unwrap_or_default().to_string())
+            .collect();
+        violation
+            .paths
+            .iter()
+            .filter(|p| dirty.contains(p))
+            .cloned()
+            .collect()
+    } else {
+        tree::changed(&violation.before, &now)
+            .into_iter()
+            .filter(|p| violation.paths.contains(p))
+            .collect()
+    };
     if still.is_empty() {
         let mut session = b.session.clone();
         session.violation = None;
@@ -471,6 +484,45 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
     let Ok(Some(b)) = bound(svc, input) else {
         return Outcome::allow();
     };
+    // An edit the client reports after making it (Cursor's afterFileEdit):
+    // outside the scope it is recorded, and the run does not go on until
+    // it is reverted.
+    if let ToolCall::Write { paths, name } = tool {
+        let Ok((rules, _)) = rules_of(svc, &b) else {
+            return Outcome::allow();
+        };
+        let refused: Vec<String> = paths
+            .iter()
+            .filter_map(|p| match target(&root, &input.cwd, p) {
+                t @ Target::Repo(_) => scope::write_refusal(&rules, &t).map(|_| t),
+                _ => None,
+            })
+            .filter_map(|t| match t {
+                Target::Repo(p) => Some(p),
+                Target::Outside(_) => None,
+            })
+            .collect();
+        if refused.is_empty() {
+            return Outcome::allow();
+        }
+        let mut session = b.session.clone();
+        session.violation = Some(Violation {
+            paths: refused.clone(),
+            before: Vec::new(),
+            command: name.clone(),
+            at: Utc::now(),
+            until_clean: true,
+        });
+        let _ = binding::save(&root, &session);
+        return Outcome::Block {
+            reason: format!(
+                "baton: {name} changed {} outside the scope of {}; revert it (git checkout -- <file>) — run {} does not go on while the change is there.",
+                refused.join(", "),
+                rules.phase,
+                b.ws.display
+            ),
+        };
+    }
     let Some(watch) = b.session.watch.clone() else {
         return Outcome::allow();
     };
@@ -502,6 +554,7 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
             before: watch.tree.clone(),
             command: command.chars().take(300).collect(),
             at: Utc::now(),
+            until_clean: false,
         });
         Outcome::Block {
             reason: format!(

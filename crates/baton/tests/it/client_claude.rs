@@ -13,7 +13,7 @@ use baton_testkit::model::anthropic::{AnthropicServer, Step, Turn};
 use serde_json::{Value, json};
 
 use crate::common::baton_bin;
-use crate::common::pipeline::{Script, perform};
+use crate::common::pipeline::{run_to_checkpoint, start_run};
 
 /// The folder of the baton under test, first on the client's `PATH`.
 fn baton_dir() -> PathBuf {
@@ -87,33 +87,6 @@ impl Project {
     fn head(&self) -> String {
         self.repo.git(&["rev-parse", "HEAD"])
     }
-}
-
-/// Starts a run of effort S through baton's MCP tools (outside the client)
-/// and returns its workspace.
-async fn start_run(repo: &Path) -> String {
-    let c = crate::common::spawn(repo, &[], &[]).await;
-    let ws = crate::common::pipeline::create(&c, "add a greeting", "S", "--nopr").await;
-    c.ok("pipeline_next_action", json!({"workspace": ws})).await;
-    ws
-}
-
-/// Drives a run (outside the client) until it waits at a checkpoint.
-async fn run_to_checkpoint(repo: &Path) -> String {
-    let c = crate::common::spawn(repo, &[], &[]).await;
-    let ws = crate::common::pipeline::create(&c, "add a greeting", "S", "--nopr").await;
-    let mut script = Script::default();
-    let mut answers = std::collections::VecDeque::new();
-    let mut args = json!({"workspace": ws});
-    for _ in 0..20 {
-        let action = c.ok("pipeline_next_action", args.clone()).await;
-        if action["type"] == "checkpoint" {
-            return ws;
-        }
-        args = perform(repo, &ws, &action, &mut script, &mut answers);
-        args["previous_action_id"] = action["action_id"].clone();
-    }
-    panic!("the run never reached a checkpoint");
 }
 
 fn load_tools() -> Step {
