@@ -192,7 +192,7 @@ pub fn any_bound(repo_root: &Path) -> bool {
 }
 
 /// Writes the session's file whole (temporary file, then rename), creating
-/// baton's folder with its ignore file when needed.
+/// the sessions folder with its ignore file when needed.
 pub fn save(repo_root: &Path, session: &Session) -> Result<(), BindingError> {
     check_session_id(&session.session)?;
     let file = path(repo_root, &session.session);
@@ -201,14 +201,10 @@ pub fn save(repo_root: &Path, session: &Session) -> Result<(), BindingError> {
         path: file.clone(),
         reason,
     };
-    if let Some(baton_dir) = dir.parent() {
-        baton_state::fs::create_ignored_dir(baton_dir).map_err(|e| unwritable(e.to_string()))?;
-    }
-    match std::fs::create_dir(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(unwritable(e.to_string())),
-    }
+    // The sessions folder appears with its own `*` ignore file (baton's
+    // other folders under `.baton/` carry theirs), so `git status` never
+    // lists it.
+    baton_state::fs::create_ignored_dir(&dir).map_err(|e| unwritable(e.to_string()))?;
     let text = serde_json::to_vec_pretty(session).map_err(|e| unwritable(e.to_string()))?;
     baton_state::store::write_atomic(&dir, &file, &text, false)
         .map_err(|e| unwritable(e.to_string()))
@@ -258,7 +254,7 @@ mod tests {
         assert_eq!(load(dir.path(), "s1").unwrap(), Some(s));
         assert!(any_bound(dir.path()));
         assert_eq!(
-            std::fs::read_to_string(dir.path().join(".baton/.gitignore")).unwrap(),
+            std::fs::read_to_string(dir.path().join(".baton/sessions/.gitignore")).unwrap(),
             "*\n"
         );
         std::fs::write(path(dir.path(), "s1"), "{not json").unwrap();

@@ -61,6 +61,11 @@ pub fn step_of(state: &WorkspaceState) -> Step {
                 step.argv = Some(argv);
             }
             "write" => {
+                // `write|phase|file`, the file relative to the workspace:
+                // the action's own file may be written.
+                if let Some(file) = key.splitn(3, '|').nth(2).filter(|f| !f.is_empty()) {
+                    step.outputs.push(file.to_string());
+                }
                 step.describe = format!("write_file {}", state.current_phase);
             }
             "ask" => {

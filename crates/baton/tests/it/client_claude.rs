@@ -415,7 +415,18 @@ async fn the_persons_approve_in_the_chat_is_recorded_as_theirs() {
         .as_str()
         .expect("session id")
         .to_string();
-    server.push([answer(&ws), Turn::text("Recorded your answer.").into()]);
+    // A hook's refusal first: reports of 2.1.227 say hooks stopped firing
+    // for MCP tools after one; with 2.1.328 the next MCP call still goes
+    // through baton's hook (the answer is applied there).
+    server.push([
+        Turn::tool(
+            "Bash",
+            json!({"command": format!("baton answer {ws} approve"), "description": "answer"}),
+        )
+        .into(),
+        answer(&ws),
+        Turn::text("Recorded your answer.").into(),
+    ]);
     server.push(try_to_stop());
     let second = claude.resume(&session, "approve");
     check_run(&second, &server);
@@ -426,6 +437,8 @@ async fn the_persons_approve_in_the_chat_is_recorded_as_theirs() {
         "the hook told the model what the person said: {}",
         prompt_request.last_message_text()
     );
+    let (denied, denied_err) = result_of_call(&server, "Bash", 0);
+    assert!(denied_err, "{denied}");
     let (accepted, is_error) = result_of_call(&server, "mcp__baton__pipeline_next_action", 2);
     assert!(!is_error, "the person's answer was refused: {accepted}");
     let state = project.state(&ws);
@@ -435,4 +448,414 @@ async fn the_persons_approve_in_the_chat_is_recorded_as_theirs() {
     assert_eq!(last["by"]["who"], "person", "{last}");
     assert_eq!(last["by"]["channel"], "prompt", "{last}");
     assert_ne!(state["currentPhase"], "checkpoint-a", "the run moved on");
+}
+
+/// What the scripted orchestrator asked a tool to do, by tool-use id.
+#[derive(Debug, Clone)]
+enum Purpose {
+    ToolSearch,
+    Init,
+    Context,
+    Next,
+    /// The orchestrator's `Agent` call for the action `action_id`.
+    Agent,
+    /// A sub-agent's write of one of its files.
+    SubWrite,
+    /// The orchestrator's write of a sub-agent's output file (Claude Code
+    /// 2.1.328 tells sub-agents to return reports as text, not files).
+    OutputWrite,
+    Exec,
+    WriteFile,
+}
+
+/// A scripted orchestrator that follows baton's pipeline the way the
+/// /baton-pipeline command says: every agent action through a sub-agent
+/// (`Agent`, the definitions `baton init` installed), commands through
+/// Bash with their argv quoted, questions left to the person.
+#[derive(Default)]
+struct Orchestrator {
+    next_id: u64,
+    purposes: std::collections::HashMap<String, Purpose>,
+    ws: String,
+    /// The action being carried out (its reply from baton).
+    action: Value,
+    /// Tasks of a fan-out not yet handed to a sub-agent.
+    tasks: std::collections::VecDeque<Value>,
+    /// The files the current sub-agent writes, in order.
+    sub_files: std::collections::VecDeque<(String, String)>,
+    /// The output file of the current sub-agent and its text.
+    sub_output: Option<(String, String)>,
+    /// Output files the orchestrator still writes for the batch.
+    outputs_to_write: std::collections::VecDeque<(String, String)>,
+    /// The marker in the current sub-agent's prompt.
+    sub_marker: String,
+    agents_started: Vec<String>,
+    /// Prompts the sub-agents got.
+    exits: Vec<i64>,
+}
+
+impl Orchestrator {
+    fn call(&mut self, name: &str, input: Value, purpose: Purpose) -> Turn {
+        self.next_id += 1;
+        let id = format!("toolu_o{:04}", self.next_id);
+        self.purposes.insert(id.clone(), purpose);
+        Turn {
+            blocks: vec![baton_testkit::model::anthropic::Block::ToolUse {
+                id: Some(id),
+                name: name.into(),
+                input,
+            }],
+            usage: baton_testkit::model::anthropic::Usage {
+                input_tokens: 120,
+                output_tokens: 30,
+            },
+        }
+    }
+
+    fn next(&mut self, extra: Value) -> Turn {
+        let mut args = json!({"workspace": self.ws});
+        if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
+            a.extend(e.clone());
+        }
+        self.call("mcp__baton__pipeline_next_action", args, Purpose::Next)
+    }
+
+    fn report(&mut self, extra: Value) -> Turn {
+        let mut e = json!({"previous_action_complete": true, "previous_action_id": self.action["action_id"]});
+        if let (Some(a), Some(x)) = (e.as_object_mut(), extra.as_object()) {
+            a.extend(x.clone());
+        }
+        self.next(e)
+    }
+
+    fn start_agent(&mut self, task: Option<Value>) -> Turn {
+        let action = self.action.clone();
+        let agent = action["agent"]
+            .as_str()
+            .unwrap_or("general-purpose")
+            .to_string();
+        let output = task
+            .as_ref()
+            .and_then(|t| t["output_file"].as_str())
+            .or(action["output_file"].as_str())
+            .unwrap_or("out.md")
+            .to_string();
+        let mut prompt = action["prompt"].as_str().unwrap_or_default().to_string();
+        if let Some(t) = &task {
+            prompt.push_str(&format!(
+                "\n\n## Assigned Task\n\nTask {}. Output file: {}/{output}\n",
+                t["id"].as_str().unwrap_or("?"),
+                self.ws
+            ));
+        }
+        self.sub_marker = format!("(sub-agent {} of the test)", self.agents_started.len());
+        prompt.push_str(&format!("\n{}\n", self.sub_marker));
+        let mut files = std::collections::VecDeque::new();
+        if agent == "implementer" {
+            files.push_back((
+                "src/greeting.rs".to_string(),
+                "pub fn greeting() -> &'static str {\n    \"hello\"\n}\n".to_string(),
+            ));
+        }
+        self.sub_files = files;
+        self.sub_output = Some((
+            format!("{}/{output}", self.ws),
+            crate::common::pipeline::default_output(&output),
+        ));
+        self.agents_started.push(agent.clone());
+        self.call(
+            "Agent",
+            json!({"description": format!("{} for baton", agent), "prompt": prompt, "subagent_type": agent, "run_in_background": false}),
+            Purpose::Agent,
+        )
+    }
+
+    fn act(&mut self, action: Value) -> Turn {
+        self.action = action.clone();
+        match action["type"].as_str().unwrap_or_default() {
+            "spawn_agent" => {
+                self.tasks = action["parallel_tasks"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .into();
+                let first = self.tasks.pop_front();
+                self.start_agent(first)
+            }
+            "exec" => {
+                let argv: Vec<String> = action["commands"]
+                    .as_array()
+                    .expect("argv")
+                    .iter()
+                    .map(|a| {
+                        format!(
+                            "'{}'",
+                            a.as_str().unwrap_or_default().replace('\'', "'\\''")
+                        )
+                    })
+                    .collect();
+                self.call(
+                    "Bash",
+                    json!({"command": argv.join(" "), "description": "run baton's command"}),
+                    Purpose::Exec,
+                )
+            }
+            "write_file" => {
+                let path = self.ws.clone();
+                let _ = path;
+                self.call(
+                    "Write",
+                    json!({"file_path": action["path"], "content": action["content"]}),
+                    Purpose::WriteFile,
+                )
+            }
+            "checkpoint" | "human_gate" => Turn::text(format!(
+                "{}\n\n{}",
+                action["present_to_user"].as_str().unwrap_or_default(),
+                action["how_to_answer"].as_str().unwrap_or_default()
+            )),
+            "done" => Turn::text("The pipeline is done."),
+            other => panic!("unexpected action {other}: {action}"),
+        }
+    }
+
+    /// The sub-agent's next file, or its final reply: its output's text.
+    fn sub_done(&mut self) -> Turn {
+        if !self.sub_files.is_empty() {
+            return self.sub_write();
+        }
+        let text = self
+            .sub_output
+            .as_ref()
+            .map(|(_, content)| content.clone())
+            .unwrap_or_else(|| "Done.".into());
+        Turn::text(text)
+    }
+
+    /// Writes the batch's output files from the sub-agents' replies, then
+    /// reports the action.
+    fn write_outputs(&mut self) -> Turn {
+        if let Some((path, content)) = self.outputs_to_write.pop_front() {
+            let root = self.root();
+            return self.call(
+                "Write",
+                json!({"file_path": format!("{root}/{path}"), "content": content}),
+                Purpose::OutputWrite,
+            );
+        }
+        self.report(json!({"previous_tokens": 1000, "previous_duration_ms": 500}))
+    }
+
+    fn sub_write(&mut self) -> Turn {
+        let (path, content) = self.sub_files.pop_front().expect("a file to write");
+        self.call(
+            "Write",
+            json!({"file_path": format!("{}/{path}", self.root()), "content": content}),
+            Purpose::SubWrite,
+        )
+    }
+
+    fn root(&self) -> String {
+        self.action["__root"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    fn respond(
+        &mut self,
+        req: &baton_testkit::model::anthropic::MessagesRequest,
+        root: &str,
+    ) -> Turn {
+        let results = req.last_tool_results();
+        if let Some(result) = results.first()
+            && let Some(purpose) = self.purposes.remove(&result.tool_use_id)
+        {
+            let value: Value = serde_json::from_str(&result.text).unwrap_or(Value::Null);
+            return match purpose {
+                Purpose::ToolSearch => self.call(
+                    "mcp__baton__pipeline_init",
+                    json!({"arguments": "add a greeting function --nopr", "current_branch": "main"}),
+                    Purpose::Init,
+                ),
+                Purpose::Init => self.call(
+                    "mcp__baton__pipeline_init_with_context",
+                    json!({"workspace": value["workspace"], "task_text": value["core_text"], "flags": value["flags"],
+                           "user_confirmation": {"effort": "S", "use_current_branch": true}}),
+                    Purpose::Context,
+                ),
+                Purpose::Context => {
+                    self.ws = value["workspace"]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("no workspace in {}", result.text))
+                        .to_string();
+                    self.next(json!({}))
+                }
+                Purpose::Next => {
+                    assert!(!result.is_error, "baton refused a step: {}", result.text);
+                    let mut action = value;
+                    action["__root"] = json!(root);
+                    self.act(action)
+                }
+                Purpose::SubWrite => {
+                    assert!(!result.is_error, "a sub-agent's write was refused: {}", result.text);
+                    self.sub_done()
+                }
+                Purpose::Agent => {
+                    assert!(!result.is_error, "the sub-agent failed: {}", result.text);
+                    if let Some(out) = self.sub_output.take() {
+                        assert!(
+                            result.text.contains(out.1.lines().next().unwrap_or("#")),
+                            "the sub-agent's reply reaches the orchestrator: {}",
+                            result.text
+                        );
+                        self.outputs_to_write.push_back(out);
+                    }
+                    if let Some(task) = self.tasks.pop_front() {
+                        self.start_agent(Some(task))
+                    } else {
+                        self.write_outputs()
+                    }
+                }
+                Purpose::OutputWrite => {
+                    assert!(!result.is_error, "the phase's own output was refused: {}", result.text);
+                    self.write_outputs()
+                }
+                Purpose::Exec => {
+                    let code = if result.is_error {
+                        result
+                            .text
+                            .split("Exit code ")
+                            .nth(1)
+                            .and_then(|t| t.split_whitespace().next())
+                            .and_then(|n| n.parse::<i64>().ok())
+                            .unwrap_or(1)
+                    } else {
+                        0
+                    };
+                    self.exits.push(code);
+                    self.report(json!({"previous_exit_code": code, "previous_duration_ms": 10}))
+                }
+                Purpose::WriteFile => {
+                    assert!(!result.is_error, "a write_file action was refused: {}", result.text);
+                    self.report(json!({}))
+                }
+            };
+        }
+        let text = req.last_message_text();
+        if !self.sub_marker.is_empty()
+            && req.all_text().contains(&self.sub_marker)
+            && req.messages().len() <= 2
+        {
+            return self.sub_done();
+        }
+        if text.contains("approve") && !self.ws.is_empty() {
+            return self.next(json!({"user_response": "approve"}));
+        }
+        if !self.ws.is_empty() {
+            // Anything else (a hook's message): ask baton what comes next.
+            return self.next(json!({}));
+        }
+        self.call(
+            "ToolSearch",
+            json!({"query": "select:mcp__baton__pipeline_init,mcp__baton__pipeline_init_with_context,mcp__baton__pipeline_next_action,mcp__baton__pipeline_report_result"}),
+            Purpose::ToolSearch,
+        )
+    }
+}
+
+/// A run from `pipeline_init` to its commit inside the real CLI, every
+/// agent phase through a sub-agent (`Agent` with the definitions `baton
+/// init` installed), the design checkpoint answered by the person in the
+/// chat, and the run's commit made by the command baton handed out —
+/// all under baton's hooks.
+#[test]
+fn a_whole_run_with_sub_agents_reaches_its_commit_under_the_hooks() {
+    let project = Project::new();
+    let root = std::fs::canonicalize(project.path())
+        .unwrap()
+        .display()
+        .to_string();
+    let head = project.head();
+    let orchestrator = std::sync::Arc::new(std::sync::Mutex::new(Orchestrator::default()));
+    let steps = |n: usize| -> Vec<Step> {
+        (0..n)
+            .map(|_| {
+                let o = orchestrator.clone();
+                let root = root.clone();
+                baton_testkit::model::anthropic::step(move |req| {
+                    o.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .respond(req, &root)
+                })
+            })
+            .collect()
+    };
+    let server = AnthropicServer::start(steps(60));
+    let claude = project.claude(&server);
+    let first = claude.prompt("/baton-pipeline add a greeting function --nopr");
+    check_run(&first, &server);
+    let ws = orchestrator.lock().unwrap().ws.clone();
+    assert!(!ws.is_empty(), "the run was created");
+    let state = project.state(&ws);
+    assert_eq!(state["currentPhase"], "checkpoint-a", "{}", first.stdout);
+    assert_eq!(state["currentPhaseStatus"], "awaiting_human");
+
+    // The person answers in the chat; the orchestrator carries on to the end.
+    let session = first.json()["session_id"]
+        .as_str()
+        .expect("session")
+        .to_string();
+    server.push(steps(80));
+    let second = claude.resume(&session, "approve");
+    check_run(&second, &server);
+    let o = orchestrator.lock().unwrap();
+    let state = project.state(&ws);
+    assert_eq!(state["currentPhase"], "completed", "{}", second.stdout);
+    assert_eq!(
+        second.json()["result"],
+        "The pipeline is done.",
+        "{}",
+        second.stdout
+    );
+    // Every agent phase ran through a sub-agent of the installed definitions.
+    assert!(
+        o.agents_started.contains(&"implementer".to_string()),
+        "{:?}",
+        o.agents_started
+    );
+    assert!(o.agents_started.len() >= 4, "{:?}", o.agents_started);
+    for agent in &o.agents_started {
+        assert!(
+            project
+                .path()
+                .join(format!(".claude/agents/{agent}.md"))
+                .is_file(),
+            "{agent}"
+        );
+    }
+    // The checkpoint's answer is the person's, from the chat.
+    let answer = state["answers"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["question"] == "checkpoint-a"))
+        .cloned()
+        .expect("checkpoint-a answered");
+    assert_eq!(answer["by"], json!({"who": "person", "channel": "prompt"}));
+    // The run's commit holds the implementer's source file and the run's
+    // files, and nothing was left over.
+    assert_ne!(project.head(), head, "the run committed");
+    let committed = project
+        .repo
+        .git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(committed.contains("src/greeting.rs"), "{committed}");
+    assert!(
+        committed.contains(&format!("{ws}/state.json")),
+        "{committed}"
+    );
+    assert_eq!(
+        project.repo.git(&["status", "--porcelain"]),
+        "",
+        "a clean tree after the run"
+    );
+    assert!(o.exits.contains(&0));
 }
