@@ -9,6 +9,7 @@ mod cli;
 mod dashboard_cmd;
 mod demo_cmd;
 mod driver;
+mod enforce_cmd;
 mod events_cmd;
 mod history_cmd;
 mod hook_cmd;

@@ -201,7 +201,7 @@ fn rules_of(svc: &Services, b: &Bound) -> Result<(scope::Rules, rules::Step), St
         .workflow(&b.state.workflow)
         .map_err(|e| unreadable(&b.session.workspace, &e.message))?;
     let step = rules::step_of(&b.state);
-    let rules = rules::rules_for(
+    let mut rules = rules::rules_for(
         &def,
         &b.state,
         &b.ws,
@@ -209,6 +209,9 @@ fn rules_of(svc: &Services, b: &Bound) -> Result<(scope::Rules, rules::Step), St
         svc.store.specs_root(),
         &step,
     );
+    if let Some(v) = &b.session.violation {
+        rules.revertable = v.paths.clone();
+    }
     Ok((rules, step))
 }
 
@@ -828,4 +831,52 @@ pub fn patch_paths(patch: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// What `baton enforce` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enforcement {
+    /// The run.
+    pub workspace: String,
+    /// Whether the hooks enforce its scope now.
+    pub on: bool,
+    /// Who chose, e.g. `person:terminal`.
+    pub by: String,
+}
+
+/// Turns the hooks' enforcement off (or on again) for one run, as `by` (a
+/// person's channel; the adapter checks it is one). Recorded in the run's
+/// `state.json` (key [`ENFORCEMENT_KEY`]: `off`, `by`, `at`, `reason`), so
+/// it is in the run's commit and `baton show`.
+pub fn set_enforcement(
+    svc: &Services,
+    workspace: &str,
+    on: bool,
+    reason: Option<&str>,
+    by: &Actor,
+) -> crate::Result<Enforcement> {
+    crate::validate::check_text("workspace", workspace, 1024)?;
+    if let Some(r) = reason {
+        crate::validate::check_text("reason", r, 2000)?;
+    }
+    let ws = svc.store.resolve(workspace)?;
+    let now = Utc::now();
+    let label = by.label();
+    svc.store.update(&ws, now, |state| {
+        let mut record = serde_json::json!({
+            "off": !on,
+            "by": label,
+            "at": now.to_rfc3339(),
+        });
+        if let Some(r) = reason {
+            record["reason"] = Value::String(r.to_string());
+        }
+        state.extra.insert(ENFORCEMENT_KEY.to_string(), record);
+        Ok::<_, crate::Error>(())
+    })?;
+    Ok(Enforcement {
+        workspace: ws.display,
+        on,
+        by: label,
+    })
 }

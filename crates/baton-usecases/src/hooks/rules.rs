@@ -170,5 +170,6 @@ pub fn rules_for(
         outside_protected,
         waiting_for: step.waiting_for.clone(),
         handed_out: step.argv.clone(),
+        revertable: Vec::new(),
     }
 }

@@ -358,3 +358,161 @@ async fn cursor_payloads_get_permission_answers_and_never_ask() {
         "{session}"
     );
 }
+
+fn bash(repo: &GitRepo, event: &str, session: &str, command: &str, id: &str) -> Hooked {
+    claude(
+        repo,
+        event,
+        json!({
+            "session_id": session, "cwd": repo.path(),
+            "hook_event_name": if event == "pre-tool-use" { "PreToolUse" } else { "PostToolUse" },
+            "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": id,
+            "tool_response": {"stdout": "", "stderr": ""},
+        }),
+    )
+}
+
+fn next_call(repo: &GitRepo, session: &str, ws: &str) -> Hooked {
+    claude(
+        repo,
+        "pre-tool-use",
+        json!({
+            "session_id": session, "cwd": repo.path(), "hook_event_name": "PreToolUse",
+            "tool_name": "mcp__baton__pipeline_next_action", "tool_input": {"workspace": ws},
+            "tool_use_id": "toolu_n",
+        }),
+    )
+}
+
+/// The verifier may run any command (`commands: ['*']`), watched: a change
+/// it leaves outside its artifact is reported to the agent, the run does
+/// not go on until it is reverted, and reverting it is allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_command_that_changes_sources_holds_the_run_until_reverted() {
+    let repo = GitRepo::new();
+    repo.write("src/main.rs", "fn main() {}\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "src"]);
+    let (ws, action) =
+        crate::common::pipeline::run_to_phase(repo.path(), "final-verification").await;
+    assert_eq!(action["type"], "spawn_agent", "{action}");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "work so far"]);
+    bind(&repo, "s1", &ws);
+    // Running the test suite is allowed, watched.
+    let pre = bash(&repo, "pre-tool-use", "s1", "make check", "toolu_w");
+    assert_eq!((pre.code, pre.stdout.as_str()), (0, ""), "{}", pre.stderr);
+    // The command changed a source file.
+    repo.write("src/main.rs", "fn main() { changed() }\n");
+    let post = bash(&repo, "post-tool-use", "s1", "make check", "toolu_w");
+    let v = post.json();
+    assert_eq!(v["decision"], "block", "{}", post.stdout);
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("src/main.rs")),
+        "{v}"
+    );
+    // The run does not go on while the change is there.
+    let v = next_call(&repo, "s1", &ws).json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("revert"))
+    );
+    // Reverting is allowed in this reading phase; other writes are not.
+    let undo = bash(
+        &repo,
+        "pre-tool-use",
+        "s1",
+        "git checkout -- src/main.rs",
+        "toolu_u",
+    );
+    assert_eq!(
+        (undo.code, undo.stdout.as_str()),
+        (0, ""),
+        "{}",
+        undo.stdout
+    );
+    let other = bash(
+        &repo,
+        "pre-tool-use",
+        "s1",
+        "git checkout -- README.md",
+        "toolu_o",
+    );
+    assert_eq!(
+        other.json()["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    repo.git(&["checkout", "--", "src/main.rs"]);
+    let next = next_call(&repo, "s1", &ws);
+    assert_eq!(
+        (next.code, next.stdout.as_str()),
+        (0, ""),
+        "reverted: the run goes on"
+    );
+}
+
+/// A person turns enforcement off for one run, in their terminal; it is
+/// recorded; the agent's shell cannot do it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_turns_enforcement_off_for_one_run_and_it_is_recorded() {
+    let repo = GitRepo::new();
+    let ws = start_run(repo.path()).await;
+    bind(&repo, "s1", &ws);
+    assert_eq!(
+        claude(&repo, "pre-tool-use", pre_write(&repo, "s1", "src/a.rs")).json()["hookSpecificOutput"]
+            ["permissionDecision"],
+        "deny"
+    );
+    // Not from the agent's shell: its hook refuses, and without a terminal
+    // the command refuses too.
+    let v = bash(
+        &repo,
+        "pre-tool-use",
+        "s1",
+        &format!("baton enforce off {ws}"),
+        "t",
+    )
+    .json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let out = Command::new(baton_bin())
+        .args(["enforce", "off", &ws])
+        .current_dir(repo.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("terminal"));
+    // The person, at a terminal.
+    let cmd = format!(
+        "{} enforce off {ws} fixtures need writing",
+        baton_bin().display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(repo.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("script");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join(&format!("{ws}/state.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["hooks"]["off"], true, "{}", state["hooks"]);
+    assert_eq!(state["hooks"]["by"], "person:terminal");
+    assert_eq!(state["hooks"]["reason"], "fixtures need writing");
+    let out = claude(&repo, "pre-tool-use", pre_write(&repo, "s1", "src/a.rs"));
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, ""),
+        "enforcement is off for this run"
+    );
+}
