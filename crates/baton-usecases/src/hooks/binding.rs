@@ -38,9 +38,10 @@ pub struct Session {
     /// A person's answer typed in the chat, not yet applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_answer: Option<ChatAnswer>,
-    /// The working tree before a watched command, by the call's id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watch: Option<Watch>,
+    /// The working tree before each watched command still running, by the
+    /// call's id (parallel calls each have theirs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watches: Vec<Watch>,
     /// Changes a command left outside the phase's scope, not yet reverted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub violation: Option<Violation>,
@@ -224,6 +225,42 @@ pub fn remove(repo_root: &Path, session: &str) -> Result<(), BindingError> {
     }
 }
 
+/// Changes the session's file under its lock (`<session>.lock` beside it):
+/// reads the file as it is now (a fresh session when there is none), lets
+/// `change` edit it, writes it whole. The client runs hooks of parallel
+/// tool calls at once; each change is applied to the latest file.
+pub fn modify(
+    repo_root: &Path,
+    session: &str,
+    change: impl FnOnce(&mut Session),
+) -> Result<Session, BindingError> {
+    check_session_id(session)?;
+    let dir = repo_root.join(SESSIONS_DIR);
+    let lock_path = dir.join(format!("{session}.lock"));
+    let unwritable = |reason: String| BindingError::Unwritable {
+        path: lock_path.clone(),
+        reason,
+    };
+    baton_state::fs::create_ignored_dir(&dir).map_err(|e| unwritable(e.to_string()))?;
+    let file =
+        baton_state::fs::open_regular(&lock_path, false).map_err(|e| unwritable(e.to_string()))?;
+    let _held =
+        baton_state::fs::lock_within(file, std::time::Duration::from_secs(5), "session update")
+            .map_err(|busy| {
+                unwritable(format!(
+                    "busy (held by {})",
+                    busy.holder.unwrap_or_default()
+                ))
+            })?;
+    let mut current = load(repo_root, session)?.unwrap_or_else(|| Session {
+        session: session.to_string(),
+        ..Session::default()
+    });
+    change(&mut current);
+    save(repo_root, &current)?;
+    Ok(current)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,5 +298,31 @@ mod tests {
         assert!(load(dir.path(), "s1").is_err());
         remove(dir.path(), "s1").unwrap();
         assert_eq!(load(dir.path(), "s1").unwrap(), None);
+    }
+
+    #[test]
+    fn changes_from_parallel_hooks_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let workers: Vec<_> = (0..4)
+            .map(|t| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    for i in 0..25 {
+                        modify(&root, "s1", |s| {
+                            s.watches.push(Watch {
+                                call: format!("{t}-{i}"),
+                                tree: Vec::new(),
+                            })
+                        })
+                        .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        assert_eq!(load(&root, "s1").unwrap().unwrap().watches.len(), 100);
     }
 }

@@ -317,12 +317,11 @@ pub fn pre_tool(svc: &Services, input: &HookInput) -> Outcome {
             reason: format!("baton: {reason}"),
         },
         Verdict::Watch => {
-            let mut session = b.session.clone();
-            session.watch = Some(Watch {
+            let watch = Watch {
                 call: input.tool_use_id.clone().unwrap_or_default(),
                 tree: tree::snapshot(&root),
-            });
-            if let Err(e) = binding::save(&root, &session) {
+            };
+            if let Err(e) = binding::modify(&root, &input.session, |s| s.watches.push(watch)) {
                 return Outcome::Deny {
                     reason: unreadable(&b.session.workspace, &e.to_string()),
                 };
@@ -366,9 +365,7 @@ fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String>
             .collect()
     };
     if still.is_empty() {
-        let mut session = b.session.clone();
-        session.violation = None;
-        let _ = binding::save(root, &session);
+        let _ = binding::modify(root, &b.session.session, |s| s.violation = None);
         return None;
     }
     Some(format!(
@@ -394,12 +391,13 @@ fn apply_chat_answer(svc: &Services, input: &HookInput, b: &Bound) -> Option<Out
         return None;
     }
     let root = &svc.config.repo_root;
-    let mut session = b.session.clone();
+    let forget = || {
+        let _ = binding::modify(root, &b.session.session, |s| s.chat_answer = None);
+    };
     // The question must still be the one the person answered.
     let question = pending_question(svc, &b.ws.display).ok().flatten();
     if question.as_ref().is_none_or(|q| q.name != chat.question) {
-        session.chat_answer = None;
-        let _ = binding::save(root, &session);
+        forget();
         return None;
     }
     if let Some(given) = input.tool_input["user_response"].as_str() {
@@ -425,8 +423,7 @@ fn apply_chat_answer(svc: &Services, input: &HookInput, b: &Bound) -> Option<Out
     ) {
         chat::Confirmation::Confirmed | chat::Confirmation::NoTranscript => {}
         chat::Confirmation::NotFound(why) => {
-            session.chat_answer = None;
-            let _ = binding::save(root, &session);
+            forget();
             return Some(Outcome::Deny {
                 reason: format!(
                     "baton: the answer {:?} was not recorded: {why}. Ask the person to type their answer again in the chat, or to run `baton answer {} {}` in their own terminal.",
@@ -443,8 +440,7 @@ fn apply_chat_answer(svc: &Services, input: &HookInput, b: &Bound) -> Option<Out
         },
         Actor::person(PROMPT_CHANNEL),
     );
-    session.chat_answer = None;
-    let _ = binding::save(root, &session);
+    forget();
     match reply {
         Ok(reply) => {
             let mut rewritten = input.tool_input.clone();
@@ -508,15 +504,14 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
         if refused.is_empty() {
             return Outcome::allow();
         }
-        let mut session = b.session.clone();
-        session.violation = Some(Violation {
+        let violation = Violation {
             paths: refused.clone(),
             before: Vec::new(),
             command: name.clone(),
             at: Utc::now(),
             until_clean: true,
-        });
-        let _ = binding::save(&root, &session);
+        };
+        let _ = binding::modify(&root, &input.session, |s| s.violation = Some(violation));
         return Outcome::Block {
             reason: format!(
                 "baton: {name} changed {} outside the scope of {}; revert it (git checkout -- <file>) — run {} does not go on while the change is there.",
@@ -526,12 +521,10 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
             ),
         };
     }
-    let Some(watch) = b.session.watch.clone() else {
+    let call = input.tool_use_id.clone().unwrap_or_default();
+    let Some(watch) = b.session.watches.iter().find(|w| w.call == call).cloned() else {
         return Outcome::allow();
     };
-    if input.tool_use_id.as_deref().unwrap_or_default() != watch.call {
-        return Outcome::allow();
-    }
     let Ok((rules, _)) = rules_of(svc, &b) else {
         return Outcome::allow();
     };
@@ -543,22 +536,27 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
             !scope::paths::is_within(p, &format!("{}/", b.ws.display)) || !is_control(&rules, p)
         })
         .collect();
-    let mut session = b.session.clone();
-    session.watch = None;
     let command = match tool {
         ToolCall::Shell { command, .. } => command.clone(),
         other => other.name().to_string(),
     };
-    let outcome = if changed.is_empty() {
+    let violation = (!changed.is_empty()).then(|| Violation {
+        paths: changed.clone(),
+        before: watch.tree.clone(),
+        command: command.chars().take(300).collect(),
+        at: Utc::now(),
+        until_clean: false,
+    });
+    let found = violation.is_some();
+    let _ = binding::modify(&root, &input.session, |s| {
+        s.watches.retain(|w| w.call != call);
+        if let Some(v) = violation {
+            s.violation = Some(v);
+        }
+    });
+    if !found {
         Outcome::allow()
     } else {
-        session.violation = Some(Violation {
-            paths: changed.clone(),
-            before: watch.tree.clone(),
-            command: command.chars().take(300).collect(),
-            at: Utc::now(),
-            until_clean: false,
-        });
         Outcome::Block {
             reason: format!(
                 "baton: this command changed {} outside the scope of {} ({}): {}. Revert {} now (e.g. `git checkout -- <file>`, delete new files); run {} does not go on while the change is there.",
@@ -574,9 +572,7 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
                 b.ws.display
             ),
         }
-    };
-    let _ = binding::save(&root, &session);
-    outcome
+    }
 }
 
 fn is_control(rules: &scope::Rules, path: &str) -> bool {
@@ -651,8 +647,8 @@ fn bind_from_baton_reply(svc: &Services, input: &HookInput) -> Outcome {
         bound_at: Some(Utc::now()),
         ..Session::default()
     };
-    match binding::save(root, &session) {
-        Ok(()) => Outcome::allow(),
+    match binding::modify(root, &input.session, |s| *s = session) {
+        Ok(_) => Outcome::allow(),
         Err(e) => Outcome::Block {
             reason: format!(
                 "baton could not bind this session to run {} ({e}); its hooks cannot enforce the run's scope. Tell the person.",
@@ -679,16 +675,15 @@ pub fn prompt_submitted(svc: &Services, input: &HookInput) -> Outcome {
     let root = &svc.config.repo_root;
     match chat::answer_in(prompt, &question.options) {
         Some(answer) => {
-            let mut session = b.session.clone();
-            session.chat_answer = Some(ChatAnswer {
+            let kept = ChatAnswer {
                 question: question.name.clone(),
                 answer: answer.clone(),
                 prompt: prompt.clone(),
                 prompt_id: input.prompt_id.clone(),
                 transcript: input.transcript_path.clone(),
                 at: Utc::now(),
-            });
-            if let Err(e) = binding::save(root, &session) {
+            };
+            if let Err(e) = binding::modify(root, &input.session, |s| s.chat_answer = Some(kept)) {
                 return Outcome::Allow {
                     context: Some(format!(
                         "baton could not keep the person's answer ({e}); ask them to run `baton answer {} {answer}` in their own terminal.",
@@ -749,14 +744,12 @@ pub fn stop(svc: &Services, input: &HookInput, subagent: bool) -> Outcome {
         .action_id
         .clone()
         .unwrap_or_else(|| b.state.current_phase.clone());
-    let mut session = b.session.clone();
-    let count = match &session.stop_blocks {
+    let count = match &b.session.stop_blocks {
         Some(s) if s.step == key => s.count,
         _ => 0,
     };
     if input.stop_hook_active && count >= MAX_STOP_BLOCKS {
-        session.stop_blocks = None;
-        let _ = binding::save(root, &session);
+        let _ = binding::modify(root, &input.session, |s| s.stop_blocks = None);
         return Outcome::Allow {
             context: Some(format!(
                 "baton: the turn ends with run {} unfinished ({}). Resume it with /baton-pipeline {}.",
@@ -764,11 +757,12 @@ pub fn stop(svc: &Services, input: &HookInput, subagent: bool) -> Outcome {
             )),
         };
     }
-    session.stop_blocks = Some(StopBlocks {
-        step: key,
-        count: count + 1,
+    let _ = binding::modify(root, &input.session, |s| {
+        s.stop_blocks = Some(StopBlocks {
+            step: key,
+            count: count + 1,
+        })
     });
-    let _ = binding::save(root, &session);
     let next = match &step.action_id {
         Some(id) => format!(
             "Action {id} ({}) is outstanding: carry it out, then call pipeline_next_action with workspace {}, previous_action_complete: true and previous_action_id: {id:?}.",
