@@ -25,6 +25,8 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`hooks`] — the agent clients' hooks: the bound run's scope on every
+//!   tool call, the stop guard, the person's answer typed in the chat.
 //! * [`headless`] — what the headless driver (`baton run`) records: its own
 //!   record (what drives a run, how to resume it), a failed agent, and the
 //!   scope of the phase an agent is started for.
@@ -41,6 +43,7 @@ pub mod git;
 pub mod guidance;
 pub mod headless;
 pub mod history;
+pub mod hooks;
 pub mod issue;
 pub mod lazy_workflows;
 pub mod notifications;
