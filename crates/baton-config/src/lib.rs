@@ -72,9 +72,11 @@ pub mod env {
 
 pub mod dashboard;
 pub mod notify;
+pub mod person;
 
 pub use dashboard::DashboardConfig;
 pub use notify::{NotifyConfig, NotifyOn, Secret, Webhook, WebhookFormat};
+pub use person::PersonSettings;
 
 /// Name of the optional configuration file at the repository root.
 pub const CONFIG_FILE: &str = "baton.toml";

@@ -11,8 +11,11 @@
 //!   identity and an initial commit, and the git calls tests make on it.
 //! * [`http`] — raw HTTP/1.1 against a real server (every header as given)
 //!   and a server process started for a test.
+//! * [`person`] — the person's own configuration (trusted channels, where
+//!   `--auto` is allowed) in a temporary folder.
 
 #![warn(missing_docs)]
 
 pub mod git;
 pub mod http;
+pub mod person;

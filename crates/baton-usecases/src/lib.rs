@@ -23,6 +23,8 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`trust`] — who may answer a question: a person's channels, the
+//!   client's channels the person trusts, `--auto` the person granted.
 
 #![warn(missing_docs)]
 
@@ -40,6 +42,7 @@ pub mod recovery;
 pub mod repo_profile;
 pub mod runs;
 pub mod show;
+pub mod trust;
 pub mod validate;
 pub mod workflows;
 
@@ -78,6 +81,9 @@ pub struct Services {
     /// reading anything; loaded on first use, or by
     /// [`baton_history::HistoryIndex::warm`] on a background thread.
     pub history: baton_history::HistoryIndex,
+    /// The person's own settings (`~/.config/baton/config.toml`, outside
+    /// every repository), read on first use ([`Services::person`]).
+    person: std::sync::OnceLock<baton_config::PersonSettings>,
 }
 
 impl Services {
@@ -99,7 +105,28 @@ impl Services {
             bus,
             version,
             history,
+            person: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The person's own settings (trusted channels, where `--auto` is
+    /// allowed), read once per process from their configuration folder
+    /// (`baton_config::person`). A file that cannot be used grants nothing
+    /// and is reported once in the log.
+    pub fn person(&self) -> &baton_config::PersonSettings {
+        self.person.get_or_init(|| {
+            let settings = baton_config::PersonSettings::load();
+            if let Some(problem) = &settings.problem {
+                tracing::warn!("the person's configuration grants nothing: {problem}");
+            }
+            settings
+        })
+    }
+
+    /// Uses `settings` as the person's (tests, and processes that read them
+    /// otherwise); ignored once [`Services::person`] has been read.
+    pub fn set_person(&self, settings: baton_config::PersonSettings) {
+        let _ = self.person.set(settings);
     }
 
     /// Opens the repository's event log (rotated JSONL, shared by every

@@ -12,13 +12,14 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
 
-use baton_state::{Actor, Who};
+use baton_state::Actor;
 use baton_usecases::Services;
 use baton_usecases::pipeline::action::{
     Action, Exec, Question as AskAction, SpawnAgent, WriteFile,
 };
 use baton_usecases::pipeline::init;
 use baton_usecases::pipeline::step::{self, NextArgs};
+use baton_usecases::trust::{self, AutoGrant};
 
 /// Where agents come from.
 #[derive(Debug, Clone)]
@@ -101,11 +102,35 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
     if let Some(errors) = &init.errors {
         bail!("pipeline_init: {}", errors.join("; "));
     }
-    let ws = match (&init.resume_mode, &init.workspace) {
-        (Some(_), Some(ws)) => ws.clone(),
-        _ => create(svc, repo, &init, opts)?,
+    let (ws, started_here) = match (&init.resume_mode, &init.workspace) {
+        (Some(_), Some(ws)) => (ws.clone(), false),
+        _ => (create(svc, repo, &init, opts)?, true),
     };
     say(&format!("workspace {ws}"));
+    // --auto is the person's: granted for a run this command started
+    // itself, or at a terminal; never for someone else's run from a
+    // program (trust::AutoGrant).
+    let grant = match (opts.auto, started_here) {
+        (false, _) => None,
+        (true, true) => Some(AutoGrant::for_run_started_here()),
+        (true, false) => AutoGrant::at_terminal(),
+    };
+    let auto_by = match grant {
+        Some(grant) => {
+            let by = grant.actor();
+            trust::grant_auto(svc, &ws, grant).map_err(|e| failed("--auto", e))?;
+            Some(by)
+        }
+        None => {
+            if opts.auto {
+                say(&format!(
+                    "--auto is not used: {ws} was not started by this command and no terminal is attached; its questions wait for a person (baton answer, or the dashboard)"
+                ));
+            }
+            None
+        }
+    };
+    let auto = auto_by.is_some();
     let mut next = NextArgs::for_workspace(&ws);
     let mut retried: BTreeMap<String, bool> = BTreeMap::new();
     for count in 1..=MAX_ACTIONS {
@@ -154,16 +179,9 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
             Action::Checkpoint(question) | Action::HumanGate(question) => {
                 // The person at this terminal answers (or their --auto
                 // choice does): never the agent command.
-                let given = answer(question, opts.auto, &mut retried)?;
+                let given = answer(question, auto, &ws, &mut retried)?;
                 say(&format!("  → {given}"));
-                let by = if opts.auto {
-                    Actor {
-                        who: Who::Auto,
-                        channel: "driver".into(),
-                    }
-                } else {
-                    Actor::person("terminal")
-                };
+                let by = auto_by.clone().unwrap_or_else(|| Actor::person("terminal"));
                 step::answer_question(
                     svc,
                     step::AnswerArgs {
@@ -466,6 +484,7 @@ fn write_file(repo: &Path, action: &WriteFile) -> anyhow::Result<()> {
 fn answer(
     question: &AskAction,
     auto: bool,
+    workspace: &str,
     retried: &mut BTreeMap<String, bool>,
 ) -> anyhow::Result<String> {
     let options = &question.options;
@@ -495,7 +514,7 @@ fn answer(
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         bail!(
-            "{name} needs a person's answer and stdin is not a terminal: run `baton run` in a terminal, answer later with `baton answer <workspace> <option>`, or pass --auto"
+            "{name} needs a person's answer and stdin is not a terminal: a person answers it with `baton answer {workspace} <option>` in a terminal, or on the dashboard (`baton dashboard`); then run this again to go on"
         );
     }
     loop {

@@ -215,6 +215,10 @@ pub struct InitWithContextReply {
     /// Run `git checkout -b <branch>` (false: work on the current branch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub create_branch: Option<bool>,
+    /// Extension: the run asked for `--auto`, which only the person grants;
+    /// what they do to allow it (until then it waits at each checkpoint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_not_granted: Option<String>,
 }
 
 fn specs_prefix(svc: &Services) -> String {
@@ -694,6 +698,9 @@ pub fn pipeline_init_with_context(
         request_md_content: Some(request.clone()),
         branch: Some(branch.clone()),
         create_branch: Some(create_branch),
+        // A tool argument asks for --auto; only the person grants it.
+        auto_not_granted: (flags.auto && !svc.person().allows_auto_in(&svc.config.repo_root))
+            .then(|| crate::trust::how_to_allow_auto(&svc.config.repo_root)),
         ..InitWithContextReply::default()
     };
     // The same confirmation sent again (its reply was lost): the run it

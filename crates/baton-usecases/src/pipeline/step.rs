@@ -19,7 +19,7 @@ use baton_engine::route::{Decision, decide};
 use baton_engine::summary::phase_label;
 use baton_events::EventKind;
 use baton_state::{
-    Actor, CommandGuard, Finish, Lifecycle, PhaseStatus, Who, WorkspaceRef, WorkspaceState,
+    Actor, CommandGuard, Finish, Lifecycle, PhaseStatus, WorkspaceRef, WorkspaceState,
     schema::LastDispatch,
 };
 use baton_workflow::{Answerer, ResultKind, WorkflowDefinition};
@@ -159,6 +159,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
             ws: &ws,
             now,
             repo_root: &svc.config.repo_root,
+            person: svc.person(),
             repo: std::cell::OnceCell::new(),
         };
         if let Some(id) = &reported_id {
@@ -206,6 +207,7 @@ fn ended_reply(
         ws,
         now,
         repo_root: &svc.config.repo_root,
+        person: svc.person(),
         repo: std::cell::OnceCell::new(),
     };
     let quiet = NextArgs {
@@ -245,6 +247,9 @@ struct StepContext<'a> {
     now: chrono::DateTime<Utc>,
     /// The repository root, for `git status` when a step needs it.
     repo_root: &'a std::path::Path,
+    /// The person's own settings: who counts as them, where `--auto` is
+    /// allowed (`crate::trust`).
+    person: &'a baton_config::PersonSettings,
     /// The repository's status, read at most once per call, when a step
     /// needs it (the run's commit).
     repo: std::cell::OnceCell<Option<RepoStatus>>,
@@ -321,6 +326,7 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
             ws: &ws,
             now,
             repo_root: &svc.config.repo_root,
+            person: svc.person(),
             repo: std::cell::OnceCell::new(),
         };
         let lc = Lifecycle::new(&def, now);
@@ -331,7 +337,7 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
             let plan = plan_now(&ctx, state)?;
             match plan {
                 Plan::Ask(question) => {
-                    check_may_answer(&ctx, &question, &by)?;
+                    check_may_answer(&ctx, state, &question, &by)?;
                     let word = option_matches(&question, &given.word).ok_or_else(|| {
                         not_an_option(&question, &given.word, "answer")
                     })?;
@@ -440,6 +446,7 @@ pub fn pending_question(svc: &Services, workspace: &str) -> Result<Option<AskAct
         ws: &ws,
         now: Utc::now(),
         repo_root: &svc.config.repo_root,
+        person: svc.person(),
         repo: std::cell::OnceCell::new(),
     };
     let lc = Lifecycle::new(&def, ctx.now);
@@ -513,19 +520,25 @@ pub fn how_to_answer(workspace: &str, options: &[String]) -> String {
     )
 }
 
-fn check_may_answer(ctx: &StepContext<'_>, question: &Question, by: &Actor) -> Result<()> {
-    if by.who == Who::Agent && question.answered_by == Answerer::Person {
-        return Err(Error::new(
-            ErrorCode::Blocked,
-            format!(
-                "{} must be answered by a person, not by the agent (the workflow says answered_by: person). {}",
-                question.name,
-                how_to_answer(&ctx.ws.display, &question.options)
-            ),
-        )
-        .with_details(json!({"rule": "person_only", "question": question.name, "options": question.options})));
-    }
-    Ok(())
+/// Whether `by` may answer `question` (`crate::trust` decides).
+fn check_may_answer(
+    ctx: &StepContext<'_>,
+    state: &WorkspaceState,
+    question: &Question,
+    by: &Actor,
+) -> Result<()> {
+    crate::trust::may_answer(question.answered_by, by, state, ctx.person, ctx.repo_root).map_err(
+        |refusal| {
+            crate::trust::refusal_error(
+                refusal,
+                &question.name,
+                &question.options,
+                by,
+                &how_to_answer(&ctx.ws.display, &question.options),
+                ctx.repo_root,
+            )
+        },
+    )
 }
 
 fn not_an_option(question: &Question, word: &str, field: &str) -> Error {
@@ -775,7 +788,7 @@ fn step(
             }
             Plan::Ask(question) => {
                 if let Some(g) = given.take() {
-                    check_may_answer(ctx, &question, &g.by)?;
+                    check_may_answer(ctx, state, &question, &g.by)?;
                     if option_matches(&question, &g.answer.word).is_none() {
                         return Err(not_an_option(&question, &g.answer.word, "user_response"));
                     }
@@ -783,13 +796,23 @@ fn step(
                     continue;
                 }
                 if question.kind == QuestionKind::Checkpoint && state.auto_approve {
-                    let auto = Answer {
-                        word: "proceed".into(),
-                        feedback: None,
-                    };
-                    warnings.push(format!("{} approved automatically (--auto)", question.name));
-                    resolve(&run, state, &question, auto, &Actor::auto(), &mut happened)?;
-                    continue;
+                    // Asked for; answered only where the person granted it.
+                    match crate::trust::auto_actor(state, ctx.person, ctx.repo_root) {
+                        Some(auto_by) => {
+                            let auto = Answer {
+                                word: "proceed".into(),
+                                feedback: None,
+                            };
+                            warnings.push(format!(
+                                "{} approved automatically (--auto, {})",
+                                question.name,
+                                auto_by.label()
+                            ));
+                            resolve(&run, state, &question, auto, &auto_by, &mut happened)?;
+                            continue;
+                        }
+                        None => warnings.push(crate::trust::how_to_allow_auto(ctx.repo_root)),
+                    }
                 }
                 wait_for_person(state, &lc, &question, &mut happened)?;
                 return Ok(finish(report, Plan::Ask(question), happened, warnings));

@@ -28,6 +28,7 @@ mod e2e_tools_list;
 mod e2e_transcript;
 mod e2e_typescript;
 mod layering;
+mod person_channels;
 mod person_past_runs;
 mod run_demo;
 mod test_command;
