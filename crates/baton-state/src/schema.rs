@@ -31,6 +31,11 @@ pub struct WorkspaceState {
     pub baton_version: String,
     /// Id of the workflow definition this workspace runs.
     pub workflow: String,
+    /// The definition the run started with, pinned: a changed project
+    /// definition applies to new runs only. Absent in runs started before
+    /// pinning (they use the current definition, flagged as unpinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<DefinitionPin>,
     /// Workspace folder name without the `YYYYMMDD-` prefix.
     pub spec_name: String,
     /// The workspace, relative to the repository root when inside it.
@@ -139,6 +144,10 @@ pub struct WorkspaceState {
     /// Every answer to a question, with who gave it and through which channel.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<AnswerRecord>,
+    /// Changes to this file made outside baton that baton found and
+    /// handled (a person's question passed without an answer, reopened).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tampering: Vec<TamperNote>,
     /// What the repository held when the run started: the final commit never
     /// stages these files (they were not the run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -374,6 +383,41 @@ impl Actor {
     pub fn label(&self) -> String {
         format!("{}:{}", self.who.as_str(), self.channel)
     }
+}
+
+/// A change of `state.json` made outside baton, found and handled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TamperNote {
+    /// When baton found it.
+    pub at: DateTime<Utc>,
+    /// The person's question concerned.
+    pub phase: String,
+    /// What was found and what baton did.
+    pub message: String,
+}
+
+/// Where a pinned definition came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PinSource {
+    /// Embedded in the baton binary (the binary is its copy).
+    Builtin,
+    /// A project file (`.baton/workflows/…`): its text is kept with the run.
+    Project,
+}
+
+/// The workflow definition a run started with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DefinitionPin {
+    /// Built-in or project file.
+    pub source: PinSource,
+    /// The embedded file's name, or the project file's path.
+    pub file: String,
+    /// SHA-256 of the text, hex.
+    pub digest: String,
+    /// The project definition's text (absent for built-ins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// One answer to a question.
@@ -806,6 +850,7 @@ impl WorkspaceState {
             version: SCHEMA_VERSION,
             baton_version: baton_version.to_string(),
             workflow: workflow.to_string(),
+            definition: None,
             spec_name: spec_name.to_string(),
             workspace: workspace.to_string(),
             branch: None,
@@ -851,6 +896,7 @@ impl WorkspaceState {
             pending_decision: None,
             human_feedback: None,
             answers: Vec::new(),
+            tampering: Vec::new(),
             artifact_marks: BTreeMap::new(),
             action_seq: 0,
             outstanding_action: None,

@@ -23,6 +23,9 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`pinning`] — a run keeps the workflow definition it started with.
+//! * [`tamper`] — a `state.json` changed outside baton, found and shown;
+//!   a person's question it skipped is asked again.
 //! * [`trust`] — who may answer a question: a person's channels, the
 //!   client's channels the person trusts, `--auto` the person granted.
 
@@ -37,11 +40,13 @@ pub mod issue;
 pub mod lazy_workflows;
 pub mod notifications;
 pub mod overview;
+pub mod pinning;
 pub mod pipeline;
 pub mod recovery;
 pub mod repo_profile;
 pub mod runs;
 pub mod show;
+pub mod tamper;
 pub mod trust;
 pub mod validate;
 pub mod workflows;
@@ -84,6 +89,8 @@ pub struct Services {
     /// The person's own settings (`~/.config/baton/config.toml`, outside
     /// every repository), read on first use ([`Services::person`]).
     person: std::sync::OnceLock<baton_config::PersonSettings>,
+    /// Pinned project definitions parsed so far, by digest.
+    pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
 }
 
 impl Services {
@@ -106,7 +113,30 @@ impl Services {
             version,
             history,
             person: std::sync::OnceLock::new(),
+            pinned: std::sync::Mutex::default(),
         }
+    }
+
+    /// The workflow definition `state`'s run follows: the one it was
+    /// pinned to when it started ([`pinning`]), never a project file
+    /// changed since.
+    pub fn run_definition(&self, state: &WorkspaceState) -> Result<Arc<WorkflowDefinition>> {
+        pinning::run_definition(self, state)
+    }
+
+    /// The pinned definition with `digest`, parsed by `parse` the first time.
+    pub(crate) fn pinned_definition(
+        &self,
+        digest: &str,
+        parse: impl FnOnce() -> Result<WorkflowDefinition>,
+    ) -> Result<Arc<WorkflowDefinition>> {
+        let mut cache = self.pinned.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(def) = cache.get(digest) {
+            return Ok(Arc::clone(def));
+        }
+        let def = Arc::new(parse()?);
+        cache.insert(digest.to_string(), Arc::clone(&def));
+        Ok(def)
     }
 
     /// The person's own settings (trusted channels, where `--auto` is

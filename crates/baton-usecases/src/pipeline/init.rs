@@ -620,6 +620,8 @@ pub fn pipeline_init_with_context(
         .map(|p| p.id.clone())
         .unwrap_or_default();
     let mut state = WorkspaceState::fresh("forge", &first, &slug, &ws.display, svc.version, now);
+    // The run keeps the definition it starts with (crate::pinning).
+    state.definition = Some(crate::pinning::pin(svc, &definition.id)?);
     state.effort = Some(effort);
     state.flow_template = Some(template);
     state.auto_approve = flags.auto;

@@ -152,7 +152,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         return ended_reply(svc, &ws, &files, current, &args, now);
     }
     let updated = svc.store.update_sealing(&ws, now, |state, sealed| {
-        let def = svc.workflow(&state.workflow)?;
+        let def = svc.run_definition(state)?;
         let ctx = StepContext {
             def: &def,
             files: &files,
@@ -165,7 +165,13 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         if let Some(id) = &reported_id {
             check_reported_action(state, id)?;
         }
+        // A person's question the state skipped (changed outside baton) is
+        // asked again (crate::tamper).
+        let reopened = crate::tamper::reopen_skipped(&def, state, now);
         let mut stepped = step(&ctx, state, &args, given)?;
+        if let Some(note) = reopened {
+            stepped.warnings.insert(0, note.message);
+        }
         assign_action_id(state, &mut stepped);
         let finish = seal_if_committing(&ctx, state, &stepped.plan, sealed);
         let reply = shape(svc, &ws, state, &files, &stepped)?;
@@ -200,7 +206,7 @@ fn ended_reply(
     args: &NextArgs,
     now: chrono::DateTime<Utc>,
 ) -> Result<NextReply> {
-    let def = svc.workflow(&state.workflow)?;
+    let def = svc.run_definition(&state)?;
     let ctx = StepContext {
         def: &def,
         files,
@@ -319,7 +325,7 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
     let given = parse_answer(&args.answer);
     let label = by.label();
     let updated = svc.store.update(&ws, now, |state| {
-        let def = svc.workflow(&state.workflow)?;
+        let def = svc.run_definition(state)?;
         let ctx = StepContext {
             def: &def,
             files: &files,
@@ -331,6 +337,8 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
         };
         let lc = Lifecycle::new(&def, now);
         let mut happened = Vec::new();
+        // A person's question the state skipped is the one answered now.
+        crate::tamper::reopen_skipped(&def, state, now);
         // Reach the question: steps that need no agent (a resting skip,
         // tasks to register, a finished phase) are taken first.
         for _ in 0..MAX_INTERNAL_STEPS {
@@ -439,7 +447,9 @@ pub fn pending_question(svc: &Services, workspace: &str) -> Result<Option<AskAct
     let ws = svc.store.resolve(workspace)?;
     let files = DiskFiles::new(&ws.dir);
     let mut state = svc.store.load(&ws)?;
-    let def = svc.workflow(&state.workflow)?;
+    let def = svc.run_definition(&state)?;
+    // On the copy: the question a skipped one would be reopened at.
+    crate::tamper::reopen_skipped(&def, &mut state, Utc::now());
     let ctx = StepContext {
         def: &def,
         files: &files,
@@ -1137,7 +1147,7 @@ fn shape(
     stepped: &Stepped,
 ) -> Result<NextReply> {
     use baton_engine::WorkspaceFiles;
-    let def = svc.workflow(&state.workflow)?;
+    let def = svc.run_definition(state)?;
     let (action, display) = match &stepped.plan {
         Plan::Spawn(spawn) => {
             let label = display_label(&def, &spawn.phase);

@@ -30,5 +30,6 @@ mod e2e_typescript;
 mod layering;
 mod person_channels;
 mod person_past_runs;
+mod person_state;
 mod run_demo;
 mod test_command;
