@@ -13,9 +13,14 @@
 //!   and a server process started for a test.
 //! * [`person`] — the person's own configuration (trusted channels, where
 //!   `--auto` is allowed) in a temporary folder.
+//! * [`postgres`] — a throwaway PostgreSQL cluster on a free loopback port
+//!   (run as an unprivileged user when the tests run as root).
 
 #![warn(missing_docs)]
 
+pub mod clients;
 pub mod git;
 pub mod http;
 pub mod person;
+pub mod model;
+pub mod postgres;

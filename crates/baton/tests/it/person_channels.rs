@@ -50,8 +50,10 @@ async fn baton_run_auto_from_a_program_never_answers_a_run_it_did_not_start() {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{said}");
-    assert!(said.contains("needs a person's answer"), "{said}");
+    // It stops at the question, which waits for a person (exit 3).
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(said.contains("waits for your answer"), "{said}");
+    assert!(said.contains("--auto is not used"), "{said}");
     // No message suggests --auto to a caller without a terminal.
     assert!(
         !said.contains("pass --auto") && !said.contains("use --auto"),
