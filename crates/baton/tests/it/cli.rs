@@ -195,6 +195,25 @@ fn manuals_index_and_find_for_people() {
     );
     assert_eq!(code, 0);
     assert!(out.starts_with(" 1. guide/backup.md:1  Backups"), "{out}");
+    // Each hit shows what it says, and the end says what was searched where.
+    assert!(
+        out.contains("\n    Snapshots are taken nightly and kept for 30 days.\n"),
+        "{out}"
+    );
+    let root = repo.path().join("manuals");
+    assert!(
+        out.contains(&format!(
+            "searched manual guide (2 files, 3 sections) in {}",
+            root.display()
+        )),
+        "{out}"
+    );
+    let (code, out, _) = run(&repo, &["manuals", "find", "zzyzx quuxly"]);
+    assert_eq!(code, 1, "no match is not success: {out}");
+    assert!(
+        out.contains("no match for \"zzyzx quuxly\": searched 1 manual (2 files"),
+        "{out}"
+    );
     let (code, out, _) = run(&repo, &["manuals", "find", "windows installer", "--json"]);
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -203,6 +222,38 @@ fn manuals_index_and_find_for_people() {
     assert_eq!(code, 1);
     assert!(
         err.contains("invalid") || err.contains("out_of_scope"),
+        "{err}"
+    );
+}
+
+#[test]
+fn manuals_find_says_when_there_is_nothing_to_search() {
+    let repo = Repo::new();
+    let root = repo.path().join("manuals");
+    let (code, out, err) = run(&repo, &["manuals", "find", "backup"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains(&format!("no manuals folder at {}", root.display()))
+            && err.contains("MANUALS_ROOT"),
+        "{err}"
+    );
+    // A flat folder of Markdown is not a manual: say so and how to fix it.
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("backup.md"), "# Backups\n\nNightly.\n").unwrap();
+    std::fs::write(root.join("install.md"), "# Install\n\nRun it.\n").unwrap();
+    let (code, out, err) = run(&repo, &["manuals", "find", "backup"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("holds 2 manual file(s) but no manual") && err.contains("mkdir"),
+        "{err}"
+    );
+    // A manual folder without manual files.
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    let (code, _, err) = run(&repo, &["manuals", "find", "backup"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("searched 1 manual (0 files, 0 sections)")
+            && err.contains("no .md or .json file"),
         "{err}"
     );
 }
