@@ -16,5 +16,5 @@
 
 pub mod clients;
 pub mod git;
-pub mod model;
 pub mod http;
+pub mod model;

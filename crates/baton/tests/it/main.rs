@@ -32,5 +32,6 @@ mod e2e_typescript;
 mod layering;
 mod person_past_runs;
 mod run_agents;
+mod run_clients;
 mod run_demo;
 mod test_command;
