@@ -209,3 +209,56 @@ fn claude_runs_every_step_of_an_effort_s_run_with_its_scope_and_real_tokens() {
     let reported = server.reported_usage();
     assert_eq!(total, reported.input_tokens + reported.output_tokens);
 }
+
+#[test]
+fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
+    baton_testkit::clients::require("claude");
+    let repo = GitRepo::new();
+    repo.write("README.md", "# demo\n");
+    repo.git(&["add", "README.md"]);
+    repo.git(&["commit", "-q", "-m", "readme"]);
+    let home = tempfile::tempdir().unwrap();
+    let server = AnthropicServer::start(script(repo.path(), 200));
+    let run = baton_run(
+        repo.path(),
+        home.path(),
+        &server,
+        &[
+            "run",
+            "Add a greeting command with its tests and docs",
+            "--effort",
+            "M",
+            "--nopr",
+            "--auto",
+            "--agent",
+            "claude",
+        ],
+    );
+    assert!(server.errors().0.is_empty(), "{:?}", server.errors());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("(parallel · 2 tasks)"),
+        "{}",
+        run.stderr
+    );
+    // The first prompt of each implementer conversation, by its task's report.
+    let mut prompts: std::collections::BTreeMap<String, String> = Default::default();
+    for req in server.requests() {
+        let prompt = prompt_of(&req);
+        if let Some(out) = output_of(&prompt)
+            && out.ends_with(".md")
+            && out.contains("/impl-")
+        {
+            prompts.insert(out.rsplit('/').next().unwrap().to_string(), prompt);
+        }
+    }
+    let (Some(p2), Some(p3)) = (prompts.get("impl-2.md"), prompts.get("impl-3.md")) else {
+        panic!("both parallel implementers ran: {:?}", prompts.keys());
+    };
+    assert_ne!(p2, p3, "different prompts");
+    assert!(p2.contains("task 2") && !p2.contains("task 3 only"), "{p2}");
+    assert!(p3.contains("task 3") && !p3.contains("task 2 only"), "{p3}");
+    for f in ["src/task2.txt", "src/task3.txt"] {
+        assert!(repo.path().join(f).is_file(), "{f}");
+    }
+}
