@@ -262,3 +262,112 @@ fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
         assert!(repo.path().join(f).is_file(), "{f}");
     }
 }
+
+mod codex {
+    use super::*;
+    use baton_testkit::clients::codex_env;
+    use baton_testkit::model::openai::{
+        self, OpenAiServer, ResponsesRequest, Turn as OaTurn, step as oa_step,
+    };
+
+    /// One scripted response for any step's Codex agent: phase 1 first
+    /// tries to change the README through the shell (its read-only sandbox
+    /// refuses), an implementer writes its source file, then the agent's
+    /// last message is its artifact.
+    fn codex_turn(req: &ResponsesRequest) -> OaTurn {
+        let text = req.all_text();
+        let Some(output) = output_of(&text) else {
+            return OaTurn::text("nothing to do").with_usage(7, 3);
+        };
+        let name = output.rsplit('/').next().unwrap_or_default().to_string();
+        let calls = req.function_outputs().len();
+        if calls == 0 && name == "analysis.md" {
+            return OaTurn::shell("echo hacked > README.md").with_usage(120, 30);
+        }
+        if calls == 0 && name.starts_with("impl-") {
+            let task = name.trim_start_matches("impl-").trim_end_matches(".md");
+            return OaTurn::shell(&format!(
+                "mkdir -p src && echo task {task} > src/task{task}.txt"
+            ))
+            .with_usage(150, 40);
+        }
+        OaTurn::text(default_output(&name)).with_usage(200, 50)
+    }
+
+    #[test]
+    fn codex_runs_an_effort_s_run_in_its_sandboxes_with_real_tokens() {
+        baton_testkit::clients::require("codex");
+        let repo = GitRepo::new();
+        repo.write("README.md", "# demo\n");
+        repo.git(&["add", "README.md"]);
+        repo.git(&["commit", "-q", "-m", "readme"]);
+        let home = tempfile::tempdir().unwrap();
+        let codex_home = home.path().join(".codex");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        let server = OpenAiServer::start((0..60).map(|_| oa_step(codex_turn)));
+        std::fs::write(
+            codex_home.join("config.toml"),
+            server.codex_provider("gpt-scripted", "SCRIPTED_MODEL_KEY"),
+        )
+        .unwrap();
+        let out = Command::new(baton_bin())
+            .args([
+                "run",
+                "Add a greeting to the README",
+                "--effort",
+                "S",
+                "--nopr",
+                "--auto",
+                "--agent",
+                "codex",
+            ])
+            .current_dir(repo.path())
+            .env_clear()
+            .envs(codex_env(home.path(), &codex_home, &[baton_dir()]))
+            .env("BATON_FSYNC", "off")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(server.errors().0.is_empty(), "{:?}", server.errors());
+        assert!(out.status.success(), "{stderr}");
+        // (a) Completed with its commit, the implementer's file in it.
+        assert!(stderr.contains("Pipeline completed"), "{stderr}");
+        let files = repo.git(&["show", "--name-only", "--format=", "HEAD"]);
+        assert!(files.contains("src/task1.txt"), "{files}");
+        // (c) Phase 1's read-only sandbox refused the shell's write.
+        assert_eq!(
+            std::fs::read_to_string(repo.path().join("README.md")).unwrap(),
+            "# demo\n"
+        );
+        let refused = server
+            .requests()
+            .iter()
+            .filter_map(|r| r.output_of("exec_command"))
+            .find(|o| o.output.contains("README.md"))
+            .expect("the refusal reached the model");
+        assert!(
+            refused.output.contains("Read-only file system"),
+            "{}",
+            refused.output
+        );
+        // (b) Tokens per spawned phase, the configured model, the total.
+        let state = state_of(repo.path());
+        let entries = state["phaseLog"].as_array().unwrap();
+        let spawned: Vec<&Value> = entries
+            .iter()
+            .filter(|e| e["model"] == "gpt-scripted")
+            .collect();
+        assert_eq!(spawned.len(), 7, "{entries:?}");
+        assert!(
+            spawned.iter().all(|e| e["tokens"].as_u64().unwrap() > 0),
+            "{entries:?}"
+        );
+        let total: u64 = entries
+            .iter()
+            .map(|e| e["tokens"].as_u64().unwrap_or(0))
+            .sum();
+        let reported: openai::Usage = server.reported_usage();
+        assert_eq!(total, reported.input_tokens + reported.output_tokens);
+    }
+}
