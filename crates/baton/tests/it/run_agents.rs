@@ -349,3 +349,69 @@ fn a_cli_that_prints_something_else_stops_the_run_and_records_nothing() {
 }
 
 const TASKS: &str = "# Tasks\n\n## Task 1: Add the core change\n\nmode: sequential\ndepends_on: []\nfiles:\n- src/core.txt\n\n## Task 2: Add tests [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- tests/core_test.txt\n\n## Task 3: Update docs [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- docs/core.md\n";
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn branches_new_from_the_default_branch_current_elsewhere_and_nothing_stray_after_a_switch() {
+    let repo = committed_repo();
+    let default = git(repo.path(), &["branch", "--show-current"]);
+    let run = |text: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            text,
+            "--effort",
+            "S",
+            "--nopr",
+            "--auto",
+            "--agent",
+            "builtin:scripted",
+        ];
+        args.extend_from_slice(extra);
+        let r = baton(repo.path(), &args, None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r
+    };
+    // From the default branch: a new branch for the run.
+    let r = run("Fix the login typo", &[]);
+    let first = git(repo.path(), &["branch", "--show-current"]);
+    assert_ne!(first, default);
+    assert!(
+        r.stderr.contains(&format!("branch {first} (new)")),
+        "{}",
+        r.stderr
+    );
+    // From that feature branch: the next run works on it (no stacking).
+    let r = run("Fix the logout typo", &[]);
+    assert_eq!(git(repo.path(), &["branch", "--show-current"]), first);
+    assert!(
+        r.stderr.contains(&format!("branch {first} (current)")),
+        "{}",
+        r.stderr
+    );
+    // --branch new stacks on purpose.
+    run("Fix the signup typo", &["--branch", "new"]);
+    let third = git(repo.path(), &["branch", "--show-current"]);
+    assert_ne!(third, first);
+    // Back on the default branch, the runs' committed files leave with
+    // their branch and nothing of them is left in git status.
+    git(repo.path(), &["checkout", "-q", &default]);
+    assert_eq!(
+        git(
+            repo.path(),
+            &["status", "--porcelain", "--untracked-files=all"]
+        ),
+        ""
+    );
+    // --branch current on the default branch works there.
+    run("Fix the help typo", &["--branch", "current"]);
+    assert_eq!(git(repo.path(), &["branch", "--show-current"]), default);
+}
