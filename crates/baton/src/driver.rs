@@ -23,6 +23,7 @@ use baton_usecases::pipeline::action::{
 };
 use baton_usecases::pipeline::init;
 use baton_usecases::pipeline::step::{self, NextArgs};
+use baton_usecases::pipeline::usage::AgentUsage;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -39,6 +40,49 @@ pub struct RunOptions {
     pub agent: Agent,
     /// Which branch the run works on.
     pub branch: BranchChoice,
+    /// What the run may spend before it stops for the person.
+    pub budget: baton_config::Budget,
+}
+
+/// Parses `--max-cost`: US dollars above 0.
+pub fn parse_max_cost(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "--max-cost takes an amount of US dollars above 0, e.g. 2.50 (got {text:?})"
+        )),
+    }
+}
+
+/// Parses `--max-tokens`: a whole number above 0 (`_` and `,` allowed).
+pub fn parse_max_tokens(text: &str) -> Result<u64, String> {
+    match text.trim().replace(['_', ','], "").parse::<u64>() {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err(format!(
+            "--max-tokens takes a whole number of tokens above 0, e.g. 500000 (got {text:?})"
+        )),
+    }
+}
+
+/// Why the budget stops the run, when it does: a line for a person.
+fn over_budget(budget: &baton_config::Budget, spent: &headless::Spent) -> Option<String> {
+    if let Some(max) = budget.max_cost_usd
+        && spent.cost_usd >= max
+    {
+        return Some(format!(
+            "the run has used ${:.2} of its ${max:.2} budget",
+            spent.cost_usd
+        ));
+    }
+    if let Some(max) = budget.max_tokens
+        && spent.tokens >= max
+    {
+        return Some(format!(
+            "the run has used {} of its {} tokens",
+            spent.tokens, max
+        ));
+    }
+    None
 }
 
 /// `--branch`: where a new run's work goes.
@@ -144,6 +188,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                 return Err(failed("pipeline_next_action", e));
             }
         };
+
         show_reply(&reply);
         next = NextArgs::for_workspace(&ws);
         // A report names its action: applied once, even if sent twice.
@@ -169,6 +214,22 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                 });
             }
             Action::SpawnAgent(spawn) => {
+                let spent = headless::spent(svc, &ws).map_err(|e| failed("baton run", e))?;
+                if let Some(why) = over_budget(&opts.budget, &spent) {
+                    stop(&why);
+                    say(&format!(
+                        "\n{why}; it stops here for you to decide before {} starts.\nTo go on, resume it with a higher limit (--max-cost USD, --max-tokens N, or [budget] in baton.toml):\n  {resume} --max-cost {:.2}\nor abandon it:\n  baton answer {} abandon",
+                        reply.current_phase,
+                        (spent.cost_usd * 2.0).max(opts.budget.max_cost_usd.unwrap_or(1.0) * 2.0),
+                        shell_word(&ws)
+                    ));
+                    return Ok(RunOutcome {
+                        workspace: ws,
+                        summary: why,
+                        actions: count,
+                        waits_for_person: true,
+                    });
+                }
                 let t = Instant::now();
                 let usage = match spawn_agents(svc, repo, &ws, spawn, &opts.agent) {
                     Ok(usage) => usage,
@@ -200,15 +261,29 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                     }
                 };
                 let ms = t.elapsed().as_millis() as u64;
+                let total = Usage::sum(usage.iter().map(|(_, u)| u));
                 say(&format!(
                     "  ✓ {:.1}s{}",
                     ms as f64 / 1000.0,
-                    usage_note(&usage)
+                    usage_note(&total)
                 ));
                 next.previous_action_complete = Some(true);
                 next.previous_duration_ms = Some(ms);
-                next.previous_tokens = Some(usage.tokens);
-                next.previous_model = Some(usage.model.unwrap_or_else(|| "unknown".into()));
+                next.previous_tokens = Some(total.tokens);
+                next.previous_model = Some(total.model.unwrap_or_else(|| "unknown".into()));
+                // Per agent, as its client reported it: a fan-out is
+                // recorded per task, each step with its cost.
+                next.previous_usage = Some(
+                    usage
+                        .into_iter()
+                        .map(|(task, u)| AgentUsage {
+                            task,
+                            tokens: u.tokens,
+                            cost_usd: u.cost_usd,
+                            model: Some(u.model.unwrap_or_else(|| "unknown".into())),
+                        })
+                        .collect(),
+                );
             }
             Action::Exec(exec_action) => {
                 let t = Instant::now();
@@ -517,13 +592,16 @@ impl From<anyhow::Error> for AgentStop {
     }
 }
 
+/// One agent's usage: its task and what it reported.
+type JobUsage = (Option<String>, Usage);
+
 fn spawn_agents(
     svc: &Services,
     repo: &Path,
     ws: &str,
     spawn: &SpawnAgent,
     agent: &Agent,
-) -> Result<Usage, AgentStop> {
+) -> Result<Vec<JobUsage>, AgentStop> {
     let jobs = jobs(ws, spawn);
     let scope = match agent {
         Agent::Claude(_) | Agent::Codex(_) => Some(
@@ -532,10 +610,15 @@ fn spawn_agents(
         ),
         _ => None,
     };
-    let results: Vec<Result<Usage, AgentStop>> = std::thread::scope(|s| {
+    let results: Vec<Result<JobUsage, AgentStop>> = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .iter()
-            .map(|job| s.spawn(|| run_agent(repo, job, &spawn.prompt, agent, scope.as_ref())))
+            .map(|job| {
+                s.spawn(|| {
+                    run_agent(repo, job, &spawn.prompt, agent, scope.as_ref())
+                        .map(|u| (job.task.clone(), u))
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -545,11 +628,7 @@ fn spawn_agents(
             })
             .collect()
     });
-    let mut usages = Vec::new();
-    for r in results {
-        usages.push(r?);
-    }
-    Ok(Usage::sum(&usages))
+    results.into_iter().collect()
 }
 
 /// The last lines of an agent's error output.

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::baton_bin;
 use crate::common::pipeline::git_repo;
@@ -286,6 +286,18 @@ fn the_claude_preset_gets_the_phase_scope_and_its_json_result_is_recorded() {
         assert_eq!(e["model"], "claude-test-1", "{e}");
         assert_eq!(e["tokens"].as_u64().unwrap() % 120, 0, "{e}");
     }
+    // Recorded per task: the fan-out's report became one entry per task,
+    // each with its own tokens, cost and model; every step has its cost.
+    for task in ["2", "3"] {
+        let e = log_entries
+            .iter()
+            .find(|e| e["phase"] == "phase-5" && e["tasks"] == json!([task]))
+            .unwrap_or_else(|| panic!("task {task}: {log_entries:?}"));
+        assert_eq!(e["tokens"], 120, "{e}");
+        assert_eq!(e["cost_usd"], 0.5, "{e}");
+        assert_eq!(e["model"], "claude-test-1", "{e}");
+    }
+    assert!(spawned.iter().all(|e| e["cost_usd"] == 0.5), "{spawned:?}");
     // The fan-out of tasks 2 and 3: two agents, each told its own task.
     let p2 = std::fs::read_to_string(log.path().join("implementer-2.prompt")).unwrap();
     let p3 = std::fs::read_to_string(log.path().join("implementer-3.prompt")).unwrap();
@@ -414,4 +426,117 @@ fn branches_new_from_the_default_branch_current_elsewhere_and_nothing_stray_afte
     // --branch current on the default branch works there.
     run("Fix the help typo", &["--branch", "current"]);
     assert_eq!(git(repo.path(), &["branch", "--show-current"]), default);
+}
+
+#[test]
+fn a_budget_stops_the_run_for_the_person_and_a_higher_one_resumes_it() {
+    let repo = committed_repo();
+    let bin = tempfile::tempdir().unwrap();
+    let log = tempfile::tempdir().unwrap();
+    executable(&bin.path().join("claude"), FAKE_CLAUDE);
+    let tasks = log.path().join("tasks.md");
+    std::fs::write(&tasks, TASKS).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(baton_bin())
+            .args(args)
+            .current_dir(repo.path())
+            .env("BATON_FSYNC", "off")
+            .env("PATH", path_with(bin.path()))
+            .env("FAKE_LOG", log.path())
+            .env("FAKE_TASKS", &tasks)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // Bad limits are refused before anything is written.
+    for (flag, value, says) in [
+        (
+            "--max-cost",
+            "lots",
+            "--max-cost takes an amount of US dollars above 0",
+        ),
+        (
+            "--max-cost",
+            "0",
+            "--max-cost takes an amount of US dollars above 0",
+        ),
+        (
+            "--max-tokens",
+            "0",
+            "--max-tokens takes a whole number of tokens above 0",
+        ),
+        (
+            "--max-tokens",
+            "1.5",
+            "--max-tokens takes a whole number of tokens above 0",
+        ),
+    ] {
+        let (code, err) = run(&[
+            "run",
+            "Fix the login typo",
+            "--effort",
+            "S",
+            "--nopr",
+            "--auto",
+            "--agent",
+            "claude",
+            flag,
+            value,
+        ]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(err.contains(says), "{flag} {value}: {err}");
+        assert!(runs(repo.path()).is_empty());
+    }
+    // Each agent reports $0.50: with $1.00 the run stops before its third step.
+    let (code, err) = run(&[
+        "run",
+        "Fix the login typo",
+        "--effort",
+        "S",
+        "--nopr",
+        "--auto",
+        "--agent",
+        "claude",
+        "--max-cost",
+        "1",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    let [id] = &runs(repo.path())[..] else {
+        panic!()
+    };
+    assert!(
+        err.contains("the run has used $1.00 of its $1.00 budget"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("baton run .specs/{id} --agent claude --max-cost")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("baton answer .specs/{id} abandon")),
+        "{err}"
+    );
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(format!(".specs/{id}/state.json"))).unwrap(),
+    )
+    .unwrap();
+    let spawned = state["phaseLog"].as_array().unwrap().len();
+    assert_eq!(spawned, 2, "{state}");
+    let show = baton(repo.path(), &["show", id], None);
+    assert!(show.stdout.contains("budget"), "{}", show.stdout);
+    // A higher limit resumes it to the end.
+    let (code, err) = run(&[
+        "run",
+        &format!(".specs/{id}"),
+        "--agent",
+        "claude",
+        "--max-cost",
+        "100",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Pipeline completed"), "{err}");
 }
