@@ -735,7 +735,12 @@ fn run_agent(
     let mut child = command
         .spawn()
         .with_context(|| format!("starting the agent ({})", agent.label()))?;
-    let task_prompt = prompt_for(job, prompt);
+    let section = job.task.as_deref().and_then(|id| {
+        let dir = output.parent()?;
+        let text = std::fs::read_to_string(dir.join("tasks.md")).ok()?;
+        task_section(&text, id)
+    });
+    let task_prompt = prompt_for(job, prompt, section.as_deref());
     let writer = child.stdin.take().map(|mut stdin| {
         std::thread::spawn(move || {
             // An agent that does not read its prompt closes the pipe; that is its choice.
@@ -824,15 +829,36 @@ fn last_message_file(output: &Path) -> PathBuf {
 }
 
 /// The prompt one agent gets: the step's prompt, and for one task of a
-/// fan-out, which task is its own.
-fn prompt_for(job: &AgentJob, prompt: &str) -> String {
-    match &job.task {
-        Some(task) if !prompt.contains(&format!("task {task}")) => format!(
-            "{prompt}\n\n## Your task\n\nYou work on task {task} only; other agents work on the other tasks at the same time. Write your report to `{}`.\n",
-            job.output
-        ),
-        _ => prompt.to_string(),
+/// fan-out, which task is its own — its id, and its section of `tasks.md`
+/// (title, files, acceptance criteria) when the workspace has one.
+fn prompt_for(job: &AgentJob, prompt: &str, section: Option<&str>) -> String {
+    let Some(task) = &job.task else {
+        return prompt.to_string();
+    };
+    let mut out = format!(
+        "{prompt}\n\n## Your task\n\nYou work on task {task} only; other agents work on the other tasks at the same time, so change only what your task needs. Write your report to `{}`.\n",
+        job.output
+    );
+    if let Some(section) = section {
+        out.push_str(&format!(
+            "\nTask {task} as tasks.md states it (its title, files and acceptance criteria):\n\n{}\n",
+            section.trim_end()
+        ));
     }
+    out
+}
+
+/// Task `id`'s section of a tasks.md text: from its `## Task N:` heading to
+/// the next `## ` heading.
+fn task_section(tasks_md: &str, id: &str) -> Option<String> {
+    let mut lines = tasks_md.lines();
+    let start = lines.by_ref().find(|l| {
+        l.strip_prefix("## Task ")
+            .and_then(|rest| rest.split_once(':'))
+            .is_some_and(|(n, _)| n.trim().trim_start_matches('0') == id.trim_start_matches('0'))
+    })?;
+    let body: Vec<&str> = lines.take_while(|l| !l.starts_with("## ")).collect();
+    Some(format!("{start}\n{}", body.join("\n")))
 }
 
 fn exec(repo: &Path, action: &Exec) -> anyhow::Result<i64> {
@@ -966,8 +992,21 @@ mod tests {
             inputs: Vec::new(),
             output: ".specs/x/impl-2.md".into(),
         };
-        let p = prompt_for(&job, "Implement the tasks.");
+        let tasks = "# Tasks\n\n## Task 1: Core\n\nfiles:\n- a.rs\n\n## Task 2: API [parallel]\n\n**AC-1:** GET /hello answers 200\n\nfiles:\n- src/api.rs\n\n## Task 3: CLI\n";
+        let section = task_section(tasks, "2").unwrap();
+        assert_eq!(
+            section,
+            "## Task 2: API [parallel]\n\n**AC-1:** GET /hello answers 200\n\nfiles:\n- src/api.rs\n"
+        );
+        let p = prompt_for(&job, "Implement the tasks.", Some(&section));
         assert!(p.contains("You work on task 2 only"), "{p}");
         assert!(p.contains("`.specs/x/impl-2.md`"), "{p}");
+        assert!(
+            p.contains("GET /hello answers 200") && p.contains("src/api.rs"),
+            "{p}"
+        );
+        assert!(!p.contains("Task 3: CLI"), "{p}");
+        assert_eq!(task_section(tasks, "7"), None);
+        assert_eq!(prompt_for(&AgentJob { task: None, ..job }, "P", None), "P");
     }
 }

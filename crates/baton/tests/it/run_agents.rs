@@ -310,6 +310,16 @@ fn the_claude_preset_gets_the_phase_scope_and_its_json_result_is_recorded() {
         p3.contains("task 3") && !p3.contains("You work on task 2"),
         "{p3}"
     );
+    // Each names its task's title and files from tasks.md, not the other's.
+    assert!(
+        p2.contains("## Task 2: Add tests [parallel]") && p2.contains("- tests/core_test.txt"),
+        "{p2}"
+    );
+    assert!(!p2.contains("## Task 3: Update docs"), "{p2}");
+    assert!(
+        p3.contains("## Task 3: Update docs [parallel]") && p3.contains("- docs/core.md"),
+        "{p3}"
+    );
 }
 
 #[test]
