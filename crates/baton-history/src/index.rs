@@ -631,6 +631,29 @@ impl HistoryIndex {
         self.len() == 0
     }
 
+    /// Every recorded run, newest first: workspace, outcome, when it ended
+    /// and its request (the full record, with its branch: [`Self::get`]).
+    pub fn ended_runs(
+        &self,
+    ) -> Vec<(
+        String,
+        crate::record::Outcome,
+        baton_state::Timestamp,
+        String,
+    )> {
+        self.with(|l, _| {
+            let mut runs: Vec<_> = l
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| l.alive.get(*i).copied().unwrap_or(false))
+                .map(|(_, e)| (e.workspace.clone(), e.outcome, e.ended, e.request.clone()))
+                .collect();
+            runs.sort_by_key(|r| std::cmp::Reverse(r.2));
+            runs
+        })
+    }
+
     /// The record of one workspace, if any.
     pub fn get(&self, workspace: &str) -> Option<RunRecord> {
         self.with(|l, file| {

@@ -433,6 +433,42 @@ fn branches_new_from_the_default_branch_current_elsewhere_and_nothing_stray_afte
         ),
         ""
     );
+    // The runs stay listed: from the run history, with the branch their
+    // files are on.
+    let ls = baton(repo.path(), &["ls"], None);
+    assert_eq!(ls.code, 0, "{}", ls.stderr);
+    assert!(
+        ls.stdout
+            .contains("Ended runs whose files are on another branch"),
+        "{}",
+        ls.stdout
+    );
+    assert!(
+        ls.stdout.contains("completed  ") && ls.stdout.contains(&format!("on branch {first}")),
+        "{}",
+        ls.stdout
+    );
+    let v: Value =
+        serde_json::from_str(&baton(repo.path(), &["ls", "--json"], None).stdout).unwrap();
+    let elsewhere = v["elsewhere"].as_array().unwrap();
+    assert_eq!(elsewhere.len(), 3, "{v}");
+    assert!(elsewhere.iter().all(|r| r["outcome"] == "completed"), "{v}");
+    assert_eq!(
+        elsewhere
+            .iter()
+            .filter(|r| r["branch"] == first.as_str())
+            .count(),
+        2,
+        "{v}"
+    );
+    assert_eq!(
+        elsewhere
+            .iter()
+            .filter(|r| r["branch"] == third.as_str())
+            .count(),
+        1,
+        "{v}"
+    );
     // --branch current on the default branch works there.
     run("Fix the help typo", &["--branch", "current"]);
     assert_eq!(git(repo.path(), &["branch", "--show-current"]), default);
