@@ -71,6 +71,7 @@ pub mod env {
 }
 
 pub mod dashboard;
+pub mod manuals;
 pub mod notify;
 
 pub use dashboard::DashboardConfig;

@@ -18,7 +18,8 @@ use serde::Deserialize;
 use serde_json::json;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::{ManualError, ManualService};
+use crate::service::state::ManualService;
+use crate::wire::error::ManualError;
 
 /// How many candidates are inspected per query.
 pub const EVAL_DEPTH: u64 = 10;

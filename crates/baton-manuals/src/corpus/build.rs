@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::walk::FoundFile;
-use crate::analyze::{Fingerprint, analyze_bytes, fnv1a};
-use crate::segment::Segment;
-use crate::segment::builder::SegmentBuilder;
-use crate::store::SegmentStore;
+use crate::analyze::terms::{Fingerprint, analyze_bytes, fnv1a};
+use crate::index::segment::Segment;
+use crate::index::segment::builder::SegmentBuilder;
+use crate::index::store::SegmentStore;
 
 /// Progress of an index build, reported once per file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub(crate) struct BuildLimits {
 impl Default for BuildLimits {
     fn default() -> Self {
         BuildLimits {
-            max_file_bytes: super::MAX_FILE_BYTES,
+            max_file_bytes: baton_config::manuals::DEFAULT_MAX_FILE_BYTES,
             threads: 1,
             budget_bytes: 24 * 1024 * 1024,
             large_file: 1024 * 1024,
@@ -104,7 +104,7 @@ pub(crate) struct BuildOutput {
 enum Processed {
     Touched(u64),
     Skipped(String),
-    Indexed(crate::analyze::FileRecord),
+    Indexed(crate::analyze::terms::FileRecord),
 }
 
 /// Reads at most `max_bytes` of a regular file without following a

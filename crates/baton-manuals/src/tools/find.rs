@@ -12,20 +12,22 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::args::{Args, MAX_ID_BYTES, MAX_QUERY_BYTES};
-use crate::claims::{self, EVIDENCE_LIMIT, EvidenceInput, Integration, round3};
+use crate::analyze::exceptions::EXCEPTION_MARKERS;
 use crate::corpus::Corpus;
-use crate::error::ManualError;
-use crate::index::{DocId, FileRef};
-use crate::paths;
-use crate::query::{self, QueryPlan};
-use crate::search::{self, EXCEPTION_MARKERS, Hit, SearchOptions};
-use crate::service::{ManualService, lock};
-use crate::synonyms::Thesaurus;
-use crate::trace::{CandidateRef, CandidateRow, TraceData, TraceStore, UnscannedRow};
-use crate::types::{
+use crate::index::manual::{DocId, FileRef};
+use crate::search::claims::{self, EVIDENCE_LIMIT, EvidenceInput, Integration, round3};
+use crate::search::query::{self, QueryPlan};
+use crate::search::rows::{CandidateRef, CandidateRow, UnscannedRow};
+use crate::search::scoring::{self as search, Hit, SearchOptions};
+use crate::service::state::{ManualService, lock};
+use crate::service::trace::{TraceData, TraceStore};
+use crate::wire::args::{Args, MAX_ID_BYTES, MAX_QUERY_BYTES};
+use crate::wire::error::ManualError;
+use crate::wire::ids as paths;
+use crate::wire::types::{
     ClaimStatus, Facet, FindOutput, IntegrationStatus, NextAction, NextActionType, Summary,
 };
+use baton_text::thesaurus::Thesaurus;
 
 /// Default `budget.time_ms`.
 pub const DEFAULT_TIME_MS: u64 = 60_000;
@@ -136,7 +138,7 @@ impl ManualService {
         let deadline = started + Duration::from_millis(req.time_ms);
         let mut outcome = self.run_search(&corpus, &req, &plan, continuation.as_ref(), deadline);
         let mut corpus = corpus;
-        if crate::segment::guard::is_damaged() {
+        if crate::index::segment::guard::is_damaged() {
             // A segment file was truncated under the search: what it read
             // was zeros. Reload (re-indexing what is damaged) and search again.
             drop(corpus);
@@ -626,13 +628,13 @@ impl ManualService {
                     Some((index.file_path(doc.file)?, doc.row.start_line))
                 })
                 .collect();
-            let inputs: Vec<crate::LateRerankCandidate<'_>> = head
+            let inputs: Vec<crate::search::rerank::LateRerankCandidate<'_>> = head
                 .iter()
                 .zip(&located)
                 .zip(&texts)
                 .filter_map(|((r, at), text)| {
                     let (path, start_line) = (*at)?;
-                    Some(crate::LateRerankCandidate {
+                    Some(crate::search::rerank::LateRerankCandidate {
                         manual_id: &r.manual_id,
                         path,
                         start_line,
@@ -656,10 +658,10 @@ impl ManualService {
     }
 }
 
-/// Reorders the head across files ([`crate::diversify`]); `rows` is
+/// Reorders the head across files ([`crate::search::diversify`]); `rows` is
 /// ordered best first.
 fn diversify_files(corpus: &Corpus, rows: &mut Vec<Scored>) {
-    let top = rows.len().min(crate::diversify::DIVERSIFY_TOP);
+    let top = rows.len().min(crate::search::diversify::DIVERSIFY_TOP);
 
     let keyed: Vec<((&str, Option<FileRef>), f64)> = rows[..top]
         .iter()
@@ -671,7 +673,7 @@ fn diversify_files(corpus: &Corpus, rows: &mut Vec<Scored>) {
             ((&*s.manual_id, file), s.hit.score)
         })
         .collect();
-    let order = crate::diversify::order(&keyed);
+    let order = crate::search::diversify::order(&keyed);
     let mut head: Vec<Option<Scored>> = rows.drain(..top).map(Some).collect();
     let reordered: Vec<Scored> = order
         .into_iter()
@@ -730,15 +732,19 @@ fn parse_required_terms(a: &Args<'_>) -> Result<Vec<String>, ManualError> {
             &field,
             format!(
                 "{field} must be an array of 1 to {MAX_REQUIRED_TERMS} strings, got {}",
-                crate::args::type_name(value)
+                crate::wire::args::type_name(value)
             ),
         ));
     };
     let mut terms: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let term = crate::args::string(&format!("{field}[{i}]"), item, MAX_REQUIRED_TERM_BYTES)?;
-        let norm = crate::text::normalize(term);
-        if !terms.iter().any(|t| crate::text::normalize(t) == norm) {
+        let term =
+            crate::wire::args::string(&format!("{field}[{i}]"), item, MAX_REQUIRED_TERM_BYTES)?;
+        let norm = baton_text::normalize::normalize(term);
+        if !terms
+            .iter()
+            .any(|t| baton_text::normalize::normalize(t) == norm)
+        {
             terms.push(term.to_string());
         }
     }
@@ -827,7 +833,7 @@ fn integrate(
             let text = corpus.doc_text(&s.manual_id, s.hit.doc);
             let heading = doc
                 .and_then(|d| index.and_then(|m| m.section_of(&d)))
-                .map(|sec| crate::text::normalize(&sec.title))
+                .map(|sec| baton_text::normalize::normalize(&sec.title))
                 .unwrap_or_default();
             (text, EXCEPTION_MARKERS.iter().any(|m| heading.contains(m)))
         })

@@ -4,11 +4,12 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use crate::args::{self, Args, MAX_ID_BYTES};
-use crate::error::ManualError;
-use crate::service::{ManualService, lock};
-use crate::trace::{CandidateRow, TraceData};
-use crate::types::{HitsKind, HitsOutput};
+use crate::search::rows::CandidateRow;
+use crate::service::state::{ManualService, lock};
+use crate::service::trace::TraceData;
+use crate::wire::args::{self, Args, MAX_ID_BYTES};
+use crate::wire::error::ManualError;
+use crate::wire::types::{HitsKind, HitsOutput};
 
 /// Default `limit`.
 pub const DEFAULT_LIMIT: u64 = 50;

@@ -5,12 +5,12 @@
 
 use serde_json::Value;
 
-use crate::args::{self, Args, MAX_ID_BYTES};
 use crate::corpus::list_manual_dirs;
-use crate::error::ManualError;
-use crate::paths::{self, FileType, ROOT_ID};
-use crate::service::ManualService;
-use crate::types::{LsItem, LsKind, LsOutput};
+use crate::service::state::ManualService;
+use crate::wire::args::{self, Args, MAX_ID_BYTES};
+use crate::wire::error::ManualError;
+use crate::wire::ids::{self as paths, FileType, ROOT_ID};
+use crate::wire::types::{LsItem, LsKind, LsOutput};
 
 impl ManualService {
     /// `manual_ls({id?})`.

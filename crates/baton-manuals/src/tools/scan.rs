@@ -2,12 +2,12 @@
 
 use serde_json::Value;
 
-use crate::args::{self, Args};
-use crate::error::ManualError;
-use crate::paths;
-use crate::service::ManualService;
-use crate::text::LineText;
-use crate::types::{LineRange, NextCursor, ScanApplied, ScanOutput, TruncatedReason};
+use crate::service::state::ManualService;
+use crate::wire::args::{self, Args};
+use crate::wire::error::ManualError;
+use crate::wire::ids as paths;
+use crate::wire::types::{LineRange, NextCursor, ScanApplied, ScanOutput, TruncatedReason};
+use baton_text::normalize::LineText;
 
 /// Fixed chunk size of `manual_scan` (`SCAN_MAX_CHARS`); not settable.
 pub const SCAN_MAX_CHARS: usize = 12_000;

@@ -3,11 +3,11 @@
 
 use serde_json::{Value, json};
 
-use crate::args::Args;
-use crate::error::{ManualError, ManualErrorCode};
-use crate::paths;
-use crate::service::ManualService;
-use crate::types::{TocFile, TocHeading, TocOutput};
+use crate::service::state::ManualService;
+use crate::wire::args::Args;
+use crate::wire::error::{ManualError, ManualErrorCode};
+use crate::wire::ids as paths;
+use crate::wire::types::{TocFile, TocHeading, TocOutput};
 
 /// Most files in scope of one `manual_toc` call; more → `needs_narrow_scope`.
 pub const TOC_MAX_FILES: usize = 200;

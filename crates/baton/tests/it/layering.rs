@@ -26,7 +26,7 @@ fn set(items: &[&str]) -> BTreeSet<String> {
 
 #[test]
 fn leaf_crates_depend_on_no_other_baton_crate() {
-    for leaf in ["baton-config", "baton-fs", "baton-workflow"] {
+    for leaf in ["baton-config", "baton-fs", "baton-workflow", "baton-text"] {
         assert_eq!(internal(leaf), set(&[]), "{leaf}");
     }
     // The event log and the transcript know only how to make baton's own
@@ -72,12 +72,14 @@ fn the_engine_is_pure() {
 
 #[test]
 fn the_history_reads_state_definitions_reviews_and_the_tokenizer_only() {
+    // The tokenizer is the text crate's: the history never pulls in the
+    // manual search.
     assert_eq!(
         internal("baton-history"),
         set(&[
             "baton-engine",
-            "baton-manuals",
             "baton-state",
+            "baton-text",
             "baton-workflow"
         ])
     );
@@ -93,6 +95,24 @@ fn the_history_reads_state_definitions_reviews_and_the_tokenizer_only() {
         assert!(
             !external.contains(forbidden),
             "baton-history must not depend on {forbidden}"
+        );
+    }
+}
+
+#[test]
+fn manual_search_sits_on_text_configuration_and_files_only() {
+    // Manual search knows text, its configuration (resolved by
+    // baton-config; it reads no environment itself) and safe files — no
+    // state, engine, use case or transport.
+    assert_eq!(
+        internal("baton-manuals"),
+        set(&["baton-config", "baton-fs", "baton-text"])
+    );
+    let external = deps("baton-manuals");
+    for forbidden in ["tokio", "rmcp", "axum"] {
+        assert!(
+            !external.contains(forbidden),
+            "baton-manuals must not depend on {forbidden}"
         );
     }
 }
