@@ -9,13 +9,18 @@
 //! Markdown headings, BM25F over CJK bigrams, English words and number
 //! expressions), keeps the index in sync with the files (immutable
 //! segments, memory-mapped from disk, updated per file), and answers the
-//! tools from raw JSON arguments, validating them strictly:
+//! tools from typed requests (`FindInput` …). The configuration is
+//! resolved by `baton-config` (this crate reads no environment). An
+//! adapter holding raw JSON arguments turns them into a request with
+//! `XInput::from_json`, which applies seed 002's argument rules; the
+//! service checks every request by the same rules again:
 //!
 //! ```no_run
-//! use baton_manuals::{ManualConfig, ManualService};
+//! use baton_manuals::{FindInput, HitsInput, ManualConfig, ManualService};
 //! let service = ManualService::open(ManualConfig::from_env(std::path::Path::new(".")))?;
-//! let found = service.find(serde_json::json!({"query": "入院給付金の支払条件"}))?;
-//! let hits = service.hits(serde_json::json!({"trace_id": found.trace_id}))?;
+//! let found = service.find(FindInput::new("入院給付金の支払条件"))?;
+//! let hits = service.hits(HitsInput::new(found.trace_id))?;
+//! let same = FindInput::from_json(&serde_json::json!({"query": "入院給付金の支払条件"}))?;
 //! # Ok::<(), baton_manuals::ManualError>(())
 //! ```
 //!

@@ -22,10 +22,12 @@ use crate::search::scoring::{self as search, Hit, SearchOptions};
 use crate::service::state::{ManualService, lock};
 use crate::service::trace::{TraceData, TraceStore};
 use crate::wire::args::{Args, MAX_ID_BYTES, MAX_QUERY_BYTES};
+use crate::wire::convert::{to_args, typed};
 use crate::wire::error::ManualError;
 use crate::wire::ids as paths;
 use crate::wire::types::{
-    ClaimStatus, Facet, FindOutput, IntegrationStatus, NextAction, NextActionType, Summary,
+    ClaimStatus, Facet, FindInput, FindOutput, IntegrationStatus, NextAction, NextActionType,
+    Summary,
 };
 use baton_text::thesaurus::Thesaurus;
 
@@ -97,9 +99,16 @@ struct Outcome {
 
 impl ManualService {
     /// `manual_find({query, manual_id?, expand_scope?, only_unscanned_from_trace_id?, include_claim_graph?, use_cache?, budget?})`.
-    pub fn find(&self, args: Value) -> Result<FindOutput, ManualError> {
+    pub fn find(&self, request: FindInput) -> Result<FindOutput, ManualError> {
         let started = Instant::now();
-        let req = self.parse_find(&args)?;
+        let mut req = parse_find(&to_args(&request))?;
+        if req.manual_id.is_none() {
+            req.manual_id = self.config.default_manual_id.clone();
+        }
+        let req = FindRequest {
+            use_cache: req.use_cache.unwrap_or(self.config.sem_cache_enabled),
+            ..req.resolved()
+        };
         if let Some(m) = &req.manual_id {
             self.root.manual_dir(m)?;
             self.ensure_manual(m);
@@ -166,8 +175,35 @@ impl ManualService {
         self.trim_memory();
         Ok(output(&trace_id, &data, req.include_claim_graph))
     }
+}
 
-    fn parse_find(&self, args: &Value) -> Result<FindRequest, ManualError> {
+impl FindInput {
+    /// A `manual_find` request from raw JSON arguments, by seed 002's rules
+    /// (unknown fields, types, sizes, ids; see docs/manuals.md §2).
+    pub fn from_json(args: &Value) -> Result<FindInput, ManualError> {
+        parse_find(args)?;
+        typed(args, &["budget.max_candidates", "budget.time_ms"], &[])
+    }
+}
+
+/// A parsed `manual_find` call before the service's defaults.
+struct ParsedFind {
+    request: FindRequest,
+    manual_id: Option<String>,
+    use_cache: Option<bool>,
+}
+
+impl ParsedFind {
+    fn resolved(self) -> FindRequest {
+        FindRequest {
+            manual_id: self.manual_id,
+            ..self.request
+        }
+    }
+}
+
+fn parse_find(args: &Value) -> Result<ParsedFind, ManualError> {
+    {
         let a = Args::new(
             "",
             args,
@@ -185,16 +221,14 @@ impl ManualService {
         let query = a.req_str("query", MAX_QUERY_BYTES)?.to_string();
         let manual_id = match a.get("manual_id") {
             Some(v) => Some(paths::manual_id("manual_id", v)?),
-            None => self.config.default_manual_id.clone(),
+            None => None,
         };
         let expand_scope = a.opt_bool("expand_scope")?.unwrap_or(true);
         let only_unscanned = a
             .opt_str("only_unscanned_from_trace_id", MAX_ID_BYTES)?
             .map(str::to_string);
         let include_claim_graph = a.opt_bool("include_claim_graph")?.unwrap_or(false);
-        let use_cache = a
-            .opt_bool("use_cache")?
-            .unwrap_or(self.config.sem_cache_enabled);
+        let use_cache = a.opt_bool("use_cache")?;
         let (max_candidates, time_ms) = match a.get("budget") {
             None => (DEFAULT_MAX_CANDIDATES as i64, DEFAULT_TIME_MS as i64),
             Some(b) => {
@@ -207,19 +241,25 @@ impl ManualService {
             }
         };
         let required_terms = parse_required_terms(&a)?;
-        Ok(FindRequest {
-            required_terms,
-            query,
+        Ok(ParsedFind {
+            request: FindRequest {
+                required_terms,
+                query,
+                manual_id: None,
+                expand_scope,
+                only_unscanned,
+                include_claim_graph,
+                use_cache: false,
+                max_candidates: usize::try_from(max_candidates).unwrap_or(usize::MAX),
+                time_ms: u64::try_from(time_ms).unwrap_or(u64::MAX),
+            },
             manual_id,
-            expand_scope,
-            only_unscanned,
-            include_claim_graph,
             use_cache,
-            max_candidates: usize::try_from(max_candidates).unwrap_or(usize::MAX),
-            time_ms: u64::try_from(time_ms).unwrap_or(u64::MAX),
         })
     }
+}
 
+impl ManualService {
     fn continuation(&self, trace_id: &str) -> Result<Continuation, ManualError> {
         let prior = lock(&self.traces).get(trace_id, Instant::now()).ok_or_else(|| {
             ManualError::not_found(format!(

@@ -7,9 +7,10 @@ use crate::analyze::sections::{self, SectionInfo};
 use crate::analyze::terms::fnv1a;
 use crate::service::state::{ManualService, lock};
 use crate::wire::args::{self, Args};
+use crate::wire::convert::{to_args, typed};
 use crate::wire::error::{ManualError, ManualErrorCode};
 use crate::wire::ids::{self as paths, FileType};
-use crate::wire::types::{ReadApplied, ReadMode, ReadOutput, ReadScope};
+use crate::wire::types::{ReadApplied, ReadInput, ReadMode, ReadOutput, ReadScope};
 use baton_text::normalize::LineText;
 
 /// Fixed maximum of characters returned (`max_chars`).
@@ -30,8 +31,8 @@ struct ReadRequest {
 
 impl ManualService {
     /// `manual_read({ref: {manual_id, path, start_line?}, scope?, allow_file?, expand?})`.
-    pub fn read(&self, args: Value) -> Result<ReadOutput, ManualError> {
-        let req = parse(&args)?;
+    pub fn read(&self, request: ReadInput) -> Result<ReadOutput, ManualError> {
+        let req = parse(&to_args(&request))?;
         let file = self.root.resolve_file(&req.manual_id, &req.path)?;
         let scope = match (file.file_type, req.scope) {
             (FileType::Md, None) => ReadScope::Section,
@@ -187,6 +188,22 @@ fn selection(
             let begin = text.line_start(line).unwrap_or(0);
             (begin, text.window_end(begin, len, SNIPPET_CHARS))
         }
+    }
+}
+
+impl ReadInput {
+    /// A `manual_read` request from raw JSON arguments, by seed 002's rules.
+    pub fn from_json(args: &Value) -> Result<ReadInput, ManualError> {
+        parse(args)?;
+        typed(
+            args,
+            &[
+                "ref.start_line",
+                "expand.before_chars",
+                "expand.after_chars",
+            ],
+            &["scope"],
+        )
     }
 }
 

@@ -4,6 +4,7 @@
 //! descriptions. The bottom layer: it knows nothing of indexes or files.
 
 pub(crate) mod args;
+pub(crate) mod convert;
 pub(crate) mod descriptions;
 pub(crate) mod error;
 pub(crate) mod ids;

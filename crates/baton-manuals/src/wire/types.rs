@@ -13,75 +13,76 @@ use crate::wire::signals::Signal;
 
 // ---------------------------------------------------------------- inputs
 
-/// Arguments of `manual_ls`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// Arguments of `manual_ls` (the typed request; `from_json` reads raw
+/// JSON arguments by seed 002's rules).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LsInput {
     /// Omit to list the manuals; a manual id (`insurance`) or a folder id
     /// from a listing (`insurance/chapter1`) lists its files and folders.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
 /// Arguments of `manual_toc`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TocInput {
     /// Manual id from `manual_ls` (not `"manuals"`).
     pub manual_id: String,
     /// Only files at or under this path (`chapter1`); needed above 200 files.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_prefix: Option<String>,
     /// The previous reply's `next_offset`, to continue (default 0).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub offset: Option<u64>,
 }
 
 /// Search budget of `manual_find`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindBudget {
     /// Candidates kept in the trace (default 200).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_candidates: Option<u64>,
     /// Time budget in ms (default 60000); further manuals are skipped once
     /// it is spent (`unscanned`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub time_ms: Option<u64>,
 }
 
 /// Arguments of `manual_find`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindInput {
     /// Natural language or keywords (Japanese or English, ≤ 4096 bytes);
     /// quote a phrase ("…" or 「」) to require it.
     pub query: String,
     /// Manual to search (default: `DEFAULT_MANUAL_ID`, else all).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manual_id: Option<String>,
     /// When the manual yields no usable result, also search the other
     /// manuals (default true).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expand_scope: Option<bool>,
     /// Continue a search: only the sections that trace left `unscanned`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub only_unscanned_from_trace_id: Option<String>,
     /// Also return the claim graph (default false).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_claim_graph: Option<bool>,
     /// Reuse a cached result (default true; any manual edit invalidates it).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub use_cache: Option<bool>,
     /// Search budget.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<FindBudget>,
     /// Extension: 1–2 terms the answer should contain (a soft filter;
     /// okurigana variants count). Rarely needed: the query is enough.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 2))]
     pub required_terms: Option<Vec<String>>,
 }
@@ -137,25 +138,25 @@ impl HitsKind {
 }
 
 /// Arguments of `manual_hits`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HitsInput {
     /// From `manual_find` (traces expire).
     pub trace_id: String,
     /// Default `candidates`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<HitsKind>,
     /// Rows to skip (integer >= 0, default 0).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<u64>,
     /// Rows to return (integer >= 1, default 50).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
 }
 
 /// A location in a manual.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadRef {
     /// Manual id.
@@ -164,14 +165,14 @@ pub struct ReadRef {
     pub path: String,
     /// A line inside the wanted section (e.g. a candidate's `start_line`).
     /// Omitted: the first section.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub start_line: Option<u64>,
     /// Ignored (a candidate's ref can be passed as is).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// Accepted and ignored (a candidate's title).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
 
@@ -202,50 +203,50 @@ impl ReadScope {
 }
 
 /// Extra context around the selected text.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadExpand {
     /// Characters to add before the selection (integer >= 0).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before_chars: Option<u64>,
     /// Characters to add after the selection (integer >= 0).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_chars: Option<u64>,
 }
 
 /// Arguments of `manual_read`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadInput {
     /// Where to read.
     #[serde(rename = "ref")]
     pub reference: ReadRef,
     /// Default `section` (.md), `file` (.json).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<ReadScope>,
     /// Must be true to read a whole `.md` file (and the server must allow it).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_file: Option<bool>,
     /// Context to add around the selection.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expand: Option<ReadExpand>,
 }
 
 /// Cursor object of `manual_scan`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScanCursor {
     /// Line to start at (integer, 1..=line count).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub start_line: Option<u64>,
     /// Character offset (from `next_cursor`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub char_offset: Option<u64>,
 }
 
 /// `cursor` of `manual_scan`: an object, or a character offset as a number or numeric string.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ScanCursorInput {
     /// `{start_line?, char_offset?}`.
@@ -257,7 +258,7 @@ pub enum ScanCursorInput {
 }
 
 /// Arguments of `manual_scan`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScanInput {
     /// Manual id.
@@ -265,11 +266,11 @@ pub struct ScanInput {
     /// File path inside the manual.
     pub path: String,
     /// Line to start at (wins over `cursor`). Default: the cursor, else line 1.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub start_line: Option<u64>,
     /// Where to continue: pass the previous call's `next_cursor` (or just its `char_offset`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<ScanCursorInput>,
 }
 
@@ -673,4 +674,54 @@ pub struct ScanOutput {
     pub truncated_reason: TruncatedReason,
     /// Settings used.
     pub applied: ScanApplied,
+}
+
+impl FindInput {
+    /// A search for `query` with every option at its default.
+    pub fn new(query: impl Into<String>) -> FindInput {
+        FindInput {
+            query: query.into(),
+            manual_id: None,
+            expand_scope: None,
+            only_unscanned_from_trace_id: None,
+            include_claim_graph: None,
+            use_cache: None,
+            budget: None,
+            required_terms: None,
+        }
+    }
+}
+
+impl HitsInput {
+    /// The first page of a trace's candidates.
+    pub fn new(trace_id: impl Into<String>) -> HitsInput {
+        HitsInput {
+            trace_id: trace_id.into(),
+            kind: None,
+            offset: None,
+            limit: None,
+        }
+    }
+}
+
+impl ReadInput {
+    /// The default read (a section of `.md`, the whole `.json`) at a place.
+    pub fn at(
+        manual_id: impl Into<String>,
+        path: impl Into<String>,
+        start_line: Option<u64>,
+    ) -> ReadInput {
+        ReadInput {
+            reference: ReadRef {
+                manual_id: manual_id.into(),
+                path: path.into(),
+                start_line,
+                target: None,
+                title: None,
+            },
+            scope: None,
+            allow_file: None,
+            expand: None,
+        }
+    }
 }
