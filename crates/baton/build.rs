@@ -2,7 +2,7 @@
 //! the start of `.text` (`startup.order`, read by the linker, LLD). The
 //! kernel maps a binary's code in 64 KiB windows around each page it runs,
 //! so code that runs at start spread over the whole binary makes most of it
-//! resident; clustered, a few windows hold it (README "Memory").
+//! resident; clustered, a few windows hold it (docs/performance.md "Memory").
 //!
 //! Only for release builds on x86_64 Linux, where rustc links with LLD by
 //! default; `BATON_NO_SYMBOL_ORDER=1` turns it off (another linker, say).

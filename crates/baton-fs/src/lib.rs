@@ -10,7 +10,12 @@
 //! * [`create_new_whole`] — the same, appearing with its whole content or
 //!   not at all;
 //! * [`create_ignored_dir`] — one of baton's own folders together with its
-//!   `.gitignore` of `*`, both or neither.
+//!   `.gitignore` of `*`, both or neither;
+//! * [`open_beneath`], [`read_beneath`], [`read_string_beneath`] (and the
+//!   `_nofollow` readers) — reading a file whose content baton does not own
+//!   (a past run's files, hand-editable records): no link followed below a
+//!   root, nothing but a regular file opened and never a blocking open, a
+//!   size limit; a typed [`UntrustedReadError`] says which refusal it was.
 //!
 //! A leaf crate: it knows no other baton crate.
 
@@ -20,6 +25,13 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+
+mod untrusted;
+
+pub use untrusted::{
+    EntryKind, UntrustedReadError, is_folder_beneath, open_beneath, read_beneath,
+    read_file_nofollow, read_string_beneath, read_string_nofollow,
+};
 
 /// Open options that never follow a symbolic link at the last component
 /// and never block on a FIFO.

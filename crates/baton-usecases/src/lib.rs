@@ -23,6 +23,11 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`headless`] — what the headless driver (`baton run`) records: its own
+//!   record (what drives a run, how to resume it), a failed agent, and the
+//!   scope of the phase an agent is started for.
+//! * [`guidance`] — what a person does next with a run, in words for a
+//!   person (resume and answer commands).
 
 #![warn(missing_docs)]
 
@@ -30,6 +35,8 @@ pub mod error;
 pub mod events;
 pub mod files;
 pub mod git;
+pub mod guidance;
+pub mod headless;
 pub mod history;
 pub mod issue;
 pub mod lazy_workflows;

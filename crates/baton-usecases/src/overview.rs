@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use baton_engine::guards::is_human_phase;
-use baton_engine::summary::{next_step, phase_label};
+use baton_engine::summary::phase_label;
 use baton_state::{HistoryAction, PhaseStatus, WorkspaceRef, WorkspaceState};
 use baton_workflow::{PerTask, PhaseKind, WorkflowDefinition};
 
@@ -556,7 +556,8 @@ pub struct RunOverview {
     pub timeline: Vec<TimelineEntry>,
     /// Sums.
     pub totals: RunTotals,
-    /// What happens next.
+    /// What the person does next, in words for a person (the resume or
+    /// answer command; what drives the run now).
     pub next_step: String,
     /// What a person may do now.
     pub actions: RunActions,
@@ -603,6 +604,15 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         reported_ms: state.phase_log.iter().map(|e| e.duration_ms).sum(),
         elapsed_ms: millis(state.timestamps.last_updated - state.timestamps.created),
     };
+    let next_step = crate::guidance::next_for_person(
+        svc,
+        &ws,
+        &state,
+        question.as_ref().map(|q| crate::guidance::Waiting {
+            name: &q.name,
+            options: &q.options,
+        }),
+    );
     Ok(RunOverview {
         workflow_label: definition.label.clone(),
         effort: state.effort.map(|e| format!("{e:?}")),
@@ -622,7 +632,7 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         artifacts,
         timeline,
         totals,
-        next_step: next_step(&state, &definition),
+        next_step,
         summary,
     })
 }

@@ -699,8 +699,11 @@ pub fn pipeline_init_with_context(
     // The same confirmation sent again (its reply was lost): the run it
     // created, untouched since, is the answer.
     if let Ok(existing) = svc.store.load(&ws) {
+        // Read as a file baton does not own: a link or FIFO in its place is
+        // not the request baton wrote.
         let same_request =
-            std::fs::read_to_string(ws.dir.join("request.md")).is_ok_and(|r| r == request);
+            baton_fs::read_string_nofollow(&ws.dir.join("request.md"), request.len() as u64)
+                .is_ok_and(|r| r == request);
         let untouched = existing.current_phase == state.current_phase
             && existing.current_phase_status == state.current_phase_status
             && existing.completed_phases == state.completed_phases

@@ -220,6 +220,7 @@ pub fn report_core(
             .filter(|d| d.phase == phase)
             .map(|d| super::step::dispatched_tasks(&d.action))
             .unwrap_or_default(),
+        cost_usd: None,
     };
     if input.setup_only {
         state.phase_log.push(log);

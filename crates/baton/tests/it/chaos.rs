@@ -12,7 +12,7 @@
 //!   that succeeded, plus at most the calls whose reply a kill took.
 //!
 //! `chaos_short` runs in the test suite (a few seconds). The long campaign
-//! whose figures are in the README:
+//! whose figures are in docs/performance.md:
 //!
 //! ```text
 //! BATON_CHAOS_SECS=90 cargo test --release -p baton --test chaos -- --ignored --nocapture

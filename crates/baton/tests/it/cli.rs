@@ -24,14 +24,26 @@ fn run(repo: &Repo, args: &[&str]) -> (i32, String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ls_state_show_and_stats_read_the_same_files() {
     let repo = Repo::new();
-    // No work yet: a clear refusal, not a silent empty list.
-    let (code, _, err) = run(&repo, &["ls"]);
-    assert_ne!(code, 0);
-    assert!(err.contains("no work has been started in"), "{err}");
+    // No work yet is a normal answer (issue 20: it used to exit 2): a
+    // friendly line that says how to start, the same with an empty folder.
+    let (code, out, err) = run(&repo, &["ls"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("No runs yet in "), "{out}");
+    assert!(
+        out.contains("baton run \"what to do\" --agent claude"),
+        "{out}"
+    );
+    let (code, out, _) = run(&repo, &["ls", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["workspaces"],
+        json!([])
+    );
+    assert!(!repo.specs().exists(), "ls creates nothing");
     std::fs::create_dir(repo.specs()).unwrap();
     let (code, out, _) = run(&repo, &["ls"]);
     assert_eq!(code, 0);
-    assert!(out.starts_with("no workspaces under"), "{out}");
+    assert!(out.starts_with("No runs yet in "), "{out}");
 
     let c = spawn(repo.path(), &[], &[]).await;
     c.ok(
@@ -83,8 +95,15 @@ async fn ls_state_show_and_stats_read_the_same_files() {
     assert_eq!(v["byWorkflow"]["issue"]["active"], 1);
     assert_eq!(v["byWorkflow"]["forge"]["phaseVisits"]["phase-1"], 1);
     let (_, out, _) = run(&repo, &["stats"]);
+    // Labelled: a sentence per workflow and a table whose columns say what
+    // their numbers are.
     assert!(
-        out.contains("forge: 1 runs (0 completed, 0 abandoned, 1 active)"),
+        out.contains("Runs of the workflow forge in ")
+            && out.contains(": 1 — 0 completed, 0 abandoned, 1 active;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("PHASES OF FORGE\nphase    visits  mean time\nphase-1       1"),
         "{out}"
     );
 }

@@ -123,6 +123,13 @@ async fn racing_processes_lose_no_update() {
     );
 }
 
+/// state.json as it is now (a kill never leaves it unparsable; a read
+/// racing a rename sees the old or the new file).
+fn read_state(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("state.json");
+    serde_json::from_str(&text).expect("state.json parses")
+}
+
 fn history_len(v: &Value) -> usize {
     v["history"].as_array().map_or(0, Vec::len)
 }
@@ -159,6 +166,15 @@ async fn sigkill_during_writes_never_corrupts_or_rewinds_state() {
                     .await;
             }
         });
+        // Kill while writes are under way: wait until this server has
+        // written at least once (a loaded machine starts it slowly), then
+        // land the kill a varying moment later.
+        let started = std::time::Instant::now();
+        while history_len(&read_state(&state_file)) <= last
+            && started.elapsed() < Duration::from_secs(30)
+        {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
         tokio::time::sleep(Duration::from_millis(5 + (round * 7) % 40)).await;
         let status = std::process::Command::new("kill")
             .args(["-9", &pid.to_string()])
