@@ -178,3 +178,32 @@ fn a_linked_index_folder_is_never_followed() {
         .expect("find");
     assert_eq!(found.summary.candidates, 1);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_put_in_place_of_an_indexed_file_never_blocks_a_search() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("manuals");
+    write(&root.join("m1/a.md"), "# Alpha\nalpha beta gamma\n");
+    write(&root.join("m1/b.md"), "# Other\nalpha only\n");
+    let mut config = ManualConfig::new(&root);
+    // No sweep before the search: the index still names a.md as a file.
+    config.stat_interval = std::time::Duration::from_secs(3600);
+    let service = std::sync::Arc::new(ManualService::open(config).expect("open"));
+    service.build_index(&mut |_| {}).expect("build");
+    std::fs::remove_file(root.join("m1/a.md")).expect("rm");
+    let fifo =
+        std::ffi::CString::new(root.join("m1/a.md").to_string_lossy().as_bytes()).expect("path");
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s = std::sync::Arc::clone(&service);
+    std::thread::spawn(move || {
+        let found = s.find(baton_manuals::FindInput::new("alpha beta gamma"));
+        let _ = tx.send(found.map(|f| f.summary.candidates));
+    });
+    let answered = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the search answered instead of blocking on the FIFO");
+    assert!(answered.is_ok(), "{answered:?}");
+}

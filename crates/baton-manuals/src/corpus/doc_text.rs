@@ -90,7 +90,7 @@ pub(crate) fn load(
     } else {
         text::normalize(title)
     };
-    let mut body = read_body(&manual_dir.join(head.path), head, row).unwrap_or_default();
+    let mut body = read_body(manual_dir, head, row).unwrap_or_default();
     if body.len() > MAX_BODY_BYTES {
         let mut cut = MAX_BODY_BYTES;
         while !body.is_char_boundary(cut) {
@@ -102,8 +102,11 @@ pub(crate) fn load(
 }
 
 /// The body of a document as indexed, or `None` when the file changed.
-fn read_body(path: &Path, head: &FileHead<'_>, row: &DocRow) -> Option<String> {
-    let mut file = std::fs::File::open(path).ok()?;
+/// The file is opened beneath the manual's folder with `baton-fs`'s
+/// untrusted reader: no link below it is followed and nothing but a regular
+/// file is opened (a FIFO put in its place never blocks the search).
+fn read_body(manual_dir: &Path, head: &FileHead<'_>, row: &DocRow) -> Option<String> {
+    let mut file = baton_fs::open_beneath(manual_dir, Path::new(head.path), u64::MAX).ok()?;
     let meta = file.metadata().ok()?;
     let mtime_ns = meta
         .modified()
