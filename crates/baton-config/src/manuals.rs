@@ -9,6 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Default number of manual sections a `spawn_agent` prompt lists.
+pub const DEFAULT_PROMPT_REFERENCES: usize = 5;
+
 /// Default largest manual file indexed or served (`MANUALS_MAX_FILE_BYTES`): 8 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -67,6 +70,9 @@ pub mod env {
     pub const MANUALS_MAX_FILE_BYTES: &str = "MANUALS_MAX_FILE_BYTES";
     /// Threads that build the index (default: the machine's cores, at most 4).
     pub const MANUALS_INDEX_THREADS: &str = "MANUALS_INDEX_THREADS";
+    /// How many manual sections a `spawn_agent` prompt lists as references
+    /// (default 5; `0` or `off` lists none).
+    pub const MANUALS_PROMPT_REFERENCES: &str = "MANUALS_PROMPT_REFERENCES";
 }
 
 /// Ranking knobs of `manual_find`.
@@ -162,6 +168,9 @@ pub struct ManualConfig {
     pub max_file_bytes: u64,
     /// Threads building the index (`MANUALS_INDEX_THREADS`, at least 1).
     pub index_threads: usize,
+    /// Manual sections listed in a `spawn_agent` prompt
+    /// (`MANUALS_PROMPT_REFERENCES`; 0 = none).
+    pub prompt_references: usize,
     /// Values that could not be parsed and were replaced by their default.
     pub warnings: Vec<String>,
 }
@@ -191,6 +200,7 @@ impl ManualConfig {
             builtin_thesaurus: true,
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             index_threads: default_index_threads(),
+            prompt_references: DEFAULT_PROMPT_REFERENCES,
             warnings: Vec::new(),
         }
     }
@@ -271,6 +281,11 @@ impl ManualConfig {
         config.max_file_bytes =
             reader.count(env::MANUALS_MAX_FILE_BYTES, DEFAULT_MAX_FILE_BYTES as usize) as u64;
         config.index_threads = reader.count(env::MANUALS_INDEX_THREADS, default_index_threads());
+        config.prompt_references = match reader.text(env::MANUALS_PROMPT_REFERENCES) {
+            Some(v) if v.eq_ignore_ascii_case("off") || v == "0" => 0,
+            Some(_) => reader.count(env::MANUALS_PROMPT_REFERENCES, DEFAULT_PROMPT_REFERENCES),
+            None => DEFAULT_PROMPT_REFERENCES,
+        };
         config.warnings = reader.warnings;
         config
     }
@@ -365,5 +380,31 @@ impl EnvReader<'_> {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_references_default_to_five_and_turn_off() {
+        let base = Path::new("/repo");
+        let read = |v: Option<&str>| {
+            let v = v.map(str::to_string);
+            ManualConfig::from_lookup(base, move |name| {
+                (name == env::MANUALS_PROMPT_REFERENCES)
+                    .then(|| v.clone())
+                    .flatten()
+            })
+        };
+        assert_eq!(read(None).prompt_references, 5);
+        assert_eq!(read(Some("off")).prompt_references, 0);
+        assert_eq!(read(Some("0")).prompt_references, 0);
+        assert_eq!(read(Some("3")).prompt_references, 3);
+        let bad = read(Some("lots"));
+        assert_eq!(bad.prompt_references, 5);
+        assert_eq!(bad.warnings.len(), 1);
+        assert_eq!(read(None).root, base.join("manuals"));
     }
 }

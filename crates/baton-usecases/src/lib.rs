@@ -40,6 +40,7 @@ pub mod headless;
 pub mod history;
 pub mod issue;
 pub mod lazy_workflows;
+pub mod manuals;
 pub mod notifications;
 pub mod overview;
 pub mod pipeline;
@@ -85,6 +86,8 @@ pub struct Services {
     /// reading anything; loaded on first use, or by
     /// [`baton_history::HistoryIndex::warm`] on a background thread.
     pub history: baton_history::HistoryIndex,
+    /// The project's manual search (seed 002), opened on first use.
+    pub manuals: manuals::Manuals,
 }
 
 impl Services {
@@ -106,6 +109,7 @@ impl Services {
             bus,
             version,
             history,
+            manuals: manuals::Manuals::default(),
         }
     }
 

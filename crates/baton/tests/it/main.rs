@@ -30,6 +30,7 @@ mod e2e_tools_list;
 mod e2e_transcript;
 mod e2e_typescript;
 mod layering;
+mod manual_refs;
 mod person_past_runs;
 mod run_agents;
 mod run_demo;
