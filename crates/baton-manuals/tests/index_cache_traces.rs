@@ -174,7 +174,9 @@ impl LateReranker for PreferAppendix {
 #[test]
 fn late_reranker_hook_is_applied_when_set() {
     let f = Fixture::new();
-    f.write("m1/more.md", "# 説明\n対象です。説明です。\n");
+    // "対象" outside the page's lead sentence: plain ranking prefers
+    // rules.md, whose lead says it; the hook must turn that round.
+    f.write("m1/more.md", "# 説明\n説明の補足です。なお対象です。\n");
     let mut config = f.config();
     config.scoring.late_rerank_enabled = false;
     config.scoring.late_rerank_weight = 5.0;

@@ -37,6 +37,10 @@ pub(crate) struct DocData {
     pub terms: Vec<(String, FieldFreq)>,
     /// Whether the section states exclusions (see `search::has_exceptions`).
     pub exceptions: bool,
+    /// Whether the section is part of a change log or release notes
+    /// ([`is_changelog`]): long lists of every feature's name, which match
+    /// everyday words without answering them.
+    pub changelog: bool,
 }
 
 /// Identity of a file's content on disk.
@@ -113,10 +117,19 @@ pub(crate) fn analyze_file(
         at += line.len() + 1;
     }
     let line_count = sections::line_count(&text);
-    let path_context = path_words(path);
+    let mut path_context = path_words(path);
     let (section_list, docs) = match file_type {
         FileType::Md => {
             let sections = sections::parse_markdown(&text, stem);
+            // What the file says it is: its front matter's title and the
+            // title of its only top heading, as file-level words.
+            let front = front_matter(&text);
+            if let Some(title) = &front.title {
+                path_context.push('\n');
+                path_context.push_str(title);
+            }
+            /*H1*/
+            let file_changelog = is_changelog(path);
             let docs = sections
                 .iter()
                 .enumerate()
@@ -133,7 +146,23 @@ pub(crate) fn analyze_file(
                     }
                     let title = if s.level == 0 { "" } else { s.title.as_str() };
                     let ctx = ancestors(&sections, s);
-                    Some(build_doc(i as u32, title, &ctx, &path_context, body, range))
+                    let mut doc = build_doc(i as u32, title, &ctx, &path_context, body, range);
+                    // A page's first sentence says what the page is about (a
+                    // definition, a command's purpose) — often in the words a
+                    // person asks with, under a heading that is only a name:
+                    // its words count once more, without lengthening it.
+                    if s.level <= 1 {
+                        add_lead(&mut doc, lead_sentence(&text::normalize(body)));
+                    }
+                    // The front matter's description leads the file's first
+                    // section (the page's own summary of itself).
+                    if let Some(description) = front.description.as_deref()
+                        && doc_is_first(&sections, i)
+                    {
+                        add_lead(&mut doc, description);
+                    }
+                    doc.changelog = file_changelog || is_changelog(title) || is_changelog(&ctx);
+                    Some(doc)
                 })
                 .collect();
             (sections, docs)
@@ -276,6 +305,7 @@ fn build_doc(
         |f| f.body = f.body.saturating_add(1),
         &mut body_len,
     );
+
     let mut terms: Vec<(String, FieldFreq)> = counts.into_iter().collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut section_text = title_norm;
@@ -292,7 +322,155 @@ fn build_doc(
         ),
         terms,
         exceptions: crate::analyze::exceptions::has_exceptions(&section_text),
+        changelog: false,
     }
+}
+
+/// Extra body occurrences a word of a section's lead sentence counts for.
+const LEAD_EXTRA: u16 = 1;
+/// A lead sentence is cut here (characters).
+const LEAD_MAX_CHARS: usize = 200;
+
+/// The first sentence of a normalised section body: the first line with
+/// words that is not markup (code fences, tables, block markers, images,
+/// notes), up to its first sentence end.
+fn lead_sentence(body: &str) -> &str {
+    let mut in_fence = false;
+    let mut front: Option<&str> = None;
+    for (n, line) in body.lines().enumerate() {
+        let t = line.trim();
+        if n == 0 && (t == "---" || t == "+++") {
+            front = Some(t);
+            continue;
+        }
+        if let Some(fence) = front {
+            if t == fence {
+                front = None;
+            }
+            continue;
+        }
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence
+            || t.is_empty()
+            || t.starts_with(['|', '<', ':', '!', '{', '-', '>', '#', '*', '+'])
+            || t.starts_with("note:")
+            || t.starts_with("tip:")
+            || t.starts_with("important:")
+            || t.chars().filter(|c| c.is_alphanumeric()).count() < 8
+        {
+            continue;
+        }
+        let mut end = t.len();
+        for (i, c) in t.char_indices() {
+            if i >= 20 && matches!(c, '。' | '!' | '?' | '．') {
+                end = i + c.len_utf8();
+                break;
+            }
+            if i >= 20 && c == '.' && t[i + 1..].starts_with(' ') {
+                end = i + 1;
+                break;
+            }
+        }
+        let mut cut = end.min(LEAD_MAX_CHARS * 4);
+        if let Some((i, _)) = t.char_indices().nth(LEAD_MAX_CHARS) {
+            cut = cut.min(i);
+        }
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        return &t[..cut];
+    }
+    ""
+}
+
+/// Adds a text's words to a document as lead words (not lengthening it).
+fn add_lead(doc: &mut DocData, text: &str) {
+    let norm = text::normalize(text);
+    let mut counts: HashMap<String, FieldFreq> = HashMap::new();
+    let mut len = 0u32;
+    count_field(
+        &norm,
+        &mut counts,
+        |f| f.body = f.body.saturating_add(LEAD_EXTRA),
+        &mut len,
+    );
+    for (term, f) in counts {
+        match doc.terms.binary_search_by(|(t, _)| t.as_str().cmp(&term)) {
+            Ok(i) => doc.terms[i].1.body = doc.terms[i].1.body.saturating_add(f.body),
+            Err(i) if doc.terms.len() < MAX_TERMS_PER_DOC => doc.terms.insert(i, (term, f)),
+            Err(_) => {}
+        }
+    }
+}
+
+/// Whether section `i` is the file's first search unit.
+fn doc_is_first(sections: &[SectionInfo], i: usize) -> bool {
+    i == 0 || sections.iter().take(i).all(|s| s.level == 0)
+}
+
+/// Words that name a change log or release notes (in a path or heading).
+const CHANGELOG_WORDS: &[&str] = &[
+    "changelog",
+    "change log",
+    "change-log",
+    "release notes",
+    "release-notes",
+    "release_notes",
+    "releasenotes",
+    "releases",
+    "what's new",
+    "whats-new",
+    "リリースノート",
+    "更新履歴",
+    "変更履歴",
+    "変更点",
+];
+
+/// Whether a path or heading names a change log or release notes.
+pub(crate) fn is_changelog(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    CHANGELOG_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// The title and description of a Markdown file's front matter (YAML
+/// between `---` lines, or TOML between `+++` lines, at the very top).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct FrontMatter {
+    pub title: Option<String>,
+    pub description: Option<String>,
+}
+
+pub(crate) fn front_matter(text: &str) -> FrontMatter {
+    let mut out = FrontMatter::default();
+    let text = text.trim_start_matches('\u{feff}');
+    let fence = if text.starts_with("---\n") {
+        "---"
+    } else if text.starts_with("+++\n") {
+        "+++"
+    } else {
+        return out;
+    };
+    for line in text.lines().skip(1).take(200) {
+        if line.trim_end() == fence {
+            return out;
+        }
+        let Some((key, value)) = line.split_once([':', '=']) else {
+            continue;
+        };
+        let value = value.trim().trim_matches(['"', '\'']).trim();
+        if value.is_empty() || value.len() > 1000 {
+            continue;
+        }
+        match key.trim().to_ascii_lowercase().as_str() {
+            "title" => out.title = Some(value.to_string()),
+            "description" => out.description = Some(value.to_string()),
+            _ => {}
+        }
+    }
+    FrontMatter::default()
 }
 
 fn count_field(
@@ -333,6 +511,61 @@ mod tests {
     }
 
     #[test]
+    fn lead_sentences_front_matter_and_change_logs() {
+        assert_eq!(
+            lead_sentence(
+                "```\ncode here and more\n```\n| a | b |\nThe retention window lasts ninety days. Other text.\n"
+            ),
+            "The retention window lasts ninety days."
+        );
+        assert_eq!(
+            lead_sentence(
+                "---\ntitle: x long enough title\n---\nウィジェットは、UI上に設置できる小型のパーツです。続き。"
+            ),
+            "ウィジェットは、UI上に設置できる小型のパーツです。"
+        );
+        assert_eq!(lead_sentence("- item one two three\n"), "");
+        let fm =
+            front_matter("---\ntitle: \"Widgets\"\ndescription: Small parts on the UI\n---\n# W\n");
+        assert_eq!(fm.title.as_deref(), Some("Widgets"));
+        assert_eq!(fm.description.as_deref(), Some("Small parts on the UI"));
+        assert_eq!(front_matter("# no front matter\n"), FrontMatter::default());
+        assert_eq!(
+            front_matter("---\ntitle: never closed\n"),
+            FrontMatter::default()
+        );
+        let rec = analyze_file(
+            "docs/releases.md",
+            FileType::Md,
+            "---\ntitle: Zanzibar\ndescription: every change\n---\n# 2.0\nWidgets were added to the dashboard.\n",
+            fp(),
+        );
+        assert!(rec.docs.iter().all(|d| d.changelog));
+        let first = &rec.docs[0];
+        // The front matter's description leads the first section; its
+        // title is a file-level word of every section.
+        let freq = |t: &str| first.terms.iter().find(|(s, _)| s == t).map(|(_, f)| *f);
+        assert!(freq("every").is_some_and(|f| f.body >= 1));
+        assert!(
+            rec.docs
+                .iter()
+                .all(|d| d.terms.iter().any(|(t, f)| t == "zanzibar" && f.name >= 1))
+        );
+        let rec = analyze_file(
+            "guide/widgets.md",
+            FileType::Md,
+            "# Widgets\nSmall parts.\n## Change log of the widget API\nv2 renamed them.\n## Adding one\nPress add.\n",
+            fp(),
+        );
+        let flags: Vec<bool> = rec.docs.iter().map(|d| d.changelog).collect();
+        assert_eq!(flags, vec![false, true, false]);
+        // The page's lead sentence counts again; a sub-section's does not.
+        let body = |d: &DocData, t: &str| d.terms.iter().find(|(s, _)| s == t).map(|(_, f)| f.body);
+        assert_eq!(body(&rec.docs[0], "small"), Some(2));
+        assert_eq!(body(&rec.docs[2], "press"), Some(1));
+    }
+
+    #[test]
     fn markdown_sections_become_docs_with_fields() {
         let rec = analyze_file(
             "03_免責事由.md",
@@ -345,7 +578,9 @@ mod tests {
         assert_eq!(rec.docs.len(), 1);
         let doc = &rec.docs[0];
         let freq = |t: &str| doc.terms.iter().find(|(s, _)| s == t).map(|(_, f)| *f);
+        // A sub-section's lead is not counted again (only a page's is).
         assert_eq!(freq("故意").map(|f| (f.body, f.title)), Some((1, 1)));
+        assert_eq!(doc.body_len, 13);
         // The parent heading and the file name are context.
         assert!(freq("免責").is_some_and(|f| f.ctx >= 1 && f.name >= 1));
         // The body range covers the section's own text.

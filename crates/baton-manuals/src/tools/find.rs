@@ -38,6 +38,9 @@ pub const DEFAULT_MAX_CANDIDATES: u64 = 200;
 /// Most files listed as `unscanned` because of the candidate cap (those
 /// with the most cut sections); `applied.unscanned_files` gives the total.
 pub const MAX_UNSCANNED_FILES: usize = 1000;
+/// Score factor of change-log and release-note sections for a question
+/// that is not about changes.
+const CHANGELOG_WEIGHT: f64 = 0.5;
 /// Score factor of stage-4 (loose) candidates.
 const LOOSE_PENALTY: f64 = 0.8;
 /// Minimum coverage of a stage-4 candidate.
@@ -618,6 +621,11 @@ impl ManualService {
                         &phrases,
                         exceptions_intent,
                     );
+                    // Change logs name every feature; they answer a question
+                    // only when it asks about changes or releases.
+                    if doc.row.changelog && !crate::analyze::terms::is_changelog(&plan.normalized) {
+                        row.hit.score *= CHANGELOG_WEIGHT;
+                    }
                 }
             }
             self.late_rerank(corpus, plan, &mut rows[..head]);

@@ -89,6 +89,7 @@ impl SegmentBuilder {
                 start_line,
                 body_len: data.body_len,
                 exceptions: data.exceptions,
+                changelog: data.changelog,
                 body: data.body,
             });
             self.total_len += u64::from(data.body_len);

@@ -20,6 +20,8 @@ pub(crate) struct DocRow {
     pub body_len: u32,
     /// Whether the section states exclusions.
     pub exceptions: bool,
+    /// Whether the section is part of a change log or release notes.
+    pub changelog: bool,
     /// Byte range of the body in the file's LF-normalised text.
     pub body: (u32, u32),
 }
@@ -27,7 +29,7 @@ pub(crate) struct DocRow {
 /// File magic.
 pub(crate) const MAGIC: &[u8; 8] = b"BTNSEG\x00\x01";
 /// Layout version (bump on any change; old segments are then rebuilt).
-pub(crate) const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 2;
 /// Header size in bytes.
 pub(crate) const HEADER_LEN: usize = 8 + 4 * 4 + 8 + 7 * 8;
 /// Bytes per document row.
@@ -203,7 +205,7 @@ pub(crate) fn encode_doc(out: &mut Vec<u8>, row: &DocRow) {
         row.section,
         row.start_line,
         row.body_len,
-        u32::from(row.exceptions),
+        u32::from(row.exceptions) | (u32::from(row.changelog) << 1),
         row.body.0,
         row.body.1,
     ] {

@@ -249,6 +249,7 @@ impl Segment {
             start_line: le_u32(b, at + 8),
             body_len: le_u32(b, at + 12),
             exceptions: le_u32(b, at + 16) & 1 != 0,
+            changelog: le_u32(b, at + 16) & 2 != 0,
             body: (le_u32(b, at + 20), le_u32(b, at + 24)),
         })
     }
