@@ -48,6 +48,10 @@ pub(crate) const STOP_WORDS: &[&str] = &[
     "doe", "does", "i", "what", "which", "when", "where", "why", "can", "my", "me", "it", "its",
     "this", "that", "with", "from", "by", "as", "at", "should", "there", "about", "we", "you",
     "your", "did", "if", "get", "was", "will", "would", "want", "need", "happen",
+    // What contractions fall apart into at the apostrophe ("can't",
+    // "doesn't", "I'm", "you're", "we've", "it'll", "I'd").
+    "t", "s", "m", "re", "ve", "ll", "d", "don", "doesn", "didn", "isn", "aren", "wasn", "weren",
+    "won", "wouldn", "couldn", "shouldn", "haven", "hasn", "hadn", "ain",
 ];
 
 /// The Snowball English stop-word list (a standard list, used as is).
