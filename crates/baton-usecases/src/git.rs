@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use baton_engine::pipeline::commit::{RepoStatus, parse_porcelain};
+use baton_engine::plan::commit::{RepoStatus, parse_porcelain};
 use baton_state::RepoBaseline;
 
 /// Most paths a baseline keeps (a repository with a huge untracked tree

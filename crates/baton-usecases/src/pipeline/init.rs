@@ -16,6 +16,7 @@ use baton_engine::pipeline::init::{
 use baton_events::EventKind;
 use baton_state::{Effort, FlowTemplate, Lifecycle, WorkspaceState};
 
+use crate::events::Happened;
 use crate::validate::{check_line, check_text};
 use crate::{Error, Result, Services};
 
@@ -714,17 +715,19 @@ pub fn pipeline_init_with_context(
         }
     }
     svc.store.prepare(&ws)?;
-    baton_state::store::write_atomic(
-        &ws.dir,
-        &ws.dir.join("request.md"),
-        request.as_bytes(),
-        svc.config.fsync,
-    )
-    .map_err(Error::from)?;
+    svc.store
+        .write_file(&ws, "request.md", request.as_bytes())
+        .map_err(Error::from)?;
     svc.store.create(&ws, &state)?;
-    svc.publish(vec![
-        svc.event(EventKind::PipelineInit, baton_workflow::SETUP, &ws, &state)
-            .with_detail(format!("effort={}", confirmation.effort)),
-    ]);
+    svc.after_write(
+        &ws,
+        &state,
+        vec![Happened::Event(
+            EventKind::PipelineInit,
+            baton_workflow::SETUP.to_string(),
+            Some(format!("effort={}", confirmation.effort)),
+            None,
+        )],
+    );
     Ok(reply)
 }
