@@ -75,6 +75,7 @@ pub mod env {
 
 pub mod budget;
 pub mod dashboard;
+pub mod manuals;
 pub mod notify;
 pub mod person;
 pub mod team;

@@ -54,6 +54,7 @@ pub mod history;
 pub mod hooks;
 pub mod issue;
 pub mod lazy_workflows;
+pub mod manuals;
 pub mod notifications;
 pub mod overview;
 pub mod pinning;
@@ -107,6 +108,8 @@ pub struct Services {
     person: std::sync::OnceLock<baton_config::PersonSettings>,
     /// Pinned project definitions parsed so far, by digest.
     pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
+    /// The project's manual search (seed 002), opened on first use.
+    pub manuals: manuals::Manuals,
 }
 
 impl Services {
@@ -140,6 +143,7 @@ impl Services {
             history,
             person: std::sync::OnceLock::new(),
             pinned: std::sync::Mutex::default(),
+            manuals: manuals::Manuals::default(),
         }
     }
 

@@ -31,6 +31,7 @@ mod e2e_transcript;
 mod e2e_typescript;
 mod hook_cmd;
 mod layering;
+mod manual_refs;
 mod person_channels;
 mod person_past_runs;
 mod person_state;
