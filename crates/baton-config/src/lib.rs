@@ -76,11 +76,13 @@ pub mod env {
 pub mod budget;
 pub mod dashboard;
 pub mod notify;
+pub mod person;
 pub mod team;
 
 pub use budget::Budget;
 pub use dashboard::DashboardConfig;
 pub use notify::{NotifyConfig, NotifyOn, Secret, Webhook, WebhookFormat};
+pub use person::PersonSettings;
 pub use team::TeamConfig;
 
 /// Name of the optional configuration file at the repository root.

@@ -40,12 +40,15 @@ pub fn runs_elsewhere(svc: &Services) -> Vec<ElsewhereRun> {
         .ended_runs()
         .into_iter()
         .filter(|(name, ..)| !specs.join(name).join("state.json").is_file())
-        .map(|(name, outcome, ended, request)| ElsewhereRun {
-            branch: svc.history.get(&name).and_then(|r| r.branch),
-            workspace: format!("{shown}/{name}"),
-            outcome: outcome.as_str().to_string(),
-            ended,
-            request,
+        .map(|(name, outcome, ended)| {
+            let record = svc.history.get(&name);
+            ElsewhereRun {
+                branch: record.as_ref().and_then(|r| r.branch.clone()),
+                request: record.map(|r| r.request).unwrap_or_default(),
+                workspace: format!("{shown}/{name}"),
+                outcome: outcome.as_str().to_string(),
+                ended,
+            }
         })
         .collect()
 }
