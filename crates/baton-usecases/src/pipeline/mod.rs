@@ -6,3 +6,4 @@ pub mod answer;
 pub mod init;
 pub mod report;
 pub mod step;
+pub mod usage;
