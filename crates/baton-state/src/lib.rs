@@ -22,13 +22,15 @@ pub mod journal;
 pub mod lifecycle;
 pub mod schema;
 pub mod store;
+pub mod task;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
     Actor, AnswerRecord, CommandGuard, DecisionReason, Effort, FlowTemplate, HistoryAction,
     HistoryEntry, HumanFeedback, OutstandingAction, PendingDecision, PhaseLogEntry, PhaseReport,
-    PhaseStatus, RepoBaseline, ReportMemo, SCHEMA_VERSION, Task, Who, WorkspaceState,
+    PhaseStatus, RepoBaseline, ReportMemo, SCHEMA_VERSION, Who, WorkspaceState,
 };
+pub use task::{ExecutionMode, ImplStatus, ReviewStatus, Task};
 /// A UTC timestamp, as stored in state.json.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;
 

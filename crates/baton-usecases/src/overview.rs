@@ -16,7 +16,9 @@ use serde::Serialize;
 
 use baton_engine::completion::guards::is_human_phase;
 use baton_engine::summary::phase_label;
-use baton_state::{HistoryAction, PhaseStatus, WorkspaceRef, WorkspaceState};
+use baton_state::{
+    HistoryAction, ImplStatus, PhaseStatus, ReviewStatus, WorkspaceRef, WorkspaceState,
+};
 use baton_workflow::{PerTask, PhaseKind, WorkflowDefinition};
 
 use crate::validate::check_text;
@@ -793,12 +795,7 @@ fn task_views(state: &WorkspaceState, definition: &WorkflowDefinition) -> Vec<Ta
             entry.2 += 1;
         }
     }
-    let done = |status: &str| {
-        matches!(
-            status,
-            "completed_pass" | "completed_pass_with_notes" | "accepted_by_human"
-        )
-    };
+    let done = |status: &ReviewStatus| status.passed() || *status == ReviewStatus::AcceptedByHuman;
     let mut tasks: Vec<TaskView> = state
         .tasks
         .iter()
@@ -814,40 +811,41 @@ fn task_views(state: &WorkspaceState, definition: &WorkflowDefinition) -> Vec<Ta
                 state
                     .tasks
                     .get(d)
-                    .is_some_and(|dep| dep.impl_status == "completed")
+                    .is_some_and(|dep| dep.impl_status == ImplStatus::Completed)
             });
             let gate = state.pending_human_gate.as_deref() == Some(key.as_str());
-            let task_state =
-                if t.impl_status.starts_with("skipped") || t.review_status.starts_with("skipped") {
-                    "skipped"
-                } else if gate {
-                    "waiting"
-                } else if running.contains(key) {
-                    "running"
-                } else if done(&t.review_status)
-                    || (t.impl_status == "completed"
-                        && state.current_phase_status == PhaseStatus::Completed)
-                {
-                    "done"
-                } else if t.review_status == "completed_fail" {
-                    "failed"
-                } else if t.impl_status == "completed" {
-                    "implemented"
-                } else if deps_done {
-                    "ready"
-                } else {
-                    "blocked"
-                };
+            let task_state = if t.impl_status.as_str().starts_with("skipped")
+                || t.review_status.as_str().starts_with("skipped")
+            {
+                "skipped"
+            } else if gate {
+                "waiting"
+            } else if running.contains(key) {
+                "running"
+            } else if done(&t.review_status)
+                || (t.impl_status == ImplStatus::Completed
+                    && state.current_phase_status == PhaseStatus::Completed)
+            {
+                "done"
+            } else if t.review_status == ReviewStatus::Fail {
+                "failed"
+            } else if t.impl_status == ImplStatus::Completed {
+                "implemented"
+            } else if deps_done {
+                "ready"
+            } else {
+                "blocked"
+            };
             let (duration_ms, tokens, runs) =
                 per_task.get(key.as_str()).copied().unwrap_or_default();
             TaskView {
                 id: key.clone(),
                 title: t.title.clone(),
-                mode: t.execution_mode.clone(),
+                mode: t.execution_mode.to_string(),
                 depends_on,
                 files: t.files.clone().unwrap_or_default(),
-                impl_status: t.impl_status.clone(),
-                review_status: t.review_status.clone(),
+                impl_status: t.impl_status.to_string(),
+                review_status: t.review_status.to_string(),
                 state: task_state.to_string(),
                 retries: t.impl_retries + t.review_retries,
                 duration_ms,

@@ -12,8 +12,8 @@ use baton_engine::plan::{Question, QuestionKind, revise_verdict};
 use baton_engine::route::{Decision, decide};
 use baton_events::EventKind;
 use baton_state::{
-    Actor, AnswerRecord, CommandGuard, HumanFeedback, Lifecycle, PhaseLogEntry, PhaseStatus,
-    WorkspaceState,
+    Actor, AnswerRecord, CommandGuard, ExecutionMode, HumanFeedback, ImplStatus, Lifecycle,
+    PhaseLogEntry, PhaseStatus, ReviewStatus, WorkspaceState,
 };
 use baton_workflow::{PerTask, ResultKind, WorkflowDefinition};
 
@@ -203,8 +203,8 @@ pub fn resolve(
                 if review_phase {
                     for key in tasks_to_review(state) {
                         if let Some(t) = state.tasks.get_mut(&key) {
-                            t.review_status = "completed_fail".into();
-                            t.impl_status = "pending".into();
+                            t.review_status = ReviewStatus::Fail;
+                            t.impl_status = ImplStatus::Pending;
                         }
                     }
                 }
@@ -218,12 +218,11 @@ pub fn resolve(
             } else {
                 if review_phase {
                     for t in state.tasks.values_mut() {
-                        let open = t.execution_mode != "human_gate"
-                            && !baton_engine::completion::tasks::REVIEW_CLOSED
-                                .contains(&t.review_status.as_str());
+                        let open = t.execution_mode != ExecutionMode::HumanGate
+                            && !t.review_status.closed();
                         if open {
-                            t.impl_status = "completed".into();
-                            t.review_status = "accepted_by_human".into();
+                            t.impl_status = ImplStatus::Completed;
+                            t.review_status = ReviewStatus::AcceptedByHuman;
                         }
                     }
                 }
@@ -245,12 +244,8 @@ pub fn resolve(
             if word == "revise" {
                 // Back to the task list's author, with the person's words.
                 let author = def
-                    .phases
-                    .iter()
-                    .find(|p| {
-                        p.artifacts.iter().any(|a| a == "tasks.md")
-                            && !state.skipped_phases.contains(&p.id)
-                    })
+                    .task_list_authors()
+                    .find(|p| !state.skipped_phases.contains(&p.id))
                     .map(|p| p.id.clone())
                     .unwrap_or_else(|| phase.to_string());
                 feedback_for(state, &author);
@@ -260,8 +255,8 @@ pub fn resolve(
             } else {
                 for key in tasks {
                     if let Some(t) = state.tasks.get_mut(key) {
-                        t.impl_status = "completed".into();
-                        t.review_status = "skipped_by_human".into();
+                        t.impl_status = ImplStatus::Completed;
+                        t.review_status = ReviewStatus::SkippedByHuman;
                     }
                 }
                 resume_work(
@@ -294,11 +289,11 @@ pub fn resolve(
         }
         QuestionKind::TaskGate { task } => {
             if let Some(t) = state.tasks.get_mut(task) {
-                t.impl_status = "completed".into();
+                t.impl_status = ImplStatus::Completed;
                 t.review_status = if word == "skip" {
-                    "skipped_by_human".into()
+                    ReviewStatus::SkippedByHuman
                 } else {
-                    "done_by_human".into()
+                    ReviewStatus::DoneByHuman
                 };
             }
             state.pending_human_gate = None;

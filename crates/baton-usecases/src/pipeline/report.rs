@@ -15,10 +15,10 @@ use baton_engine::pipeline::tasks::parse_tasks;
 use baton_engine::route::{Decision, decide};
 use baton_events::EventKind;
 use baton_state::{
-    CommandGuard, DecisionReason, Lifecycle, PendingDecision, PhaseLogEntry, Transition,
-    WorkspaceState,
+    CommandGuard, DecisionReason, ExecutionMode, ImplStatus, Lifecycle, PendingDecision,
+    PhaseLogEntry, ReviewStatus, Transition, WorkspaceState,
 };
-use baton_workflow::{CommandSource, PerTask, ResultKind, WorkflowDefinition};
+use baton_workflow::{CommandSource, PerTask, ResultKind, RevisionCounter, WorkflowDefinition};
 
 use crate::events::Happened;
 use crate::files::DiskFiles;
@@ -277,7 +277,10 @@ pub fn report_core(
         )?;
         return Ok(outcome);
     }
-    let mut checks = check_phase(phase, state, files as &dyn WorkspaceFiles);
+    let mut checks = match phase_def {
+        Some(p) => check_phase(p, state, files as &dyn WorkspaceFiles),
+        None => Vec::new(),
+    };
     require_fresh(&mut checks, phase, state, files);
     let artifact = checks.first().map(|c| c.file.clone()).unwrap_or_default();
     if let Some(bad) = checks.iter().find(|c| !c.valid) {
@@ -295,10 +298,13 @@ pub fn report_core(
     let mut outcome = Outcome::empty("proceed");
     outcome.artifact = artifact;
     outcome.findings = checks.iter().flat_map(|c| c.findings.clone()).collect();
-    let is_review = phase_def.is_some_and(|p| !p.verdicts.is_empty());
     // A review whose verdict is missing or unclear goes to a person.
-    if is_review && checks.iter().any(|c| c.verdict.is_none()) {
-        let why: Vec<String> = checks.iter().filter_map(|c| c.error.clone()).collect();
+    if checks.iter().any(|c| c.review && c.verdict.is_none()) {
+        let why: Vec<String> = checks
+            .iter()
+            .filter(|c| c.review)
+            .filter_map(|c| c.error.clone())
+            .collect();
         outcome.hint = "setup_continue";
         return stop_for_person(
             &lc,
@@ -314,16 +320,8 @@ pub fn report_core(
         .iter()
         .filter_map(|c| c.verdict)
         .min_by_key(|v| v.is_positive());
-    if phase_def.is_some_and(|p| p.artifacts.iter().any(|a| a == "tasks.md")) {
-        let text = files.read("tasks.md").unwrap_or_default();
-        let (tasks, task_warnings) = parse_tasks(&text).map_err(|errors| {
-            Error::new(
-                ErrorCode::Blocked,
-                format!("tasks.md: {}", errors.join("; ")),
-            )
-        })?;
-        state.tasks = tasks;
-        outcome.warnings.extend(task_warnings);
+    if let Some(list) = phase_def.and_then(|p| p.task_list()) {
+        outcome.warnings.extend(register_tasks(state, files, list)?);
     }
     let per_task = phase_def.and_then(|p| p.per_task);
     if per_task == Some(PerTask::Implement) {
@@ -338,19 +336,20 @@ pub fn report_core(
             .collect();
         let mut pending = Vec::new();
         for (key, task) in state.tasks.iter_mut() {
-            if task.execution_mode == "human_gate" || task.impl_status == "completed" {
+            if task.execution_mode == ExecutionMode::HumanGate
+                || task.impl_status == ImplStatus::Completed
+            {
                 continue;
             }
             if written.contains(key) {
-                task.impl_status = "completed".into();
+                task.impl_status = ImplStatus::Completed;
             } else {
                 pending.push(key.clone());
             }
         }
-        let gates_open = state
-            .tasks
-            .values()
-            .any(|t| t.execution_mode == "human_gate" && t.impl_status != "completed");
+        let gates_open = state.tasks.values().any(|t| {
+            t.execution_mode == ExecutionMode::HumanGate && t.impl_status != ImplStatus::Completed
+        });
         if !pending.is_empty() || gates_open {
             if !pending.is_empty() {
                 outcome
@@ -371,16 +370,14 @@ pub fn report_core(
                 .to_string();
             if let Some(task) = state.tasks.get_mut(&key) {
                 match check.verdict {
-                    Some(Verdict::Fail) => {
-                        task.review_status = "completed_fail".into();
-                        task.impl_status = "pending".into();
+                    Some(v) if !v.is_positive() => {
+                        task.review_status = ReviewStatus::Fail;
+                        task.impl_status = ImplStatus::Pending;
                         task.impl_retries += 1;
                         failed_impls.push(format!("impl-{key}.md"));
                     }
-                    Some(Verdict::PassWithNotes) => {
-                        task.review_status = "completed_pass_with_notes".into()
-                    }
-                    Some(_) => task.review_status = "completed_pass".into(),
+                    Some(v) if v.has_notes() => task.review_status = ReviewStatus::PassWithNotes,
+                    Some(_) => task.review_status = ReviewStatus::Pass,
                     None => {}
                 }
             }
@@ -419,6 +416,23 @@ pub fn report_core(
     Ok(outcome)
 }
 
+/// Registers the tasks of the task list `file` (the one place a task list
+/// becomes the run's tasks); returns the parser's warnings.
+pub fn register_tasks(
+    state: &mut WorkspaceState,
+    files: &dyn WorkspaceFiles,
+    file: &str,
+) -> Result<Vec<String>, Error> {
+    let text = files
+        .read(file)
+        .ok_or_else(|| Error::new(ErrorCode::Blocked, format!("{file} could not be read")))?;
+    let (tasks, warnings) = parse_tasks(&text).map_err(|errors| {
+        Error::new(ErrorCode::Blocked, format!("{file}: {}", errors.join("; ")))
+    })?;
+    state.tasks = tasks;
+    Ok(warnings)
+}
+
 /// Completes `phase` towards `target`, counting a revision when the move goes
 /// backwards, and clears what the phase's completion answers.
 ///
@@ -447,10 +461,10 @@ pub fn advance(
         baton_engine::completion::freshness::mark(state, files, &p.artifacts);
     }
     if backwards {
-        match phase {
-            "phase-3b" => state.revisions.design_revisions += 1,
-            "phase-4b" => state.revisions.task_revisions += 1,
-            _ => {}
+        match def.phase(phase).and_then(|p| p.counts_revisions) {
+            Some(RevisionCounter::DesignRevisions) => state.revisions.design_revisions += 1,
+            Some(RevisionCounter::TaskRevisions) => state.revisions.task_revisions += 1,
+            None => {}
         }
     }
     state.pending_decision = None;

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use baton_engine::pipeline::prompt::{PromptParts, assemble};
-use baton_engine::pipeline::tasks::parse_tasks;
 use baton_engine::plan::commit::RepoStatus;
 use baton_engine::plan::{
     Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta,
@@ -28,7 +27,7 @@ use super::action::{
     Action, Done, EmbeddedReport, Exec, Question as AskAction, SpawnAgent, WriteFile,
 };
 use super::answer::{Answer, Run, option_matches, parse_answer, resolve, wait_for_person};
-use super::report::{Outcome, ReportInput, advance, report_core, report_events};
+use super::report::{Outcome, ReportInput, advance, register_tasks, report_core, report_events};
 use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::validate::check_text;
@@ -644,15 +643,7 @@ fn internal_step(
             ctx.read_repo(&phase)?;
         }
         Plan::RegisterTasks { .. } => {
-            let text = files_read(ctx.files, "tasks.md")?;
-            let (tasks, task_warnings) = parse_tasks(&text).map_err(|errors| {
-                Error::new(
-                    ErrorCode::Blocked,
-                    format!("tasks.md: {}", errors.join("; ")),
-                )
-            })?;
-            state.tasks = tasks;
-            warnings.extend(task_warnings);
+            warnings.extend(register_tasks(state, ctx.files, def.task_list())?);
         }
         Plan::CompletePhase { phase } => {
             let mut out = Outcome::empty("proceed");
@@ -934,13 +925,6 @@ fn ignored(given: Option<Given>, mut warnings: Vec<String>) -> Vec<String> {
         ));
     }
     warnings
-}
-
-fn files_read(files: &DiskFiles, name: &str) -> Result<String, Error> {
-    use baton_engine::WorkspaceFiles;
-    files
-        .read(name)
-        .ok_or_else(|| Error::new(ErrorCode::Blocked, format!("{name} could not be read")))
 }
 
 /// The phase after `phase` on the positive path.

@@ -29,6 +29,7 @@ mod e2e_pipeline_loop;
 mod e2e_tools_list;
 mod e2e_transcript;
 mod e2e_typescript;
+mod e2e_user_review;
 mod layering;
 mod person_past_runs;
 mod run_agents;
