@@ -26,9 +26,10 @@ pub mod task;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
-    Actor, AnswerRecord, CommandGuard, DecisionReason, Effort, FlowTemplate, HistoryAction,
-    HistoryEntry, HumanFeedback, OutstandingAction, PendingDecision, PhaseLogEntry, PhaseReport,
-    PhaseStatus, RepoBaseline, ReportMemo, SCHEMA_VERSION, Who, WorkspaceState,
+    Actor, AnswerRecord, Channel, CommandGuard, DecisionReason, DefinitionPin, Effort,
+    FlowTemplate, HistoryAction, HistoryEntry, HumanFeedback, OutstandingAction, PendingDecision,
+    PhaseLogEntry, PhaseReport, PhaseStatus, PinSource, RepoBaseline, ReportMemo, SCHEMA_VERSION,
+    TamperNote, Who, WorkspaceState,
 };
 pub use task::{ExecutionMode, ImplStatus, ReviewStatus, Task};
 /// A UTC timestamp, as stored in state.json.
