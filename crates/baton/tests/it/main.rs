@@ -37,4 +37,5 @@ mod person_past_runs;
 mod person_state;
 mod run_agents;
 mod run_demo;
+mod structure;
 mod test_command;
