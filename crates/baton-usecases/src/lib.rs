@@ -35,12 +35,15 @@
 //! * [`headless`] — what the headless driver (`baton run`) records: its own
 //!   record (what drives a run, how to resume it), a failed agent, and the
 //!   scope of the phase an agent is started for.
+//! * [`elsewhere`] — ended runs whose files are on another branch (from the
+//!   run history), so `baton ls` keeps listing them.
 //! * [`guidance`] — what a person does next with a run, in words for a
 //!   person (resume and answer commands).
 
 #![warn(missing_docs)]
 
 mod after_write;
+pub mod elsewhere;
 pub mod error;
 pub mod events;
 pub mod files;
@@ -51,6 +54,7 @@ pub mod history;
 pub mod hooks;
 pub mod issue;
 pub mod lazy_workflows;
+pub mod manuals;
 pub mod notifications;
 pub mod overview;
 pub mod pinning;

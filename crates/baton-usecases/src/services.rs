@@ -42,6 +42,8 @@ pub struct Services {
     person: std::sync::OnceLock<baton_config::PersonSettings>,
     /// Pinned project definitions parsed so far, by digest.
     pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
+    /// The project's manual search (seed 002), opened on first use.
+    pub manuals: crate::manuals::Manuals,
 }
 
 impl Services {
@@ -81,6 +83,7 @@ impl Services {
             history,
             person: std::sync::OnceLock::new(),
             pinned: std::sync::Mutex::default(),
+            manuals: crate::manuals::Manuals::default(),
         }
     }
 

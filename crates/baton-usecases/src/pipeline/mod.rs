@@ -7,13 +7,17 @@
 //!   reading it.
 //! * [`report`] — `pipeline_report_result`.
 //! * [`action`] — the typed actions the loop hands out.
+//! * [`usage`] — what each agent's client reported (`previous_usage`).
+//! * [`manual_refs`] — the manual sections a spawned agent's prompt lists.
 //! * `reply` — shaping a step's plan into the reply (prompts included).
 //! * `step` — the step loop itself (internal; imports nothing above it).
 
 pub mod action;
 pub mod answer;
 pub mod init;
+pub mod manual_refs;
 pub mod next;
 mod reply;
 pub mod report;
 pub(crate) mod step;
+pub mod usage;

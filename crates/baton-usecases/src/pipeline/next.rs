@@ -57,6 +57,9 @@ pub struct NextArgs {
     /// Extension: the reported action's `action_id` (a resend applies once).
     #[serde(default)]
     pub previous_action_id: Option<String>,
+    /// Extension: per agent.
+    #[serde(default)]
+    pub previous_usage: Option<Vec<super::usage::AgentUsage>>,
 }
 
 impl NextArgs {
@@ -77,6 +80,7 @@ impl NextArgs {
             model: self.previous_model.clone(),
             setup_only: self.previous_setup_only,
             exit_code: self.previous_exit_code,
+            usage: self.previous_usage.clone(),
         }
     }
 }
@@ -92,6 +96,9 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
     }
     if let Some(r) = &args.user_response {
         check_text("user_response", r, 16 * 1024)?;
+    }
+    if let Some(u) = &args.previous_usage {
+        super::usage::check(u, args.previous_tokens)?;
     }
     let ws = svc.store.resolve(&args.workspace)?;
     let files = DiskFiles::new(&ws.dir);

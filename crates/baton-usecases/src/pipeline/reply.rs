@@ -83,6 +83,7 @@ pub(crate) fn spawn_action(
         .unwrap_or_else(|| format!("# {}\n\n{}\n", spawn.agent, spawn.summary));
     let profile = crate::repo_profile::detect(&svc.config.repo_root);
     let learning = crate::history::layer4(svc, ws, &spawn.agent);
+    let manual_refs = super::manual_refs::manual_references(svc, ws);
     let mut prompt = assemble(&PromptParts {
         agent_body: &body,
         workspace: &ws.display,
@@ -93,6 +94,7 @@ pub(crate) fn spawn_action(
         output_file: spawn.output.as_deref(),
         profile: &profile,
         learning: &learning,
+        manual_refs: &manual_refs,
     });
     if !spawn.parallel.is_empty() {
         prompt.push_str("\n## Parallel Tasks\n\nOne agent runs per task, concurrently; each reads its own inputs and writes its own output file:\n");

@@ -83,6 +83,7 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
         model: args.model.clone(),
         setup_only: args.setup_only.unwrap_or(false),
         exit_code: args.exit_code,
+        usage: Vec::new(),
     };
     // A report sent again (a lost reply) gets the answer it got, and
     // changes nothing.

@@ -66,6 +66,8 @@ pub struct ReportInput {
     pub setup_only: bool,
     /// A command's exit code.
     pub exit_code: Option<i64>,
+    /// Per agent of a spawn: what its client reported (`previous_usage`).
+    pub usage: Vec<crate::pipeline::usage::AgentUsage>,
 }
 
 /// An event a report emits before its transitions.
@@ -162,12 +164,13 @@ pub fn report_core(
             .unwrap_or_default(),
         cost_usd: None,
     };
+    let log = crate::pipeline::usage::entries(log, &input.usage);
     if input.setup_only {
-        state.phase_log.push(log);
+        state.phase_log.extend(log);
         return Ok(Outcome::empty("setup_continue"));
     }
     if let Some(CommandSource::Fixed(commands)) = phase_def.and_then(|p| p.commands.as_ref()) {
-        state.phase_log.push(log);
+        state.phase_log.extend(log);
         let step = state.command_step as usize;
         let current = commands.get(step);
         let shown = current.map(|c| c.run().join(" ")).unwrap_or_default();
@@ -232,7 +235,7 @@ pub fn report_core(
             ),
         }));
     }
-    state.phase_log.push(log);
+    state.phase_log.extend(log);
     let mut outcome = Outcome::empty("proceed");
     outcome.artifact = artifact;
     outcome.findings = checks.iter().flat_map(|c| c.findings.clone()).collect();

@@ -54,12 +54,15 @@ pub(crate) struct PreviousAction {
     pub(crate) setup_only: Option<bool>,
     /// A command's exit code.
     pub(crate) exit_code: Option<i64>,
+    /// Per agent: what its client reported.
+    pub(crate) usage: Option<Vec<crate::pipeline::usage::AgentUsage>>,
 }
 
 impl PreviousAction {
     /// Whether the call reports the previous action at all.
     pub(crate) fn reported(&self) -> bool {
         self.complete == Some(true)
+            || self.usage.as_ref().is_some_and(|u| !u.is_empty())
             || self.tokens.is_some_and(|t| t > 0)
             || self.duration_ms.is_some_and(|d| d > 0)
             || self.model.as_deref().is_some_and(|m| !m.is_empty())
@@ -91,9 +94,12 @@ pub(crate) fn step(
             let phase = state.current_phase.clone();
             let input = ReportInput {
                 phase: phase.clone(),
-                tokens: previous.tokens.unwrap_or(0),
+                tokens: previous
+                    .tokens
+                    .unwrap_or_else(|| previous.usage.iter().flatten().map(|u| u.tokens).sum()),
                 duration_ms: previous.duration_ms.unwrap_or(0),
                 model: previous.model.clone().filter(|m| !m.is_empty()),
+                usage: previous.usage.clone().unwrap_or_default(),
                 setup_only: state
                     .last_dispatch
                     .as_ref()
