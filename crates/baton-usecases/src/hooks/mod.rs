@@ -36,7 +36,7 @@ use baton_state::{Actor, WorkspaceState};
 use baton_workflow::ScopeTable;
 
 use crate::Services;
-use crate::pipeline::step::{AnswerArgs, answer_question, pending_question};
+use crate::pipeline::answer::{AnswerArgs, answer_question, pending_question};
 use binding::{CachedScope, ChatAnswer, Session, StopBlocks, Violation, Watch};
 
 /// At most this many consecutive blocks of one outstanding step before the
