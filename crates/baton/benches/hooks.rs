@@ -15,8 +15,15 @@
 //! its hooks. The report gives p50/p95 per set-up and the hooks' share
 //! (set-up minus none). It also times `baton hook pre-tool-use` run alone.
 //!
+//! `BATON_BENCH_BEFORE=<another baton binary>` adds that binary's hooks as
+//! one more set-up (**before**: bound, interleaved with the others) and
+//! times its `baton hook pre-tool-use` alone interleaved call by call with
+//! this one's, so a change is compared on the same machine under the same
+//! load.
+//!
 //! `cargo bench -p baton --bench hooks` (release build; `BATON_BENCH_CALLS`
-//! and `BATON_BENCH_ROUNDS` change the size). Not run in CI.
+//! and `BATON_BENCH_ROUNDS` change the size; about two minutes with the
+//! defaults). Not run in CI.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -162,8 +169,9 @@ fn start_run(repo: &Path) -> String {
 }
 
 /// One session: bind (a baton tool naming the run), `calls` Bash calls,
-/// then stop. Returns the time of each Bash call.
-fn session(repo: &GitRepo, ws: &str, calls: usize) -> Vec<Duration> {
+/// then stop, with `baton` found in `bin`. Returns the time of each Bash
+/// call.
+fn session(repo: &GitRepo, ws: &str, calls: usize, bin: &Path) -> Vec<Duration> {
     let home = tempfile::tempdir().expect("home");
     let mut steps: Vec<Step> = vec![
         Turn::tool(
@@ -187,8 +195,12 @@ fn session(repo: &GitRepo, ws: &str, calls: usize) -> Vec<Duration> {
         steps.push(Turn::text("done").into());
     }
     let server = AnthropicServer::start(steps);
-    let baton_dir = baton().parent().expect("bin folder").to_path_buf();
-    let claude = ClaudeCode::new(repo.path(), home.path(), &server.base_url(), &[baton_dir]);
+    let claude = ClaudeCode::new(
+        repo.path(),
+        home.path(),
+        &server.base_url(),
+        &[bin.to_path_buf()],
+    );
     let out = claude.prompt("measure");
     assert!(
         out.success(),
@@ -215,127 +227,149 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// `baton hook pre-tool-use` run alone, `n` times.
-fn hook_alone(repo: &Path, session: &str, n: usize) -> Vec<Duration> {
+/// `baton hook pre-tool-use` of `binary` run alone once.
+fn hook_once(binary: &Path, repo: &Path, session: &str) -> Duration {
     let payload = json!({
         "session_id": session, "cwd": repo, "hook_event_name": "PreToolUse",
         "tool_name": "Bash", "tool_input": {"command": "git status --short"}, "tool_use_id": "t",
     })
     .to_string();
-    (0..n)
-        .map(|_| {
-            let started = Instant::now();
-            let mut child = Command::new(baton())
-                .args(["hook", "pre-tool-use"])
-                .current_dir(repo)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .spawn()
-                .expect("hook");
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(payload.as_bytes())
-                .expect("write");
-            assert!(child.wait().expect("wait").success());
-            started.elapsed()
-        })
-        .collect()
+    let started = Instant::now();
+    let mut child = Command::new(binary)
+        .args(["hook", "pre-tool-use"])
+        .current_dir(repo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("hook");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(payload.as_bytes())
+        .expect("write");
+    assert!(child.wait().expect("wait").success());
+    started.elapsed()
+}
+
+/// A folder holding `baton` (a link to `binary`), for a client's `PATH`.
+fn bin_folder(binary: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("bin folder");
+    std::os::unix::fs::symlink(binary, dir.path().join("baton")).expect("link");
+    dir
+}
+
+/// The name of the session file in `repo` (the one session bound there).
+fn bound_session(repo: &GitRepo) -> Option<String> {
+    std::fs::read_dir(repo.join(".baton/sessions"))
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".json"))
+        .map(|n| n.trim_end_matches(".json").to_string())
+}
+
+fn report(name: &str, times: &mut [Duration]) -> (Duration, Duration) {
+    times.sort();
+    let (p50, p95) = (percentile(times, 0.5), percentile(times, 0.95));
+    println!(
+        "  {:<40} p50 {:>7.1} ms   p95 {:>7.1} ms   max {:>7.1} ms",
+        name,
+        ms(p50),
+        ms(p95),
+        ms(*times.last().unwrap_or(&Duration::ZERO))
+    );
+    (p50, p95)
 }
 
 fn main() {
     let calls = env_usize("BATON_BENCH_CALLS", 30);
     let rounds = env_usize("BATON_BENCH_ROUNDS", 3);
+    let alone = env_usize("BATON_BENCH_ALONE", 200);
+    let before = std::env::var_os("BATON_BENCH_BEFORE").map(PathBuf::from);
+    let this_bin = bin_folder(&baton());
+    let before_bin = before.as_deref().map(bin_folder);
     let none = project(Hooks::None);
     let noop = project(Hooks::Noop);
     let hooked = project(Hooks::Baton);
+    let hooked_before = project(Hooks::Baton);
     let ws_none = start_run(none.path());
     let ws_noop = start_run(noop.path());
     let ws_hooked = start_run(hooked.path());
-    let mut times: [Vec<Duration>; 4] = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
-    let mut bound_alone: Vec<Duration> = Vec::new();
-    for round in 0..rounds {
-        // none; unbound (the run exists, but a session that never called a
-        // baton tool is not bound: drop the binding after the bound round);
-        // bound.
-        times[0].extend(session(&none, &ws_none, calls));
-        times[3].extend(session(&noop, &ws_noop, calls));
-        let sessions = hooked.join(".baton/sessions");
-        times[2].extend(session(&hooked, &ws_hooked, calls));
-        if round + 1 == rounds {
-            // The hook alone for the session just bound.
-            let bound_session = std::fs::read_dir(&sessions).ok().and_then(|mut d| {
-                d.find_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-                    .into_iter()
-                    .find(|n| n.ends_with(".json"))
-            });
-            if let Some(name) = bound_session {
-                bound_alone = hook_alone(hooked.path(), name.trim_end_matches(".json"), 100);
-            }
-        }
-        // Unbound: a session whose baton call names no run.
-        let unbound = unbound_session(&hooked, calls);
-        times[1].extend(unbound);
-        eprintln!("round {}/{rounds} done", round + 1);
-    }
-    let names = [
+    let ws_before = start_run(hooked_before.path());
+    let mut names = vec![
         "no hooks",
         "baton's hooks, no run bound",
         "baton's hooks, run bound",
         "hooks running `true`",
     ];
-    let mut p95 = [Duration::ZERO; 4];
-    let mut p50 = [Duration::ZERO; 4];
+    if before_bin.is_some() {
+        names.push("BEFORE: baton's hooks, run bound");
+    }
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    for round in 0..rounds {
+        times[0].extend(session(&none, &ws_none, calls, this_bin.path()));
+        times[3].extend(session(&noop, &ws_noop, calls, this_bin.path()));
+        times[2].extend(session(&hooked, &ws_hooked, calls, this_bin.path()));
+        if let Some(dir) = &before_bin {
+            times[4].extend(session(&hooked_before, &ws_before, calls, dir.path()));
+        }
+        // Unbound: a session whose baton call names no run.
+        times[1].extend(unbound_session(&hooked, calls, this_bin.path()));
+        eprintln!("round {}/{rounds} done", round + 1);
+    }
     println!(
         "\nper Bash tool call through Claude Code 2.1.328 ({} calls per set-up):",
         calls * rounds
     );
-    for (i, t) in times.iter_mut().enumerate() {
-        t.sort();
-        p50[i] = percentile(t, 0.5);
-        p95[i] = percentile(t, 0.95);
-        println!(
-            "  {:<30} p50 {:>7.1} ms   p95 {:>7.1} ms   max {:>7.1} ms",
-            names[i],
-            ms(p50[i]),
-            ms(p95[i]),
-            ms(*t.last().unwrap_or(&Duration::ZERO))
-        );
+    let mut p50 = Vec::new();
+    let mut p95 = Vec::new();
+    for (name, t) in names.iter().zip(times.iter_mut()) {
+        let (a, b) = report(name, t);
+        p50.push(a);
+        p95.push(b);
     }
     println!(
         "  the client's cost of running two hook commands per call (`true` minus none): p50 {:+.1} ms  p95 {:+.1} ms",
         ms(p50[3]) - ms(p50[0]),
         ms(p95[3]) - ms(p95[0])
     );
-    for i in 1..3 {
+    for i in [1, 2, 4].into_iter().filter(|&i| i < names.len()) {
         println!(
-            "  baton's share, {:<28} (minus `true`): p50 {:>+6.1} ms   p95 {:>+6.1} ms",
+            "  hooks' share, {:<34} (minus `true`): p50 {:>+6.1} ms   p95 {:>+6.1} ms",
             names[i],
             ms(p50[i]) - ms(p50[3]),
             ms(p95[i]) - ms(p95[3])
         );
     }
-    let mut unbound = hook_alone(hooked.path(), "never-bound", 100);
-    unbound.sort();
-    println!(
-        "\n`baton hook pre-tool-use` alone, no run bound: p50 {:.1} ms  p95 {:.1} ms",
-        ms(percentile(&unbound, 0.5)),
-        ms(percentile(&unbound, 0.95))
-    );
-    if !bound_alone.is_empty() {
-        bound_alone.sort();
-        println!(
-            "`baton hook pre-tool-use` alone, run bound:    p50 {:.1} ms  p95 {:.1} ms",
-            ms(percentile(&bound_alone, 0.5)),
-            ms(percentile(&bound_alone, 0.95))
-        );
+
+    // `baton hook pre-tool-use` alone, interleaved call by call.
+    let bound = bound_session(&hooked).expect("a session bound by the rounds");
+    let mut unbound = Vec::new();
+    let mut bound_now = Vec::new();
+    let mut bound_before = Vec::new();
+    let mut unbound_before = Vec::new();
+    let before_session = bound_session(&hooked_before);
+    for _ in 0..alone {
+        unbound.push(hook_once(&baton(), hooked.path(), "never-bound"));
+        bound_now.push(hook_once(&baton(), hooked.path(), &bound));
+        if let (Some(old), Some(session)) = (&before, &before_session) {
+            unbound_before.push(hook_once(old, hooked_before.path(), "never-bound"));
+            bound_before.push(hook_once(old, hooked_before.path(), session));
+        }
+    }
+    println!("\n`baton hook pre-tool-use` alone ({alone} runs each, interleaved):");
+    report("no run bound", &mut unbound);
+    report("run bound (phase-1, strict shell rules)", &mut bound_now);
+    if !bound_before.is_empty() {
+        report("BEFORE: no run bound", &mut unbound_before);
+        report("BEFORE: run bound", &mut bound_before);
     }
 }
 
 /// A hooked session whose baton call is a tool baton never binds from
 /// (`pipeline_init` names no existing run), so no run is bound.
-fn unbound_session(repo: &GitRepo, calls: usize) -> Vec<Duration> {
+fn unbound_session(repo: &GitRepo, calls: usize, bin: &Path) -> Vec<Duration> {
     let home = tempfile::tempdir().expect("home");
     let mut steps: Vec<Step> = vec![
         Turn::tool(
@@ -360,8 +394,12 @@ fn unbound_session(repo: &GitRepo, calls: usize) -> Vec<Duration> {
     }
     steps.push(Turn::text("done").into());
     let server = AnthropicServer::start(steps);
-    let baton_dir = baton().parent().expect("bin folder").to_path_buf();
-    let claude = ClaudeCode::new(repo.path(), home.path(), &server.base_url(), &[baton_dir]);
+    let claude = ClaudeCode::new(
+        repo.path(),
+        home.path(),
+        &server.base_url(),
+        &[bin.to_path_buf()],
+    );
     let out = claude.prompt("measure");
     assert!(
         out.success(),

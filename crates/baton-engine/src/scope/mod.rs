@@ -73,6 +73,19 @@ pub struct Rules {
     /// agent may revert them (`git restore`, `git checkout -- …`, `rm`)
     /// whatever the phase.
     pub revertable: Vec<String>,
+    /// Where HEAD was before a command moved it outside the scope: the
+    /// agent may move it back (`git reset --soft <commit>`, `git switch
+    /// <branch>`) whatever the phase.
+    pub head_before: Option<HeadBefore>,
+}
+
+/// HEAD as it was before a command moved it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeadBefore {
+    /// The branch HEAD was on (`None`: detached).
+    pub branch: Option<String>,
+    /// The commit.
+    pub commit: String,
 }
 
 impl Rules {
@@ -460,24 +473,8 @@ fn shell_verdict(rules: &Rules, command: &str) -> Verdict {
             rules.what_the_phase_may_do()
         ));
     }
-    // The command the run handed out, exactly as given (one simple command).
-    if let Some(argv) = &rules.handed_out
-        && script.commands.len() == 1
-        && script.opaque.is_empty()
-    {
-        let c = &script.commands[0];
-        if c.assignments.is_empty()
-            && c.redirects
-                .iter()
-                .all(|r| !r.writes() && r.op != "<<" && r.op != "<<-")
-            && c.words.len() == argv.len()
-            && c.words
-                .iter()
-                .zip(argv)
-                .all(|(w, a)| !w.dynamic && w.text == *a)
-        {
-            return Verdict::Allow;
-        }
+    if handed_out_as_given(rules, &script) {
+        return Verdict::Allow;
     }
     let mut verdict = Verdict::Allow;
     for c in &script.commands {
@@ -488,6 +485,31 @@ fn shell_verdict(rules: &Rules, command: &str) -> Verdict {
         }
     }
     verdict
+}
+
+/// Whether `command` is exactly the command the run handed out (one simple
+/// command, its argv as given, no assignment, no writing redirection).
+pub fn is_handed_out(rules: &Rules, command: &str) -> bool {
+    handed_out_as_given(rules, &shell::parse(command))
+}
+
+fn handed_out_as_given(rules: &Rules, script: &shell::Script) -> bool {
+    let Some(argv) = &rules.handed_out else {
+        return false;
+    };
+    if script.commands.len() != 1 || !script.opaque.is_empty() {
+        return false;
+    }
+    let c = &script.commands[0];
+    c.assignments.is_empty()
+        && c.redirects
+            .iter()
+            .all(|r| !r.writes() && r.op != "<<" && r.op != "<<-")
+        && c.words.len() == argv.len()
+        && c.words
+            .iter()
+            .zip(argv)
+            .all(|(w, a)| !w.dynamic && w.text == *a)
 }
 
 fn deny(rules: &Rules, what: String) -> Verdict {
@@ -1070,7 +1092,11 @@ fn git_verdict(rules: &Rules, args: &[Word], strict: bool) -> Verdict {
     // Undoing a change left outside the scope is always allowed.
     let undo = match sub.text.as_str() {
         "restore" => reverts(rules, rest, &["--worktree", "-W", "--staged", "-S", "--"]),
-        "checkout" => rest.first().is_some_and(|w| w.text == "--") && reverts(rules, rest, &["--"]),
+        "checkout" => {
+            (rest.first().is_some_and(|w| w.text == "--") && reverts(rules, rest, &["--"]))
+                || moves_head_back(rules, "switch", rest)
+        }
+        "reset" | "switch" => moves_head_back(rules, &sub.text, rest),
         _ => false,
     };
     if undo {
@@ -1113,6 +1139,28 @@ fn git_verdict(rules: &Rules, args: &[Word], strict: bool) -> Verdict {
             }
         ),
     )
+}
+
+/// Whether `git <sub> <args>` only moves HEAD back to where it was before
+/// a command moved it: `reset --soft <commit>` (the commit, or at least 7
+/// of its first digits) or `switch`/`checkout <branch>`.
+fn moves_head_back(rules: &Rules, sub: &str, args: &[Word]) -> bool {
+    let Some(before) = &rules.head_before else {
+        return false;
+    };
+    if args.iter().any(|w| w.dynamic) {
+        return false;
+    }
+    let words: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    match (sub, words.as_slice()) {
+        ("reset", ["--soft", commit]) => {
+            commit.len() >= 7
+                && before.commit.starts_with(commit)
+                && commit.bytes().all(|b| b.is_ascii_hexdigit())
+        }
+        ("switch", [branch]) => before.branch.as_deref() == Some(*branch),
+        _ => false,
+    }
 }
 
 /// Whether `args` name only paths the agent may revert (options in

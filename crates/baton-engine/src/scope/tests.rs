@@ -370,3 +370,60 @@ fn a_change_left_outside_the_scope_may_be_reverted_and_nothing_else() {
     r.revertable.clear();
     assert!(denied(&shell(&r, "git restore src/main.rs")));
 }
+
+#[test]
+fn head_moved_outside_the_scope_may_be_moved_back_and_nowhere_else() {
+    let commit = "0123456789abcdef0123456789abcdef01234567";
+    for writes in [WriteScope::Repository, WriteScope::Artifacts] {
+        let mut r = rules(writes);
+        for back in ["git reset --soft 0123456789", "git switch feature"] {
+            assert!(denied(&shell(&r, back)), "{back} before any move");
+        }
+        r.head_before = Some(HeadBefore {
+            branch: Some("feature".into()),
+            commit: commit.into(),
+        });
+        for ok in [
+            format!("git reset --soft {commit}"),
+            "git reset --soft 0123456".into(),
+            "git switch feature".into(),
+            "git checkout feature".into(),
+        ] {
+            assert_eq!(shell(&r, &ok), Verdict::Allow, "{ok}");
+        }
+        for bad in [
+            "git reset --soft 012345",
+            "git reset --hard 0123456789",
+            "git reset --soft fedcba9876",
+            "git reset --soft HEAD~1",
+            "git reset --soft $C",
+            "git switch main",
+            "git switch -c feature",
+            "git checkout main",
+        ] {
+            assert!(denied(&shell(&r, bad)), "{bad}");
+        }
+    }
+}
+
+#[test]
+fn the_handed_out_command_is_recognised_exactly() {
+    let mut r = rules(WriteScope::Repository);
+    assert!(!is_handed_out(&r, "git commit -m 'x'"));
+    r.handed_out = Some(vec![
+        "git".into(),
+        "commit".into(),
+        "-m".into(),
+        "x y".into(),
+    ]);
+    assert!(is_handed_out(&r, "git commit -m 'x y'"));
+    for other in [
+        "git commit -m 'x y' > out",
+        "git commit -m 'x y'; true",
+        "A=1 git commit -m 'x y'",
+        "git commit -m \"$M\"",
+        "git commit -m x",
+    ] {
+        assert!(!is_handed_out(&r, other), "{other}");
+    }
+}

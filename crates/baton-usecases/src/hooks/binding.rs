@@ -97,8 +97,13 @@ pub struct ChatAnswer {
 pub struct Watch {
     /// The tool call's id.
     pub call: String,
-    /// `git status` entries with the file's size and modification time.
+    /// `git status` entries with the file's size and modification time;
+    /// for a guard, HEAD and the protected files (`super::guard`).
     pub tree: Vec<String>,
+    /// A guard of a command in a phase that may change the repository:
+    /// only HEAD and the protected files are compared.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guard: bool,
 }
 
 /// Changes outside the phase's scope.
@@ -114,6 +119,10 @@ pub struct Violation {
     /// client reported after making it: there is no tree from before).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub until_clean: bool,
+    /// Found by a guard (`super::guard`): `paths` are HEAD and protected
+    /// files, `before` their entries then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guard: bool,
     /// When.
     pub at: DateTime<Utc>,
 }
@@ -330,6 +339,7 @@ mod tests {
                             s.watches.push(Watch {
                                 call: format!("{t}-{i}"),
                                 tree: Vec::new(),
+                                guard: false,
                             })
                         })
                         .unwrap();

@@ -23,6 +23,7 @@
 
 pub mod binding;
 pub mod chat;
+pub mod guard;
 pub mod rules;
 pub mod tree;
 
@@ -42,6 +43,11 @@ use binding::{CachedScope, ChatAnswer, Session, StopBlocks, Violation, Watch};
 /// At most this many consecutive blocks of one outstanding step before the
 /// stop guard lets the turn end (Claude Code itself ends it after 8).
 pub const MAX_STOP_BLOCKS: u32 = 3;
+
+/// At most this many commands of one session are watched at once (the
+/// client runs parallel calls; a call whose report never comes is dropped
+/// first).
+pub const MAX_WATCHES: usize = 32;
 
 /// One tool call as the client describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -238,6 +244,9 @@ fn rules_of(svc: &Services, b: &Bound) -> Result<(scope::Rules, rules::Step), St
     );
     if let Some(v) = &b.session.violation {
         rules.revertable = v.paths.clone();
+        if v.guard && v.paths.iter().any(|p| p == guard::HEAD_KEY) {
+            rules.head_before = guard::head_in(&v.before);
+        }
     }
     Ok((rules, step))
 }
@@ -338,17 +347,37 @@ pub fn pre_tool(svc: &Services, input: &HookInput) -> Outcome {
         }
         ToolCall::Other { name } => scope::decide(&rules, &Call::Tool(name)),
     };
+    // A command of a phase that may change the repository runs programs
+    // the line does not show: HEAD and the protected files are compared
+    // after it (the run's own handed-out command aside).
+    // A client that names no call (Cursor's shell hook) reports nothing
+    // after it: nothing to compare then.
+    let guarded = input.tool_use_id.is_some()
+        && matches!((&verdict, tool), (Verdict::Allow, ToolCall::Shell { command, .. })
+            if !rules.strict() && !scope::is_handed_out(&rules, command));
     match verdict {
-        Verdict::Allow => Outcome::allow(),
+        Verdict::Allow if !guarded => Outcome::allow(),
         Verdict::Deny(reason) => Outcome::Deny {
             reason: format!("baton: {reason}"),
         },
-        Verdict::Watch => {
+        Verdict::Allow | Verdict::Watch => {
             let watch = Watch {
                 call: input.tool_use_id.clone().unwrap_or_default(),
-                tree: tree::snapshot(&root),
+                tree: if guarded {
+                    guard::snapshot(&root, &rules.protected)
+                } else {
+                    tree::snapshot(&root)
+                },
+                guard: guarded,
             };
-            if let Err(e) = binding::modify(&root, &input.session, |s| s.watches.push(watch)) {
+            let kept = |s: &mut Session| {
+                // Calls whose report never came (a killed tool) do not pile up.
+                if s.watches.len() >= MAX_WATCHES {
+                    s.watches.drain(..=s.watches.len() - MAX_WATCHES);
+                }
+                s.watches.push(watch)
+            };
+            if let Err(e) = binding::modify(&root, &input.session, kept) {
                 return Outcome::Deny {
                     reason: unreadable(&b.session.workspace, &e.to_string()),
                 };
@@ -373,8 +402,11 @@ fn writes_by_name(name: &str) -> bool {
 fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String> {
     let violation = b.session.violation.as_ref()?;
     let root = &svc.config.repo_root;
-    let now = tree::snapshot(root);
-    let still: Vec<String> = if violation.until_clean {
+    let still: Vec<String> = if violation.guard {
+        let now = guard::snapshot(root, &rules.protected);
+        guard::still_changed(&violation.paths, &violation.before, &now)
+    } else if violation.until_clean {
+        let now = tree::snapshot(root);
         let dirty: Vec<String> = now
             .iter()
             .map(|e| e.split('\t').next().unwrap_or_default().to_string())
@@ -386,6 +418,7 @@ fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String>
             .cloned()
             .collect()
     } else {
+        let now = tree::snapshot(root);
         tree::changed(&violation.before, &now)
             .into_iter()
             .filter(|p| violation.paths.contains(p))
@@ -537,6 +570,7 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
             command: name.clone(),
             at: Utc::now(),
             until_clean: true,
+            guard: false,
         };
         let _ = binding::modify(&root, &input.session, |s| s.violation = Some(violation));
         return Outcome::Block {
@@ -555,6 +589,9 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
     let Ok((rules, _)) = rules_of(svc, &b) else {
         return Outcome::allow();
     };
+    if watch.guard {
+        return guarded_command_ended(svc, input, &b, &rules, tool, &watch);
+    }
     let after = tree::snapshot(&root);
     let changed: Vec<String> = tree::changed(&watch.tree, &after)
         .into_iter()
@@ -573,6 +610,7 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
         command: command.chars().take(300).collect(),
         at: Utc::now(),
         until_clean: false,
+        guard: false,
     });
     let found = violation.is_some();
     let _ = binding::modify(&root, &input.session, |s| {
@@ -599,6 +637,82 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
                 b.ws.display
             ),
         }
+    }
+}
+
+/// After a guarded command (a phase that may change the repository): HEAD
+/// and the protected files must be as they were.
+fn guarded_command_ended(
+    svc: &Services,
+    input: &HookInput,
+    b: &Bound,
+    rules: &scope::Rules,
+    tool: &ToolCall,
+    watch: &Watch,
+) -> Outcome {
+    let root = &svc.config.repo_root;
+    let after = guard::snapshot(root, &rules.protected);
+    let changed: Vec<String> = guard::changed(&watch.tree, &after)
+        .into_iter()
+        // A scope that lets the agent commit lets HEAD move.
+        .filter(|k| k != guard::HEAD_KEY || rules.git.is_empty())
+        .collect();
+    let command = match tool {
+        ToolCall::Shell { command, .. } => command.clone(),
+        other => other.name().to_string(),
+    };
+    let violation = (!changed.is_empty()).then(|| Violation {
+        paths: changed.clone(),
+        before: watch.tree.clone(),
+        command: command.chars().take(300).collect(),
+        at: Utc::now(),
+        until_clean: false,
+        guard: true,
+    });
+    let found = violation.is_some();
+    let _ = binding::modify(root, &input.session, |s| {
+        s.watches.retain(|w| w.call != watch.call);
+        if let Some(v) = violation {
+            s.violation = Some(v);
+        }
+    });
+    if !found {
+        return Outcome::allow();
+    }
+    let mut undo: Vec<String> = Vec::new();
+    if changed.iter().any(|k| k == guard::HEAD_KEY)
+        && let Some(head) = guard::head_in(&watch.tree)
+    {
+        undo.push(match (&head.branch, guard::read_head(root)) {
+            (Some(branch), Some(now)) if now.branch.as_ref() != Some(branch) => {
+                format!("`git switch {branch}` (HEAD left the branch)")
+            }
+            _ => format!(
+                "`git reset --soft {}` (HEAD moved: commits are the run's own command phases')",
+                head.commit
+            ),
+        });
+    }
+    let files: Vec<&String> = changed.iter().filter(|k| *k != guard::HEAD_KEY).collect();
+    if !files.is_empty() {
+        undo.push(format!(
+            "restore {} as it was (`git checkout -- <file>` for a tracked file, delete a new one)",
+            files
+                .iter()
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Outcome::Block {
+        reason: format!(
+            "baton: this command changed {} — the history or protected files no agent changes while run {} is bound ({}). Undo it now: {}; run {} does not go on while the change is there.",
+            changed.join(", "),
+            b.ws.display,
+            rules.phase,
+            undo.join("; "),
+            b.ws.display
+        ),
     }
 }
 

@@ -200,5 +200,6 @@ pub fn rules_from_table(
         waiting_for: step.waiting_for.clone(),
         handed_out: step.argv.clone(),
         revertable: Vec::new(),
+        head_before: None,
     }
 }

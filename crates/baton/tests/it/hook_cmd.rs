@@ -811,3 +811,112 @@ async fn bad_input_while_bound_is_refused_per_client_and_writes_nothing() {
     }
     assert!(files_of(&repo) == before, "bad input changed a file");
 }
+
+/// An implementer (phase-5, `writes: repository`) runs any program, but
+/// what a script does is not in its command line: HEAD and the protected
+/// files are compared around every command. A commit or a changed client
+/// setting made by a script is reported at once, the run does not go on
+/// until it is undone, and undoing it (`git reset --soft <commit>`,
+/// restoring the file) is allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_that_commits_or_changes_settings_in_an_open_phase_holds_the_run() {
+    let repo = GitRepo::new();
+    repo.write("src/main.rs", "fn main() {}\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "src"]);
+    let (ws, action) = crate::common::pipeline::run_to_phase(repo.path(), "phase-5").await;
+    assert_eq!(action["phase"], "phase-5", "{action}");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "work so far"]);
+    let head = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(repo.path())
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
+    bind(&repo, "s1", &ws);
+    // The line is allowed (a script of the repository's), and a script that
+    // changes nothing guarded goes through.
+    repo.write("build.sh", "echo ok\n");
+    let pre = bash(&repo, "pre-tool-use", "s1", "sh build.sh", "toolu_1");
+    assert_eq!((pre.code, pre.stdout.as_str()), (0, ""), "{}", pre.stderr);
+    repo.write("src/main.rs", "fn main() { build() }\n");
+    let post = bash(&repo, "post-tool-use", "s1", "sh build.sh", "toolu_1");
+    assert_eq!(
+        (post.code, post.stdout.as_str()),
+        (0, ""),
+        "{}",
+        post.stderr
+    );
+    assert_eq!(next_call(&repo, "s1", &ws).stdout, "", "sources may change");
+
+    // A script that commits: reported, the run held, `git reset --soft` allowed.
+    assert_eq!(
+        bash(&repo, "pre-tool-use", "s1", "sh build.sh", "toolu_2").stdout,
+        ""
+    );
+    repo.git(&["add", "src/main.rs"]);
+    repo.git(&["commit", "-q", "-m", "sneaky"]);
+    let v = bash(&repo, "post-tool-use", "s1", "sh build.sh", "toolu_2").json();
+    assert_eq!(v["decision"], "block", "{v}");
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("HEAD") && reason.contains(&format!("git reset --soft {head}")),
+        "{reason}"
+    );
+    let held = next_call(&repo, "s1", &ws).json();
+    assert_eq!(
+        held["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{held}"
+    );
+    let undo = format!("git reset --soft {head}");
+    assert_eq!(
+        bash(&repo, "pre-tool-use", "s1", &undo, "toolu_3").stdout,
+        ""
+    );
+    let elsewhere = bash(
+        &repo,
+        "pre-tool-use",
+        "s1",
+        "git reset --soft HEAD~2",
+        "toolu_4",
+    );
+    assert_eq!(
+        elsewhere.json()["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    repo.git(&["reset", "-q", "--soft", &head]);
+    assert_eq!(next_call(&repo, "s1", &ws).stdout, "", "HEAD is back");
+
+    // A script that turns the client's hooks off.
+    let settings = repo.join(".claude/settings.json");
+    let kept = std::fs::read(&settings).ok();
+    assert_eq!(
+        bash(&repo, "pre-tool-use", "s1", "python3 tool.py", "toolu_5").stdout,
+        ""
+    );
+    std::fs::create_dir_all(repo.join(".claude")).unwrap();
+    std::fs::write(&settings, "{\"hooks\": {}}").unwrap();
+    let v = bash(&repo, "post-tool-use", "s1", "python3 tool.py", "toolu_5").json();
+    assert_eq!(v["decision"], "block", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains(".claude/settings.json")),
+        "{v}"
+    );
+    assert_eq!(
+        next_call(&repo, "s1", &ws).json()["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    match kept {
+        Some(bytes) => std::fs::write(&settings, bytes).unwrap(),
+        None => std::fs::remove_file(&settings).unwrap(),
+    }
+    assert_eq!(next_call(&repo, "s1", &ws).stdout, "", "settings restored");
+}
