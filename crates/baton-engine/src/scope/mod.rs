@@ -130,7 +130,9 @@ impl Rules {
         }
     }
 
-    fn protected_user_paths(&self) -> Vec<String> {
+    /// The protected paths that are not baton's own control files (the
+    /// clients' settings and hooks, `.mcp.json`, `baton.toml`, `.git/**`).
+    pub fn protected_user_paths(&self) -> Vec<String> {
         self.protected
             .iter()
             .filter(|p| !p.starts_with(".baton") && !p.starts_with(&self.specs_dir))

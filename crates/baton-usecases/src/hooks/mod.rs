@@ -364,7 +364,7 @@ pub fn pre_tool(svc: &Services, input: &HookInput) -> Outcome {
             let watch = Watch {
                 call: input.tool_use_id.clone().unwrap_or_default(),
                 tree: if guarded {
-                    guard::snapshot(&root, &rules.protected)
+                    guard::snapshot(&root, &rules.protected_user_paths())
                 } else {
                     tree::snapshot(&root)
                 },
@@ -403,7 +403,7 @@ fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String>
     let violation = b.session.violation.as_ref()?;
     let root = &svc.config.repo_root;
     let still: Vec<String> = if violation.guard {
-        let now = guard::snapshot(root, &rules.protected);
+        let now = guard::snapshot(root, &rules.protected_user_paths());
         guard::still_changed(&violation.paths, &violation.before, &now)
     } else if violation.until_clean {
         let now = tree::snapshot(root);
@@ -651,7 +651,7 @@ fn guarded_command_ended(
     watch: &Watch,
 ) -> Outcome {
     let root = &svc.config.repo_root;
-    let after = guard::snapshot(root, &rules.protected);
+    let after = guard::snapshot(root, &rules.protected_user_paths());
     let changed: Vec<String> = guard::changed(&watch.tree, &after)
         .into_iter()
         // A scope that lets the agent commit lets HEAD move.
