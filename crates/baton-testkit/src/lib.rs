@@ -21,6 +21,6 @@
 pub mod clients;
 pub mod git;
 pub mod http;
-pub mod person;
 pub mod model;
+pub mod person;
 pub mod postgres;

@@ -14,8 +14,8 @@ use anyhow::{Context, anyhow, bail};
 
 use baton_state::Actor;
 use baton_usecases::Services;
-use baton_usecases::trust::{self, AutoGrant};
 use baton_usecases::headless::{self, AgentFailure, AgentScope, resume_command, shell_word};
+use baton_usecases::trust::{self, AutoGrant};
 
 pub use crate::agents::Agent;
 use crate::agents::{Usage, claude, codex};
@@ -263,9 +263,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                     });
                 };
                 say(&format!("  → {given}"));
-                let by = auto_by
-                    .clone()
-                    .unwrap_or_else(|| Actor::person("terminal"));
+                let by = auto_by.clone().unwrap_or_else(|| Actor::person("terminal"));
                 step::answer_question(
                     svc,
                     step::AnswerArgs {

@@ -31,6 +31,7 @@ mod e2e_transcript;
 mod e2e_typescript;
 mod layering;
 mod person_channels;
+mod person_dashboard;
 mod person_past_runs;
 mod person_state;
 mod run_agents;
