@@ -479,6 +479,11 @@ pub struct RepoBaseline {
     /// Paths (repository-relative) that were modified, staged or untracked.
     #[serde(default)]
     pub dirty: Vec<String>,
+    /// Taken when baton first stepped the run, not when it started (a run
+    /// migrated from an older state had none): everything dirty then is
+    /// treated as not the run's.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub taken_late: bool,
 }
 
 fn is_false(b: &bool) -> bool {

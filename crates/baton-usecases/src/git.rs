@@ -45,5 +45,9 @@ pub fn baseline(repo: &Path) -> Option<RepoBaseline> {
     dirty.sort();
     dirty.dedup();
     dirty.truncate(MAX_BASELINE_PATHS);
-    Some(RepoBaseline { head, dirty })
+    Some(RepoBaseline {
+        head,
+        dirty,
+        taken_late: false,
+    })
 }

@@ -25,6 +25,8 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`baseline`] — a migrated run without a baseline of the repository
+//!   gets a safe one (nothing dirty when baton met it is the run's).
 //! * [`pinning`] — a run keeps the workflow definition it started with.
 //! * [`tamper`] — a `state.json` changed outside baton, found and shown;
 //!   a person's question it skipped is asked again.
@@ -39,6 +41,7 @@
 #![warn(missing_docs)]
 
 mod after_write;
+pub mod baseline;
 pub mod error;
 pub mod events;
 pub mod files;

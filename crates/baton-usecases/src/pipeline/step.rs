@@ -179,6 +179,8 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         // A person's question the state skipped (changed outside baton) is
         // asked again (crate::tamper).
         let reopened = crate::tamper::reopen_skipped(&def, state, now);
+        // A migrated run gets a safe baseline before anything is committed.
+        crate::baseline::ensure(state, &ws, &svc.config.repo_root);
         let mut stepped = step(&ctx, state, &args, given)?;
         if let Some(note) = reopened {
             stepped.warnings.insert(0, note.message);

@@ -208,3 +208,85 @@ async fn a_hand_edit_that_only_moves_the_current_phase_is_tampering_too() {
     assert_eq!(next["name"], "checkpoint-a", "{next}");
     c.close().await;
 }
+
+fn git(repo: &Repo, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// A run the Go server left (state version 2, no baseline of the
+/// repository) just before its summary: baton finishes it, and its commit
+/// stages none of the person's files that were untracked when baton met it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migrated_run_commits_nothing_that_was_untracked_when_baton_met_it() {
+    let repo = crate::common::pipeline::git_repo();
+    std::fs::write(repo.path().join("README.md"), "# demo\n").unwrap();
+    git(&repo, &["add", "README.md"]);
+    git(&repo, &["commit", "-q", "-m", "initial"]);
+    // The person's own notes, never the run's.
+    std::fs::write(repo.path().join("notes.txt"), "my notes\n").unwrap();
+    std::fs::create_dir_all(repo.path().join("scratch")).unwrap();
+    std::fs::write(repo.path().join("scratch/todo.md"), "- later\n").unwrap();
+    let ws = ".specs/20260330-migrated";
+    let dir = repo.ws_dir(ws);
+    std::fs::create_dir_all(&dir).unwrap();
+    let tasks = json!({"1": {"title": "Implement", "executionMode": "sequential", "implStatus": "completed", "reviewStatus": "completed_pass"}});
+    let state = json!({
+        "version": 2, "forge-state-mcp-version": "2.19.0",
+        "specName": "migrated", "workspace": ws, "branch": null, "effort": "S", "flowTemplate": "light",
+        "autoApprove": false, "skipPr": true, "useCurrentBranch": true,
+        "branchClassified": false, "branchPushed": false, "debug": false,
+        "skippedPhases": ["phase-2", "phase-4", "phase-4b", "checkpoint-b", "phase-6", "pr-creation", "post-to-source", "final-push"],
+        "currentPhase": "final-summary", "currentPhaseStatus": "pending",
+        "completedPhases": ["setup", "phase-1", "phase-3", "phase-3b", "checkpoint-a", "phase-5", "phase-7", "final-verification"],
+        "revisions": {"designRevisions": 0, "taskRevisions": 0, "designInlineRevisions": 0, "taskInlineRevisions": 0},
+        "checkpointRevisionPending": {"checkpoint-a": false, "checkpoint-b": false},
+        "needsBatchCommit": false, "tasks": tasks, "phaseLog": [],
+        "timestamps": {"created": "2026-03-30T09:00:00Z", "lastUpdated": "2026-03-30T10:00:00Z", "phaseStarted": null},
+        "error": null
+    });
+    std::fs::write(
+        dir.join("state.json"),
+        serde_json::to_string_pretty(&state).unwrap(),
+    )
+    .unwrap();
+    for (file, text) in [
+        (
+            "request.md",
+            "---\nsource_type: text\n---\n\nAdd a greeting\n",
+        ),
+        ("analysis.md", "# Analysis\n\nfacts\n"),
+        ("design.md", "# Design\n\nSay hello.\n"),
+        ("review-design.md", "# Review\n\n## Verdict: APPROVE\n"),
+        ("tasks.md", crate::common::pipeline::TASKS_MD),
+        ("impl-1.md", "# impl\n"),
+        ("comprehensive-review.md", "# Review\n\nfine\n"),
+        ("final-verification.md", "# Verification\n\nfine\n"),
+    ] {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let c = spawn(repo.path(), &[], &[]).await;
+    let mut script = Script::default();
+    let trace = crate::common::pipeline::drive(&c, &repo, ws, &mut script, &[], 40).await;
+    assert_eq!(trace.last["type"], "done", "{:#?}", trace.steps);
+    c.close().await;
+    let baseline = &repo.state(ws)["repoBaseline"];
+    assert_eq!(baseline["takenLate"], true, "{baseline}");
+    // The run's commit holds its workspace, and none of the person's files.
+    let committed = git(&repo, &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(committed.contains("20260330-migrated/"), "{committed}");
+    assert!(!committed.contains("notes.txt"), "{committed}");
+    assert!(!committed.contains("scratch/"), "{committed}");
+    let status = git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(status.contains("?? notes.txt"), "{status}");
+    assert!(status.contains("?? scratch/todo.md"), "{status}");
+}
