@@ -484,6 +484,10 @@ pub struct RepoBaseline {
     /// treated as not the run's.
     #[serde(default, skip_serializing_if = "is_false")]
     pub taken_late: bool,
+    /// Still being read: the run's next change fills it in (the
+    /// confirmation call reads the repository off its reply's path).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pending: bool,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -7,7 +7,7 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use baton_engine::report::{ReportEvidence, check_report};
+use baton_engine::completion::evidence::{ReportEvidence, check_report};
 use baton_engine::route::{Decision, decide, visits};
 use baton_engine::stats::{RunStats, run_stats};
 use baton_state::{Lifecycle, PhaseReport, Transition};
@@ -341,7 +341,7 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
         }
         // The visit is over: its artifacts must be written anew on the next.
         if let Some(p) = def.phase(&report.phase_name) {
-            baton_engine::pipeline::artifacts::mark(state, &disk, &p.artifacts);
+            baton_engine::completion::freshness::mark(state, &disk, &p.artifacts);
         }
         // Start the next piece of work right away, unless it waits for a person
         // or its loop limit is used up.

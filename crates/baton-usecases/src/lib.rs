@@ -27,6 +27,8 @@
 //! * [`notifications`] — which events a person is told about, and what.
 //! * [`baseline`] — a migrated run without a baseline of the repository
 //!   gets a safe one (nothing dirty when baton met it is the run's).
+//! * [`hooks`] — the agent clients' hooks: the bound run's scope on every
+//!   tool call, the stop guard, the person's answer typed in the chat.
 //! * [`pinning`] — a run keeps the workflow definition it started with.
 //! * [`tamper`] — a `state.json` changed outside baton, found and shown;
 //!   a person's question it skipped is asked again.
@@ -49,6 +51,7 @@ pub mod git;
 pub mod guidance;
 pub mod headless;
 pub mod history;
+pub mod hooks;
 pub mod issue;
 pub mod lazy_workflows;
 pub mod notifications;
@@ -117,7 +120,13 @@ impl Services {
                 (true, false) => baton_state::Durability::Background,
                 (true, true) => baton_state::Durability::BeforeReply,
             })
-            .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms));
+            .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms))
+            .with_before_change({
+                // A run's baseline read off its confirmation's reply path
+                // reaches its state with its next change (`git`).
+                let repo_root = config.repo_root.clone();
+                std::sync::Arc::new(move |ws, state| git::settle_baseline(&repo_root, ws, state))
+            });
         let loaded = lazy_workflows::LoadedWorkflows::new(config.workflows_dir.clone());
         let workflows = lazy_workflows::Workflows(Arc::clone(&loaded));
         let history = history::open(&config, &workflows);

@@ -550,7 +550,9 @@ pub fn pipeline_init_with_context(
         });
     };
 
-    // The confirmation call: create the workspace.
+    // The confirmation call: create the workspace. What the repository
+    // holds before the run is read from now on, on its own thread.
+    let baseline = crate::git::start_baseline(&svc.config.repo_root);
     let effort = match confirmation.effort.as_str() {
         "S" => Effort::S,
         "M" => Effort::M,
@@ -631,13 +633,10 @@ pub fn pipeline_init_with_context(
     state.use_current_branch = use_current;
     state.branch = (!branch.is_empty()).then(|| branch.clone());
     // What the repository held before the run: never the run's to commit.
-    // (The run's own workspace is not "before the run": a kill between the
-    // request's write and the state's leaves the request there.)
-    state.repo_baseline = crate::git::baseline(&svc.config.repo_root).map(|mut b| {
-        let own = format!("{}/", ws.display);
-        b.dirty.retain(|p| !p.starts_with(&own));
-        b
-    });
+    // Read off the reply's path (started at the top of the confirmation,
+    // filled in by the run's next change, without the run's own workspace;
+    // `crate::git`).
+    state.repo_baseline = Some(crate::git::PendingBaseline::placeholder());
     let mut skips = definition.skipped_for(template.as_str());
     if flags.skip_pr {
         skips.extend(definition.skipped_for("nopr"));
@@ -728,6 +727,7 @@ pub fn pipeline_init_with_context(
         .write_file(&ws, "request.md", request.as_bytes())
         .map_err(Error::from)?;
     svc.store.create(&ws, &state)?;
+    baseline.attach(&ws);
     svc.after_write(
         &ws,
         &state,

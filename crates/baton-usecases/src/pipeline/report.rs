@@ -6,11 +6,13 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use baton_engine::pipeline::artifacts::{check_phase, is_fresh, require_fresh};
+use baton_engine::WorkspaceFiles;
+use baton_engine::completion::artifacts::check_phase;
+use baton_engine::completion::freshness::{is_fresh, require_fresh};
+use baton_engine::completion::guards::GuardViolation;
+use baton_engine::completion::verdict::{Finding, Verdict};
 use baton_engine::pipeline::tasks::parse_tasks;
-use baton_engine::pipeline::verdict::{Finding, Verdict};
 use baton_engine::route::{Decision, decide};
-use baton_engine::{WorkspaceFiles, guards::GuardViolation};
 use baton_events::EventKind;
 use baton_state::{
     CommandGuard, DecisionReason, Lifecycle, PendingDecision, PhaseLogEntry, Transition,
@@ -385,7 +387,7 @@ pub fn report_core(
         }
     }
     // A failed task's implementation must be written again on its retry.
-    baton_engine::pipeline::artifacts::mark(state, files, &failed_impls);
+    baton_engine::completion::freshness::mark(state, files, &failed_impls);
     let decision = decide(
         def,
         state,
@@ -421,7 +423,7 @@ pub fn report_core(
 /// backwards, and clears what the phase's completion answers.
 ///
 /// A forward move of a work phase passes the one gatekeeper first
-/// ([`baton_engine::gate::check_completion`]); a move back (a revision) does
+/// ([`baton_engine::completion::check_completion`]); a move back (a revision) does
 /// not need the evidence it is sent back for. Either way the phase's
 /// artifacts are fingerprinted, so the next visit must write them anew.
 pub fn advance(
@@ -439,10 +441,10 @@ pub fn advance(
         .is_some_and(|(t, p)| t < p);
     let work = def.phase(phase).filter(|p| !p.kind.waits_for_human());
     if !backwards && work.is_some() {
-        baton_engine::gate::check_completion(def, state, phase, files)?;
+        baton_engine::completion::check_completion(def, state, phase, files)?;
     }
     if let Some(p) = work {
-        baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+        baton_engine::completion::freshness::mark(state, files, &p.artifacts);
     }
     if backwards {
         match phase {

@@ -9,12 +9,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use baton_engine::pipeline::commit::RepoStatus;
-use baton_engine::pipeline::next::{
-    Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta,
-};
 use baton_engine::pipeline::prompt::{PromptParts, assemble};
 use baton_engine::pipeline::tasks::parse_tasks;
+use baton_engine::plan::commit::RepoStatus;
+use baton_engine::plan::{
+    Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta,
+};
 use baton_engine::route::{Decision, decide};
 use baton_engine::summary::phase_label;
 use baton_events::EventKind;
@@ -621,7 +621,7 @@ pub fn predict_final(
 }
 
 fn plan_now(ctx: &StepContext<'_>, state: &WorkspaceState) -> Result<Plan> {
-    baton_engine::pipeline::next::plan(
+    baton_engine::plan::plan(
         &PlanInput {
             definition: ctx.def,
             files: ctx.files,
@@ -699,7 +699,7 @@ fn internal_step(
                 out.transitions.extend(lc.start(state, &phase)?);
             }
             // The one gatekeeper: the same evidence on every path.
-            baton_engine::gate::check_completion(def, state, &phase, ctx.files)?;
+            baton_engine::completion::check_completion(def, state, &phase, ctx.files)?;
             state.command_step = 0;
             state.command_guard = CommandGuard::Check;
             let target = successor(def, state, &phase)?;

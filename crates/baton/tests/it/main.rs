@@ -29,6 +29,7 @@ mod e2e_pipeline_loop;
 mod e2e_tools_list;
 mod e2e_transcript;
 mod e2e_typescript;
+mod hook_cmd;
 mod layering;
 mod person_channels;
 mod person_dashboard;

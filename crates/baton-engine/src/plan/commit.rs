@@ -147,7 +147,7 @@ mod tests {
         s.repo_baseline = Some(RepoBaseline {
             head: None,
             dirty: dirty.iter().map(|d| d.to_string()).collect(),
-            taken_late: false,
+            ..RepoBaseline::default()
         });
         s
     }
