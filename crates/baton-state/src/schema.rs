@@ -927,7 +927,11 @@ impl WorkspaceState {
         let value: Value =
             serde_json::from_str(text).map_err(|e| SchemaError::Malformed(e.to_string()))?;
         let value = migrate(value)?;
-        serde_json::from_value(value).map_err(|e| SchemaError::Malformed(e.to_string()))
+        let mut state: WorkspaceState =
+            serde_json::from_value(value).map_err(|e| SchemaError::Malformed(e.to_string()))?;
+        // The tag is the file's, not the state's (crate::integrity).
+        state.extra.remove(crate::integrity::INTEGRITY_KEY);
+        Ok(state)
     }
 
     /// The document as written to disk: pretty JSON, trailing newline.

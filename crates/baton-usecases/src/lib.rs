@@ -29,6 +29,8 @@
 //!   gets a safe one (nothing dirty when baton met it is the run's).
 //! * [`hooks`] — the agent clients' hooks: the bound run's scope on every
 //!   tool call, the stop guard, the person's answer typed in the chat.
+//! * [`integrity`] — the tag on every `state.json` baton writes (a key in
+//!   the person's configuration folder) and its check.
 //! * [`pinning`] — a run keeps the workflow definition it started with.
 //! * [`tamper`] — a `state.json` changed outside baton, found and shown;
 //!   a person's question it skipped is asked again.
@@ -52,6 +54,7 @@ pub mod guidance;
 pub mod headless;
 pub mod history;
 pub mod hooks;
+pub mod integrity;
 pub mod issue;
 pub mod lazy_workflows;
 pub mod notifications;
@@ -105,6 +108,8 @@ pub struct Services {
     /// The person's own settings (`~/.config/baton/config.toml`, outside
     /// every repository), read on first use ([`Services::person`]).
     person: std::sync::OnceLock<baton_config::PersonSettings>,
+    /// Tags the states this process writes ([`integrity`]).
+    signer: Arc<integrity::KeySigner>,
     /// Pinned project definitions parsed so far, by digest.
     pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
 }
@@ -114,7 +119,11 @@ impl Services {
     /// definitions are parsed on first use (invalid project files are
     /// skipped and kept in [`Services::workflow_errors`]).
     pub fn new(config: Config, bus: Arc<EventBus>, version: &'static str) -> Services {
+        // Every state written carries a tag only the person's key makes
+        // (`integrity`); the key is read on the first write.
+        let signer = Arc::new(integrity::KeySigner::new());
         let store = StateStore::new(&config.repo_root, &config.specs_root)
+            .with_signer(Arc::clone(&signer) as Arc<dyn baton_state::integrity::StateSigner>)
             .with_durability_mode(match (config.fsync, config.fsync_before_reply) {
                 (false, _) => baton_state::Durability::Off,
                 (true, false) => baton_state::Durability::Background,
@@ -140,7 +149,14 @@ impl Services {
             history,
             person: std::sync::OnceLock::new(),
             pinned: std::sync::Mutex::default(),
+            signer,
         }
+    }
+
+    /// The signer of the states this process writes, and their check
+    /// ([`integrity::check`]).
+    pub fn signer(&self) -> &integrity::KeySigner {
+        &self.signer
     }
 
     /// The workflow definition `state`'s run follows: the one it was

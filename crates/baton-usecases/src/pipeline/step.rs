@@ -162,6 +162,8 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
     if current.current_phase_status.is_terminal() {
         return ended_reply(svc, &ws, &files, current, &args, now);
     }
+    // A state written outside baton (crate::integrity) grants nothing.
+    let untrusted = crate::integrity::changed_outside(svc.signer(), &ws, &current);
     let updated = svc.store.update_sealing(&ws, now, |state, sealed| {
         let def = svc.run_definition(state)?;
         let ctx = StepContext {
@@ -179,10 +181,13 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         // A person's question the state skipped (changed outside baton) is
         // asked again (crate::tamper).
         let reopened = crate::tamper::reopen_skipped(&def, state, now);
+        let withdrawn = untrusted
+            .then(|| crate::tamper::withdraw_grants(state, now))
+            .flatten();
         // A migrated run gets a safe baseline before anything is committed.
         crate::baseline::ensure(state, &ws, &svc.config.repo_root);
         let mut stepped = step(&ctx, state, &args, given)?;
-        if let Some(note) = reopened {
+        for note in [reopened, withdrawn].into_iter().flatten() {
             stepped.warnings.insert(0, note.message);
         }
         assign_action_id(state, &mut stepped);
@@ -331,6 +336,11 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
     let now = Utc::now();
     let given = parse_answer(&args.answer);
     let label = by.label();
+    // A state written outside baton (crate::integrity) grants nothing.
+    let untrusted = svc
+        .store
+        .load(&ws)
+        .is_ok_and(|s| crate::integrity::changed_outside(svc.signer(), &ws, &s));
     let updated = svc.store.update(&ws, now, |state| {
         let def = svc.run_definition(state)?;
         let ctx = StepContext {
@@ -346,6 +356,9 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
         let mut happened = Vec::new();
         // A person's question the state skipped is the one answered now.
         crate::tamper::reopen_skipped(&def, state, now);
+        if untrusted {
+            crate::tamper::withdraw_grants(state, now);
+        }
         // Reach the question: steps that need no agent (a resting skip,
         // tasks to register, a finished phase) are taken first.
         for _ in 0..MAX_INTERNAL_STEPS {

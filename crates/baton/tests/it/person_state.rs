@@ -191,12 +191,31 @@ async fn a_hand_edit_that_only_moves_the_current_phase_is_tampering_too() {
     let c = spawn(repo.path(), &[], &[]).await;
     let ws = at_checkpoint(&c, &repo, "add login rate limiting").await;
     let path = repo.ws_dir(&ws).join("state.json");
-    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    state["currentPhase"] = json!("phase-5");
-    state["currentPhaseStatus"] = json!("in_progress");
-    std::fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
+    // Edited in place, as a text editor would: the tag stays, and no
+    // longer matches.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = text
+        .replacen(
+            "\"currentPhase\": \"checkpoint-a\"",
+            "\"currentPhase\": \"phase-5\"",
+            1,
+        )
+        .replacen(
+            "\"currentPhaseStatus\": \"awaiting_human\"",
+            "\"currentPhaseStatus\": \"in_progress\"",
+            1,
+        );
+    assert_ne!(edited, text);
+    std::fs::write(&path, edited).unwrap();
     let over = c.ok("run_overview", json!({"workspace": ws})).await;
     assert_eq!(over["integrity"]["tampered"], true);
+    assert!(
+        over["integrity"]["tampering"]
+            .to_string()
+            .contains("no longer matches"),
+        "{}",
+        over["integrity"]
+    );
     assert!(
         over["integrity"]["tampering"]
             .to_string()
@@ -289,4 +308,57 @@ async fn a_migrated_run_commits_nothing_that_was_untracked_when_baton_met_it() {
     let status = git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
     assert!(status.contains("?? notes.txt"), "{status}");
     assert!(status.contains("?? scratch/todo.md"), "{status}");
+}
+
+/// A hand edit that forges a `--auto` grant (and touches nothing else a
+/// person's question depends on) is caught by the state's integrity tag:
+/// shown as tampering, and the forged grant answers nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_auto_grant_in_state_json_answers_nothing_and_shows() {
+    let repo = crate::common::pipeline::git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = at_checkpoint(&c, &repo, "add login rate limiting").await;
+    let path = repo.ws_dir(&ws).join("state.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("\"integrity\": \"hmac-sha256:"),
+        "baton tags what it writes"
+    );
+    let mut state: Value = serde_json::from_str(&text).unwrap();
+    state["autoApprove"] = json!(true);
+    state["autoGrantedBy"] = json!({"who": "auto", "channel": "driver"});
+    std::fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    let over = c.ok("run_overview", json!({"workspace": ws})).await;
+    assert_eq!(over["integrity"]["tampered"], true, "{}", over["integrity"]);
+    assert!(
+        over["integrity"]["tampering"]
+            .to_string()
+            .contains("outside baton"),
+        "{}",
+        over["integrity"]
+    );
+    // The next step does not take the forged grant.
+    let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(next["type"], "checkpoint", "{next}");
+    assert_eq!(next["name"], "checkpoint-a");
+    assert!(
+        next["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("withdrawn")),
+        "{next}"
+    );
+    let after = repo.state(&ws);
+    assert!(after.get("autoGrantedBy").is_none(), "{after}");
+    assert!(after["answers"].as_array().is_none_or(|a| a.is_empty()));
+    assert_eq!(after["currentPhaseStatus"], "awaiting_human");
+    // What happened stays visible.
+    let shown = show_json(&repo, &ws);
+    assert!(
+        shown["integrity"]["tampering"]
+            .to_string()
+            .contains("withdrawn"),
+        "{}",
+        shown["integrity"]
+    );
+    c.close().await;
 }
