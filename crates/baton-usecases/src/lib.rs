@@ -39,6 +39,8 @@
 //! * [`headless`] — what the headless driver (`baton run`) records: its own
 //!   record (what drives a run, how to resume it), a failed agent, and the
 //!   scope of the phase an agent is started for.
+//! * [`elsewhere`] — ended runs whose files are on another branch (from the
+//!   run history), so `baton ls` keeps listing them.
 //! * [`guidance`] — what a person does next with a run, in words for a
 //!   person (resume and answer commands).
 
@@ -46,6 +48,7 @@
 
 mod after_write;
 pub mod baseline;
+pub mod elsewhere;
 pub mod error;
 pub mod events;
 pub mod files;
@@ -57,6 +60,7 @@ pub mod hooks;
 pub mod integrity;
 pub mod issue;
 pub mod lazy_workflows;
+pub mod manuals;
 pub mod notifications;
 pub mod overview;
 pub mod pinning;
@@ -112,6 +116,8 @@ pub struct Services {
     signer: Arc<integrity::KeySigner>,
     /// Pinned project definitions parsed so far, by digest.
     pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
+    /// The project's manual search (seed 002), opened on first use.
+    pub manuals: manuals::Manuals,
 }
 
 impl Services {
@@ -150,6 +156,7 @@ impl Services {
             person: std::sync::OnceLock::new(),
             pinned: std::sync::Mutex::default(),
             signer,
+            manuals: manuals::Manuals::default(),
         }
     }
 
