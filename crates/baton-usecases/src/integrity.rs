@@ -8,12 +8,15 @@
 //! matches its tag. [`check`] reads a run's state file back and says
 //! whether baton wrote it as it is.
 //!
-//! What this guarantees, honestly: inside a client with baton's hooks the
-//! hook keeps the agent from reading the key and writing the state; a
-//! process of the same user outside such a client can read the key and
-//! forge a matching tag. Only a channel off the machine (the dashboard from
-//! another device, chat) is beyond that process's reach
-//! (docs/lifecycle.md "Who may answer").
+//! What this guarantees, honestly: it shows an edit made by anything that
+//! does not hold the key — an editor, `jq`, a script, a copy of another
+//! run's file. It is no secret from the user's own processes: inside a
+//! client with baton's hooks the agent cannot write `state.json` or the
+//! key's folder (both protected), but a program of the same user (one the
+//! agent runs in a phase that may change the repository, or one outside
+//! the client) can read the key and forge a matching tag. Only a channel
+//! off the machine (the dashboard from another device, chat) is beyond
+//! that process's reach (docs/lifecycle.md "Who may answer").
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
