@@ -133,19 +133,26 @@ fn load_or_make(dir: &Path) -> Option<Vec<u8>> {
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     );
+    // Written whole under a name of its own, then linked into place: two
+    // processes racing keep the first one's key, and neither ever reads a
+    // key half-written (it would sign nothing for the rest of its life).
+    let staged = dir.join(format!(".{KEY_FILE}.{}", uuid::Uuid::new_v4().simple()));
     {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        // create_new: two processes racing keep the first one's key.
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
+            .open(&staged)
+            && f.write_all(secret.as_bytes()).is_ok()
+            && f.sync_all().is_ok()
         {
-            let _ = f.write_all(secret.as_bytes());
+            // AlreadyExists: another process made the key first; use it.
+            let _ = std::fs::hard_link(&staged, &path);
         }
+        let _ = std::fs::remove_file(&staged);
     }
     read()
 }
@@ -242,5 +249,25 @@ mod tests {
         assert_ne!(b.sign("{\n }\n"), Some(tag));
         // No folder: no key, no tag.
         assert_eq!(KeySigner::in_dir(None).sign("x"), None);
+        // Nothing staged is left behind.
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("baton"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from(KEY_FILE)]);
+    }
+
+    #[test]
+    fn processes_racing_to_make_the_key_all_sign_with_the_same_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("baton");
+        let tags: Vec<Option<String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| KeySigner::in_dir(Some(folder.clone())).sign("{\n}\n")))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(tags[0].is_some());
+        assert!(tags.iter().all(|t| *t == tags[0]), "{tags:?}");
     }
 }
