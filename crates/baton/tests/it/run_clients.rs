@@ -294,6 +294,51 @@ mod codex {
         OaTurn::text(default_output(&name)).with_usage(200, 50)
     }
 
+    /// `baton run TEXT --effort E --nopr --auto --agent codex` in `repo`
+    /// with `CODEX_HOME` configured for `server`.
+    fn codex_run(repo: &Path, home: &Path, server: &OpenAiServer, text: &str, effort: &str) -> Run {
+        let codex_home = home.join(".codex");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        std::fs::write(
+            codex_home.join("config.toml"),
+            server.codex_provider("gpt-scripted", "SCRIPTED_MODEL_KEY"),
+        )
+        .unwrap();
+        let out = Command::new(baton_bin())
+            .args([
+                "run", text, "--effort", effort, "--nopr", "--auto", "--agent", "codex",
+            ])
+            .current_dir(repo)
+            .env_clear()
+            .envs(codex_env(home, &codex_home, &[baton_dir()]))
+            .env("BATON_FSYNC", "off")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+        }
+    }
+
+    /// The person's prompt of a Codex conversation: its user message that
+    /// names the agent's output (not Codex's own environment context).
+    fn codex_prompt_of(req: &ResponsesRequest) -> Option<String> {
+        req.input()
+            .iter()
+            .filter(|i| i["role"] == "user")
+            .map(|i| match &i["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            })
+            .find(|text| output_of(text).is_some())
+    }
+
     #[test]
     fn codex_runs_an_effort_s_run_in_its_sandboxes_with_real_tokens() {
         baton_testkit::clients::require("codex");
@@ -302,35 +347,17 @@ mod codex {
         repo.git(&["add", "README.md"]);
         repo.git(&["commit", "-q", "-m", "readme"]);
         let home = tempfile::tempdir().unwrap();
-        let codex_home = home.path().join(".codex");
-        std::fs::create_dir_all(&codex_home).unwrap();
         let server = OpenAiServer::start((0..60).map(|_| oa_step(codex_turn)));
-        std::fs::write(
-            codex_home.join("config.toml"),
-            server.codex_provider("gpt-scripted", "SCRIPTED_MODEL_KEY"),
-        )
-        .unwrap();
-        let out = Command::new(baton_bin())
-            .args([
-                "run",
-                "Add a greeting to the README",
-                "--effort",
-                "S",
-                "--nopr",
-                "--auto",
-                "--agent",
-                "codex",
-            ])
-            .current_dir(repo.path())
-            .env_clear()
-            .envs(codex_env(home.path(), &codex_home, &[baton_dir()]))
-            .env("BATON_FSYNC", "off")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let run = codex_run(
+            repo.path(),
+            home.path(),
+            &server,
+            "Add a greeting to the README",
+            "S",
+        );
+        let stderr = run.stderr;
         assert!(server.errors().0.is_empty(), "{:?}", server.errors());
-        assert!(out.status.success(), "{stderr}");
+        assert_eq!(run.code, 0, "{stderr}");
         // (a) Completed with its commit, the implementer's file in it.
         assert!(stderr.contains("Pipeline completed"), "{stderr}");
         let files = repo.git(&["show", "--name-only", "--format=", "HEAD"]);
@@ -369,5 +396,58 @@ mod codex {
             .sum();
         let reported: openai::Usage = server.reported_usage();
         assert_eq!(total, reported.input_tokens + reported.output_tokens);
+    }
+
+    #[test]
+    fn codex_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
+        baton_testkit::clients::require("codex");
+        let repo = GitRepo::new();
+        repo.write("README.md", "# demo\n");
+        repo.git(&["add", "README.md"]);
+        repo.git(&["commit", "-q", "-m", "readme"]);
+        let home = tempfile::tempdir().unwrap();
+        let server = OpenAiServer::start((0..200).map(|_| oa_step(codex_turn)));
+        let run = codex_run(
+            repo.path(),
+            home.path(),
+            &server,
+            "Add a greeting command with its tests and docs",
+            "M",
+        );
+        assert!(server.errors().0.is_empty(), "{:?}", server.errors());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stderr.contains("(parallel · 2 tasks)"),
+            "{}",
+            run.stderr
+        );
+        // The prompt of each implementer conversation, by its task's report.
+        let mut prompts: std::collections::BTreeMap<String, String> = Default::default();
+        for req in server.requests() {
+            if let Some(prompt) = codex_prompt_of(&req)
+                && let Some(out) = output_of(&prompt)
+                && out.ends_with(".md")
+                && out.contains("/impl-")
+            {
+                prompts.insert(out.rsplit('/').next().unwrap().to_string(), prompt);
+            }
+        }
+        let (Some(p2), Some(p3)) = (prompts.get("impl-2.md"), prompts.get("impl-3.md")) else {
+            panic!("both parallel implementers ran: {:?}", prompts.keys());
+        };
+        assert_ne!(p2, p3, "different prompts");
+        assert!(p2.contains("You work on task 2 only"), "{p2}");
+        assert!(p3.contains("You work on task 3 only"), "{p3}");
+        assert!(
+            p2.contains("## Task 2: API") && !p2.contains("## Task 3:"),
+            "{p2}"
+        );
+        assert!(
+            p3.contains("## Task 3: CLI") && !p3.contains("## Task 2:"),
+            "{p3}"
+        );
+        for f in ["src/task2.txt", "src/task3.txt"] {
+            assert!(repo.path().join(f).is_file(), "{f}");
+        }
     }
 }
