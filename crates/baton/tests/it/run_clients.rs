@@ -47,8 +47,19 @@ fn prompt_of(req: &MessagesRequest) -> String {
         .unwrap_or_default()
 }
 
-/// One scripted turn for any step's agent: phase 1 first tries to edit the
-/// README (its permissions refuse it), an implementer writes a source file,
+/// The run's folder (`.specs/<run>`) from an output file of it.
+fn workspace_of(output: &str) -> String {
+    output
+        .rsplit_once('/')
+        .map(|(d, _)| d)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// One scripted turn for any step's agent. Phase 1 first tries to edit the
+/// README and to commit (refused: it may write only its analysis); an
+/// implementer first tries the person's `baton answer` and a commit
+/// (refused by baton's hooks inside the CLI), then writes a source file;
 /// then every agent writes its output file with valid content and ends.
 fn agent_turn(repo: &Path, req: &MessagesRequest) -> Turn {
     let prompt = prompt_of(req);
@@ -56,31 +67,87 @@ fn agent_turn(repo: &Path, req: &MessagesRequest) -> Turn {
         return Turn::text("nothing to do").with_usage(7, 3);
     };
     let name = output.rsplit('/').next().unwrap_or_default().to_string();
-    let done: Vec<String> = req.tool_uses().into_iter().map(|(_, n, _)| n).collect();
+    let ws = workspace_of(&output);
+    let done = req.tool_uses().len();
     let abs = |p: &str| repo.join(p).display().to_string();
-    if name == "analysis.md" && !done.contains(&"Edit".to_string()) {
-        return Turn::tool(
-            "Edit",
-            json!({"file_path": abs("README.md"), "old_string": "# demo", "new_string": "# hacked"}),
-        )
-        .with_usage(120, 30);
-    }
-    if name.starts_with("impl-") && done.is_empty() {
-        let task = name.trim_start_matches("impl-").trim_end_matches(".md");
-        return Turn::tool(
-            "Write",
-            json!({"file_path": abs(&format!("src/task{task}.txt")), "content": format!("task {task}\n")}),
-        )
-        .with_usage(150, 40);
-    }
-    if !done.contains(&"Write".to_string()) || name.starts_with("impl-") && done.len() < 2 {
-        return Turn::tool(
+    let write_output = || {
+        Turn::tool(
             "Write",
             json!({"file_path": abs(&output), "content": default_output(&name)}),
         )
-        .with_usage(200, 50);
+        .with_usage(200, 50)
+    };
+    let finished = || Turn::text(format!("Wrote {output}.")).with_usage(90, 10);
+    if name == "analysis.md" {
+        return match done {
+            0 => Turn::tool(
+                "Edit",
+                json!({"file_path": abs("README.md"), "old_string": "# demo", "new_string": "# hacked"}),
+            )
+            .with_usage(120, 30),
+            1 => Turn::tool("Bash", json!({"command": "git commit --allow-empty -m sneaky"}))
+                .with_usage(60, 20),
+            2 => write_output(),
+            _ => finished(),
+        };
     }
-    Turn::text(format!("Wrote {output}.")).with_usage(90, 10)
+    if let Some(task) = name
+        .strip_prefix("impl-")
+        .and_then(|n| n.strip_suffix(".md"))
+    {
+        return match done {
+            0 => Turn::tool("Bash", json!({"command": format!("baton answer {ws} approve")}))
+                .with_usage(60, 20),
+            1 => Turn::tool("Bash", json!({"command": "git commit --allow-empty -m wip"}))
+                .with_usage(60, 20),
+            2 => Turn::tool(
+                "Write",
+                json!({"file_path": abs(&format!("src/task{task}.txt")), "content": format!("task {task}\n")}),
+            )
+            .with_usage(150, 40),
+            3 => write_output(),
+            _ => finished(),
+        };
+    }
+    if done == 0 {
+        write_output()
+    } else {
+        finished()
+    }
+}
+
+/// Every Bash command the model sent, with what came back to it.
+fn bash_results(
+    server: &AnthropicServer,
+) -> Vec<(String, baton_testkit::model::anthropic::ToolResult)> {
+    let mut out = Vec::new();
+    for req in server.requests() {
+        let uses = req.tool_uses();
+        for result in req.last_tool_results() {
+            if let Some((_, _, input)) = uses
+                .iter()
+                .find(|(id, name, _)| *id == result.tool_use_id && name == "Bash")
+            {
+                out.push((
+                    input["command"].as_str().unwrap_or_default().to_string(),
+                    result,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The result the model got for the first Bash command starting with `prefix`.
+fn bash_result(
+    server: &AnthropicServer,
+    prefix: &str,
+) -> baton_testkit::model::anthropic::ToolResult {
+    bash_results(server)
+        .into_iter()
+        .find(|(c, _)| c.starts_with(prefix))
+        .map(|(_, r)| r)
+        .unwrap_or_else(|| panic!("the model sent `{prefix}…`"))
 }
 
 fn script(repo: &Path, steps: usize) -> Vec<Step> {
@@ -165,14 +232,47 @@ fn claude_runs_every_step_of_an_effort_s_run_with_its_scope_and_real_tokens() {
         std::fs::read_to_string(repo.path().join("README.md")).unwrap(),
         "# demo\n"
     );
+    // The gate inside the CLI: baton's hooks, bound to the run, refused
+    // phase 1's commit, and the implementer's `baton answer` (a person's
+    // command) and commit in a phase whose tools allow any Bash command.
+    for (prefix, why) in [
+        ("git commit --allow-empty -m sneaky", "git commit"),
+        ("baton answer", "person"),
+        ("git commit --allow-empty -m wip", "git commit"),
+    ] {
+        let r = bash_result(&server, prefix);
+        assert!(r.is_error, "{prefix}: {}", r.text);
+        assert!(
+            r.text.contains("hook error: baton:") && r.text.contains(why),
+            "{prefix} was not refused by baton's hook: {}",
+            r.text
+        );
+    }
+    assert_eq!(
+        log.lines().skip(1).collect::<Vec<_>>(),
+        ["readme", "initial commit"],
+        "only the run's own commit was added: {log}"
+    );
+    assert!(
+        !repo.path().join(".baton/sessions").exists()
+            || std::fs::read_dir(repo.path().join(".baton/sessions"))
+                .unwrap()
+                .flatten()
+                .all(|e| !e.file_name().to_string_lossy().ends_with(".json")),
+        "the agents' sessions were released"
+    );
     let refused = server
         .requests()
         .iter()
         .filter_map(|r| r.result_of("Edit"))
         .find(|r| r.is_error)
         .expect("the Edit's refusal reached the model");
+    // Refused by baton's hook (it runs before Claude Code's own permission
+    // rules, which would refuse it too), naming what the phase may write.
     assert!(
-        refused.text.to_lowercase().contains("denied") || refused.text.contains("permission"),
+        refused
+            .text
+            .contains("hook error: baton: writing README.md is outside the phase's scope"),
         "{}",
         refused.text
     );
@@ -271,27 +371,71 @@ mod codex {
     };
 
     /// One scripted response for any step's Codex agent: phase 1 first
-    /// tries to change the README through the shell (its read-only sandbox
-    /// refuses), an implementer writes its source file, then the agent's
-    /// last message is its artifact.
+    /// tries to change the README through the shell and to commit, an
+    /// implementer tries the person's `baton answer` and a commit (all
+    /// refused by baton's hooks inside Codex), then writes its source file;
+    /// then the agent's last message is its artifact.
     fn codex_turn(req: &ResponsesRequest) -> OaTurn {
         let text = req.all_text();
         let Some(output) = output_of(&text) else {
             return OaTurn::text("nothing to do").with_usage(7, 3);
         };
         let name = output.rsplit('/').next().unwrap_or_default().to_string();
+        let ws = workspace_of(&output);
         let calls = req.function_outputs().len();
-        if calls == 0 && name == "analysis.md" {
-            return OaTurn::shell("echo hacked > README.md").with_usage(120, 30);
+        if name == "analysis.md" {
+            match calls {
+                0 => return OaTurn::shell("echo hacked > README.md").with_usage(120, 30),
+                1 => {
+                    return OaTurn::shell("git commit --allow-empty -m sneaky").with_usage(60, 20);
+                }
+                _ => {}
+            }
         }
-        if calls == 0 && name.starts_with("impl-") {
-            let task = name.trim_start_matches("impl-").trim_end_matches(".md");
-            return OaTurn::shell(&format!(
-                "mkdir -p src && echo task {task} > src/task{task}.txt"
-            ))
-            .with_usage(150, 40);
+        if let Some(task) = name
+            .strip_prefix("impl-")
+            .and_then(|n| n.strip_suffix(".md"))
+        {
+            match calls {
+                0 => {
+                    return OaTurn::shell(&format!("baton answer {ws} approve")).with_usage(60, 20);
+                }
+                1 => return OaTurn::shell("git commit --allow-empty -m wip").with_usage(60, 20),
+                2 => {
+                    return OaTurn::shell(&format!(
+                        "mkdir -p src && echo task {task} > src/task{task}.txt"
+                    ))
+                    .with_usage(150, 40);
+                }
+                _ => {}
+            }
         }
         OaTurn::text(default_output(&name)).with_usage(200, 50)
+    }
+
+    /// What came back to the model for the first shell command starting
+    /// with `prefix`.
+    fn shell_output(server: &OpenAiServer, prefix: &str) -> String {
+        for req in server.requests() {
+            let outputs = req.function_outputs();
+            for item in req.input() {
+                if item["type"] != "function_call" {
+                    continue;
+                }
+                let args: Value = serde_json::from_str(item["arguments"].as_str().unwrap_or("{}"))
+                    .unwrap_or_default();
+                let command = args["cmd"]
+                    .as_str()
+                    .or_else(|| args["command"].as_str())
+                    .unwrap_or_default();
+                if command.starts_with(prefix)
+                    && let Some(o) = outputs.iter().find(|o| o.call_id == item["call_id"])
+                {
+                    return o.output.clone();
+                }
+            }
+        }
+        panic!("the model sent `{prefix}…` and got its output");
     }
 
     /// `baton run TEXT --effort E --nopr --auto --agent codex` in `repo`
@@ -362,22 +506,48 @@ mod codex {
         assert!(stderr.contains("Pipeline completed"), "{stderr}");
         let files = repo.git(&["show", "--name-only", "--format=", "HEAD"]);
         assert!(files.contains("src/task1.txt"), "{files}");
-        // (c) Phase 1's read-only sandbox refused the shell's write.
+        // (c) Phase 1's write through the shell was refused; the README
+        // is unchanged. baton's hooks inside Codex refuse it (and every
+        // commit, and the implementer's `baton answer`) before Codex's
+        // sandbox would: phase 1 ran in the read-only sandbox, the
+        // implementer in workspace-write.
         assert_eq!(
             std::fs::read_to_string(repo.path().join("README.md")).unwrap(),
             "# demo\n"
         );
-        let refused = server
-            .requests()
-            .iter()
-            .filter_map(|r| r.output_of("exec_command"))
-            .find(|o| o.output.contains("README.md"))
-            .expect("the refusal reached the model");
+        for (prefix, why) in [
+            ("echo hacked > README.md", "baton:"),
+            ("git commit --allow-empty -m sneaky", "git commit"),
+            ("baton answer", "person"),
+            ("git commit --allow-empty -m wip", "git commit"),
+        ] {
+            let output = shell_output(&server, prefix);
+            assert!(
+                output.contains("PreToolUse hook: baton:") && output.contains(why),
+                "{prefix} was not refused by baton's hook: {output}"
+            );
+        }
+        let sandbox_of = |file: &str| {
+            server
+                .requests()
+                .iter()
+                .map(|r| r.all_text())
+                .find(|t| output_of(t).is_some_and(|o| o.ends_with(file)))
+                .unwrap_or_else(|| panic!("a request for {file}"))
+        };
+        let analysis = sandbox_of("/analysis.md");
         assert!(
-            refused.output.contains("Read-only file system"),
-            "{}",
-            refused.output
+            analysis.contains("read-only") && !analysis.contains("workspace-write"),
+            "{analysis}"
         );
+        assert!(sandbox_of("/impl-1.md").contains("workspace-write"));
+        let log = repo.git(&["log", "--format=%s"]);
+        assert_eq!(
+            log.lines().skip(1).collect::<Vec<_>>(),
+            ["readme", "initial commit"],
+            "only the run's own commit was added: {log}"
+        );
+        assert!(log.lines().next().unwrap().contains("greeting"), "{log}");
         // (b) Tokens per spawned phase, the configured model, the total.
         let state = state_of(repo.path());
         let entries = state["phaseLog"].as_array().unwrap();
