@@ -317,6 +317,20 @@ fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
     repo.write("README.md", "# demo\n");
     repo.git(&["add", "README.md"]);
     repo.git(&["commit", "-q", "-m", "readme"]);
+    // With `baton init`'s own hooks in the repository too: its stop guard
+    // lets an agent `baton run` started end its turn when its step is done.
+    let init = Command::new(baton_bin())
+        .args(["init", "--client", "claude"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "baton init"]);
     let home = tempfile::tempdir().unwrap();
     let server = AnthropicServer::start(script(repo.path(), 200));
     let run = baton_run(
@@ -361,6 +375,93 @@ fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
     for f in ["src/task2.txt", "src/task3.txt"] {
         assert!(repo.path().join(f).is_file(), "{f}");
     }
+    let trapped: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.all_text())
+        .filter(|t| t.contains("Stop hook"))
+        .collect();
+    assert!(trapped.is_empty(), "a stop hook held an agent: {trapped:?}");
+}
+
+/// A verifier may run any command (its scope's `commands: ['*']`), and the
+/// hooks watch what it changes: a file it leaves outside its scope fails
+/// the step, and the run stops with what to revert and how to resume.
+#[test]
+fn claude_a_change_a_watched_command_leaves_outside_the_scope_fails_the_step() {
+    baton_testkit::clients::require("claude");
+    let repo = GitRepo::new();
+    repo.write("README.md", "# demo\n");
+    repo.git(&["add", "README.md"]);
+    repo.git(&["commit", "-q", "-m", "readme"]);
+    let home = tempfile::tempdir().unwrap();
+    let root = repo.path().to_path_buf();
+    let steps: Vec<Step> = (0..80)
+        .map(|_| {
+            let root = root.clone();
+            step(move |req| {
+                let prompt = prompt_of(req);
+                let verifier =
+                    output_of(&prompt).is_some_and(|o| o.ends_with("/final-verification.md"));
+                if verifier && req.tool_uses().is_empty() {
+                    return Turn::tool("Bash", json!({"command": "touch stray.txt"}))
+                        .with_usage(50, 10);
+                }
+                agent_turn(&root, req)
+            })
+        })
+        .collect();
+    let server = AnthropicServer::start(steps);
+    let run = baton_run(
+        repo.path(),
+        home.path(),
+        &server,
+        &[
+            "run",
+            "Add a greeting to the README",
+            "--effort",
+            "S",
+            "--nopr",
+            "--auto",
+            "--agent",
+            "claude",
+        ],
+    );
+    assert!(server.errors().0.is_empty(), "{:?}", server.errors());
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    // The command ran (the scope allows it) and the hook told the agent at once.
+    assert!(repo.path().join("stray.txt").is_file());
+    let texts: Vec<String> = server.requests().iter().map(|r| r.all_text()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("changed stray.txt outside the scope of final-verification")),
+        "the hook's report reached the model: {:?}",
+        texts.last()
+    );
+    assert!(
+        run.stderr
+            .contains("left changes outside the scope of final-verification")
+            && run
+                .stderr
+                .contains("stray.txt (changed by `touch stray.txt`)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("baton run .specs/"),
+        "the resume command: {}",
+        run.stderr
+    );
+    let state = state_of(repo.path());
+    assert_eq!(state["currentPhase"], "final-verification", "{state}");
+    assert_eq!(state["currentPhaseStatus"], "failed", "{state}");
+    let log = repo.git(&["log", "--format=%s"]);
+    assert_eq!(
+        log.lines().next(),
+        Some("readme"),
+        "nothing committed: {log}"
+    );
 }
 
 mod codex {
