@@ -346,8 +346,26 @@ fn writes_by_name(name: &str) -> bool {
 fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String> {
     let violation = b.session.violation.as_ref()?;
     let root = &svc.config.repo_root;
-    let now = tree::snapshot(root);
-    let still: Vec<String> = if violation.until_clean {
+    let still = still_changed(root, violation);
+    if still.is_empty() {
+        let _ = binding::modify(root, &b.session.session, |s| s.violation = None);
+        return None;
+    }
+    Some(format!(
+        "baton: `{}` changed {} outside the scope of {} ({}); revert {} (e.g. `git checkout -- <file>` for a tracked file, delete a new one) before the run goes on.",
+        violation.command,
+        still.join(", "),
+        rules.phase,
+        rules.phase_label,
+        if still.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+/// The paths of `violation` that are still changed in the working tree of
+/// `repo_root` (not reverted yet).
+pub fn still_changed(repo_root: &Path, violation: &Violation) -> Vec<String> {
+    let now = tree::snapshot(repo_root);
+    if violation.until_clean {
         let dirty: Vec<String> = now
             .iter()
             .map(|e| e.split('\t').next().unwrap_or_default().to_string())
@@ -363,19 +381,7 @@ fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String>
             .into_iter()
             .filter(|p| violation.paths.contains(p))
             .collect()
-    };
-    if still.is_empty() {
-        let _ = binding::modify(root, &b.session.session, |s| s.violation = None);
-        return None;
     }
-    Some(format!(
-        "baton: `{}` changed {} outside the scope of {} ({}); revert {} (e.g. `git checkout -- <file>` for a tracked file, delete a new one) before the run goes on.",
-        violation.command,
-        still.join(", "),
-        rules.phase,
-        rules.phase_label,
-        if still.len() == 1 { "it" } else { "them" }
-    ))
 }
 
 /// The person's answer typed in the chat, applied when the agent asks for
@@ -715,6 +721,11 @@ pub fn stop(svc: &Services, input: &HookInput, subagent: bool) -> Outcome {
     let Ok(Some(b)) = bound(svc, input) else {
         return Outcome::allow();
     };
+    if b.session.step_agent {
+        // An agent `baton run` started for one step ends its turn when its
+        // work is written; the driver takes the next step.
+        return Outcome::allow();
+    }
     let root = &svc.config.repo_root;
     let step = rules::step_of(&b.state);
     if let Some(question) = &step.waiting_for {
