@@ -76,10 +76,12 @@ pub mod env {
 pub mod dashboard;
 pub mod manuals;
 pub mod notify;
+pub mod person;
 pub mod team;
 
 pub use dashboard::DashboardConfig;
 pub use notify::{NotifyConfig, NotifyOn, Secret, Webhook, WebhookFormat};
+pub use person::PersonSettings;
 pub use team::TeamConfig;
 
 /// Name of the optional configuration file at the repository root.

@@ -458,7 +458,7 @@ fn transition(
         }
         // A run whose definition has gone missing can still be abandoned
         // (abandoning needs no phase of it).
-        let def = match (svc.workflow(&state.workflow), forced) {
+        let def = match (svc.run_definition(state), forced) {
             (Ok(def), _) => def,
             (Err(_), None) => std::sync::Arc::new(placeholder(&state.workflow)),
             (Err(e), Some(_)) => return Err(e),

@@ -12,9 +12,10 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
 
-use baton_state::{Actor, Who};
+use baton_state::Actor;
 use baton_usecases::Services;
 use baton_usecases::headless::{self, AgentFailure, AgentScope, resume_command, shell_word};
+use baton_usecases::trust::{self, AutoGrant};
 
 pub use crate::agents::Agent;
 use crate::agents::{Usage, claude, codex};
@@ -118,14 +119,41 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
     if let Some(errors) = &init.errors {
         bail!("{}", errors.join("; "));
     }
-    let ws = match (&init.resume_mode, &init.workspace) {
+    let (ws, started_here) = match (&init.resume_mode, &init.workspace) {
         (Some(_), Some(ws)) => {
             say(&format!("resuming {ws}"));
-            ws.clone()
+            (ws.clone(), false)
         }
-        _ => create(svc, repo, &init, opts, current_branch.as_deref())?,
+        _ => (
+            create(svc, repo, &init, opts, current_branch.as_deref())?,
+            true,
+        ),
     };
     say(&format!("workspace {ws}"));
+    // --auto is the person's: granted for a run this command started
+    // itself, or at a terminal; never for someone else's run from a
+    // program (trust::AutoGrant).
+    let grant = match (opts.auto, started_here) {
+        (false, _) => None,
+        (true, true) => Some(AutoGrant::for_run_started_here()),
+        (true, false) => AutoGrant::at_terminal(),
+    };
+    let auto_by = match grant {
+        Some(grant) => {
+            let by = grant.actor();
+            trust::grant_auto(svc, &ws, grant).map_err(|e| failed("--auto", e))?;
+            Some(by)
+        }
+        None => {
+            if opts.auto {
+                say(&format!(
+                    "--auto is not used: {ws} was not started by this command and no terminal is attached; its questions wait for a person (baton answer, or the dashboard)"
+                ));
+            }
+            None
+        }
+    };
+    let auto = auto_by.is_some();
     let agent_label = opts.agent.label();
     headless::begin_driving(svc, &ws, &agent_label).map_err(|e| failed("baton run", e))?;
     let resume = resume_command(&ws, &agent_label);
@@ -224,7 +252,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
             Action::Checkpoint(question) | Action::HumanGate(question) => {
                 // The person at this terminal answers (or their --auto
                 // choice does): never the agent command.
-                let Some(given) = answer(question, opts.auto, &mut retried)? else {
+                let Some(given) = answer(question, auto, &mut retried)? else {
                     stop("waits for a person's answer");
                     say(&waiting_message(&ws, question, &resume));
                     return Ok(RunOutcome {
@@ -235,14 +263,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                     });
                 };
                 say(&format!("  → {given}"));
-                let by = if opts.auto {
-                    Actor {
-                        who: Who::Auto,
-                        channel: "driver".into(),
-                    }
-                } else {
-                    Actor::person("terminal")
-                };
+                let by = auto_by.clone().unwrap_or_else(|| Actor::person("terminal"));
                 step::answer_question(
                     svc,
                     step::AnswerArgs {

@@ -142,6 +142,7 @@ mod tests {
         s.repo_baseline = Some(RepoBaseline {
             head: None,
             dirty: dirty.iter().map(|d| d.to_string()).collect(),
+            ..RepoBaseline::default()
         });
         s
     }

@@ -523,7 +523,7 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
                     .with_details(serde_json::json!({"field": "action_id", "outstanding": outstanding})));
                 }
             }
-            let def = svc.workflow(&state.workflow)?;
+            let def = svc.run_definition(state)?;
             let outcome = report_core(&def, state, &files, now, &input)?;
             if let Some(id) = args.action_id.as_deref() {
                 state.outstanding_action = None;

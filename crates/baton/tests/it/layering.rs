@@ -237,3 +237,44 @@ fn the_test_kit_is_for_tests_only() {
         }
     }
 }
+
+/// Every `.rs` file under `dir`, with its text.
+fn sources(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path, text));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_cli_grants_auto() {
+    // `--auto` is the person's (issue 19): an `AutoGrant` is made by
+    // `baton run` alone — for a run it started itself, or at a terminal.
+    // No MCP tool, HTTP route or hook ever makes one.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for krate in ["baton-mcp", "baton-notify", "baton-history", "baton-engine"] {
+        for (path, text) in sources(&root.join(krate).join("src")) {
+            assert!(
+                !text.contains("AutoGrant") && !text.contains("grant_auto"),
+                "{} must not grant --auto",
+                path.display()
+            );
+        }
+    }
+    let granting: Vec<String> = sources(&root.join("baton").join("src"))
+        .into_iter()
+        .filter(|(_, text)| text.contains("AutoGrant::") || text.contains("grant_auto("))
+        .map(|(p, _)| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(granting, ["driver.rs"], "only baton run grants --auto");
+}
