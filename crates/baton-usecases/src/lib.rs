@@ -35,12 +35,15 @@
 //! * [`headless`] — what the headless driver (`baton run`) records: its own
 //!   record (what drives a run, how to resume it), a failed agent, and the
 //!   scope of the phase an agent is started for.
+//! * [`elsewhere`] — ended runs whose files are on another branch (from the
+//!   run history), so `baton ls` keeps listing them.
 //! * [`guidance`] — what a person does next with a run, in words for a
 //!   person (resume and answer commands).
 
 #![warn(missing_docs)]
 
 mod after_write;
+pub mod elsewhere;
 pub mod error;
 pub mod events;
 pub mod files;
@@ -100,13 +103,13 @@ pub struct Services {
     /// reading anything; loaded on first use, or by
     /// [`baton_history::HistoryIndex::warm`] on a background thread.
     pub history: baton_history::HistoryIndex,
-    /// The project's manual search (seed 002), opened on first use.
-    pub manuals: manuals::Manuals,
     /// The person's own settings (`~/.config/baton/config.toml`, outside
     /// every repository), read on first use ([`Services::person`]).
     person: std::sync::OnceLock<baton_config::PersonSettings>,
     /// Pinned project definitions parsed so far, by digest.
     pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
+    /// The project's manual search (seed 002), opened on first use.
+    pub manuals: manuals::Manuals,
 }
 
 impl Services {
@@ -138,9 +141,9 @@ impl Services {
             bus,
             version,
             history,
-            manuals: manuals::Manuals::default(),
             person: std::sync::OnceLock::new(),
             pinned: std::sync::Mutex::default(),
+            manuals: manuals::Manuals::default(),
         }
     }
 

@@ -170,6 +170,8 @@ pub struct RunPage {
     pub counts: RunCounts,
     /// Runs whose state cannot be read.
     pub unreadable: Vec<UnreadableRun>,
+    /// Ended runs whose files are on another branch (from the run history).
+    pub elsewhere: Vec<crate::elsewhere::ElsewhereRun>,
 }
 
 /// Lists the runs of the repository, newest first, a page at a time.
@@ -298,6 +300,7 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
         runs: matching.into_iter().skip(args.offset).take(limit).collect(),
         counts,
         unreadable,
+        elsewhere: crate::elsewhere::runs_elsewhere(svc),
     })
 }
 

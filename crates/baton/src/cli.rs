@@ -160,6 +160,12 @@ Examples:
         /// Where the work goes: current (the branch you are on) or new (a new branch). Default: a new branch from the default branch, the current branch elsewhere.
         #[arg(long, value_name = "current|new", value_parser = crate::driver::BranchChoice::parse)]
         branch: Option<crate::driver::BranchChoice>,
+        /// Stop for you once the agents have reported this many US dollars (default: [budget] max_cost_usd in baton.toml).
+        #[arg(long, value_name = "USD", value_parser = crate::driver::parse_max_cost)]
+        max_cost: Option<f64>,
+        /// Stop for you once the agents have reported this many tokens (default: [budget] max_tokens in baton.toml).
+        #[arg(long, value_name = "N", value_parser = crate::driver::parse_max_tokens)]
+        max_tokens: Option<u64>,
     },
     /// Run a complete pipeline in a throwaway git repository with a scripted agent (no LLM, no network).
     Demo {
@@ -397,6 +403,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             nopr,
             agent,
             branch,
+            max_cost,
+            max_tokens,
         } => {
             // Checked before anything is opened or written.
             let agent = crate::agents::Agent::parse(&agent, std::env::var_os("PATH").as_deref())?;
@@ -414,6 +422,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 nopr,
                 agent,
                 branch: branch.unwrap_or_default(),
+                budget: baton_config::Budget {
+                    max_cost_usd: max_cost.or(svc.config.budget.max_cost_usd),
+                    max_tokens: max_tokens.or(svc.config.budget.max_tokens),
+                },
             };
             let ran = crate::driver::run(&svc, &repo, &opts);
             if let Some(n) = notifier {

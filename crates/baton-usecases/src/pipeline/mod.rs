@@ -7,3 +7,4 @@ pub mod init;
 pub mod manual_refs;
 pub mod report;
 pub mod step;
+pub mod usage;

@@ -69,6 +69,9 @@ pub struct NextArgs {
     /// Extension: the reported action's `action_id` (a resend applies once).
     #[serde(default)]
     pub previous_action_id: Option<String>,
+    /// Extension: per agent.
+    #[serde(default)]
+    pub previous_usage: Option<Vec<super::usage::AgentUsage>>,
 }
 
 impl NextArgs {
@@ -124,6 +127,9 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
     }
     if let Some(r) = &args.user_response {
         check_text("user_response", r, 16 * 1024)?;
+    }
+    if let Some(u) = &args.previous_usage {
+        super::usage::check(u, args.previous_tokens)?;
     }
     let ws = svc.store.resolve(&args.workspace)?;
     let files = DiskFiles::new(&ws.dir);
@@ -705,6 +711,7 @@ fn internal_step(
 
 fn reported(args: &NextArgs) -> bool {
     args.previous_action_complete == Some(true)
+        || args.previous_usage.as_ref().is_some_and(|u| !u.is_empty())
         || args.previous_tokens.is_some_and(|t| t > 0)
         || args.previous_duration_ms.is_some_and(|d| d > 0)
         || args
@@ -737,9 +744,12 @@ fn step(
             let phase = state.current_phase.clone();
             let input = ReportInput {
                 phase: phase.clone(),
-                tokens: args.previous_tokens.unwrap_or(0),
+                tokens: args.previous_tokens.unwrap_or_else(|| {
+                    args.previous_usage.iter().flatten().map(|u| u.tokens).sum()
+                }),
                 duration_ms: args.previous_duration_ms.unwrap_or(0),
                 model: args.previous_model.clone().filter(|m| !m.is_empty()),
+                usage: args.previous_usage.clone().unwrap_or_default(),
                 setup_only: state
                     .last_dispatch
                     .as_ref()

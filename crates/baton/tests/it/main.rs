@@ -36,5 +36,6 @@ mod person_channels;
 mod person_past_runs;
 mod person_state;
 mod run_agents;
+mod run_clients;
 mod run_demo;
 mod test_command;
