@@ -34,6 +34,12 @@ pub struct Session {
     pub workspace: String,
     /// When the run was bound.
     pub bound_at: Option<DateTime<Utc>>,
+    /// The session is an agent `baton run` started for one step of the run
+    /// (bound by its hooks' `--run`): it ends its turn when its step's work
+    /// is written (the driver, not the agent, takes the next step), and the
+    /// driver releases the session when the agent exits.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub step_agent: bool,
     /// Consecutive stop blocks for one outstanding step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_blocks: Option<StopBlocks>,

@@ -61,6 +61,34 @@ pub fn snapshot(repo_root: &Path, protected: &[String]) -> Vec<String> {
     out
 }
 
+/// The entries of `keys` now (keys as [`snapshot`] names them): what a
+/// guarded change is compared with until it is undone.
+pub fn entries_now(repo_root: &Path, keys: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for key in keys {
+        if key == HEAD_KEY {
+            if let Some(head) = read_head(repo_root) {
+                out.push(format!(
+                    "{HEAD_KEY}\t{}\t{}",
+                    head.branch.as_deref().unwrap_or("-"),
+                    head.commit
+                ));
+            }
+            continue;
+        }
+        let path = Path::new(key);
+        let full = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            repo_root.join(path)
+        };
+        if let Some(stamp) = stamp(&full) {
+            out.push(format!("{key}\t{stamp}"));
+        }
+    }
+    out
+}
+
 /// The keys whose entries differ between `before` and `after` (a file
 /// that appeared or went away included).
 pub fn changed(before: &[String], after: &[String]) -> Vec<String> {

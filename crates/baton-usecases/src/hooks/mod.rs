@@ -23,7 +23,9 @@
 
 pub mod binding;
 pub mod chat;
+mod enforce;
 pub mod guard;
+mod guarded;
 pub mod rules;
 pub mod tree;
 
@@ -39,6 +41,8 @@ use baton_workflow::ScopeTable;
 use crate::Services;
 use crate::pipeline::answer::{AnswerArgs, answer_question, pending_question};
 use binding::{CachedScope, ChatAnswer, Session, StopBlocks, Violation, Watch};
+pub use enforce::{ENFORCEMENT_KEY, Enforcement, enforcement_off, set_enforcement};
+pub use tree::still_changed;
 
 /// At most this many consecutive blocks of one outstanding step before the
 /// stop guard lets the turn end (Claude Code itself ends it after 8).
@@ -188,20 +192,6 @@ fn bound(svc: &Services, input: &HookInput) -> Result<Option<Bound>, String> {
     }
     Ok(Some(Bound { session, ws, state }))
 }
-
-/// Whether a person turned enforcement off for this run
-/// (`state.json` key `hooks`, written by `baton hooks off`).
-pub fn enforcement_off(state: &WorkspaceState) -> bool {
-    state
-        .extra
-        .get(ENFORCEMENT_KEY)
-        .and_then(|v| v.get("off"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-}
-
-/// The `state.json` key that records a person's choice about enforcement.
-pub const ENFORCEMENT_KEY: &str = "hooks";
 
 /// The scope data of the bound run's definition — the one the run is
 /// pinned to, never a project file changed since. Kept in the session file
@@ -402,28 +392,7 @@ fn writes_by_name(name: &str) -> bool {
 fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String> {
     let violation = b.session.violation.as_ref()?;
     let root = &svc.config.repo_root;
-    let still: Vec<String> = if violation.guard {
-        let now = guard::snapshot(root, &rules.protected_user_paths());
-        guard::still_changed(&violation.paths, &violation.before, &now)
-    } else if violation.until_clean {
-        let now = tree::snapshot(root);
-        let dirty: Vec<String> = now
-            .iter()
-            .map(|e| e.split('\t').next().unwrap_or_default().to_string())
-            .collect();
-        violation
-            .paths
-            .iter()
-            .filter(|p| dirty.contains(p))
-            .cloned()
-            .collect()
-    } else {
-        let now = tree::snapshot(root);
-        tree::changed(&violation.before, &now)
-            .into_iter()
-            .filter(|p| violation.paths.contains(p))
-            .collect()
-    };
+    let still = tree::still_changed(root, violation);
     if still.is_empty() {
         let _ = binding::modify(root, &b.session.session, |s| s.violation = None);
         return None;
@@ -590,7 +559,7 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
         return Outcome::allow();
     };
     if watch.guard {
-        return guarded_command_ended(svc, input, &b, &rules, tool, &watch);
+        return guarded::command_ended(svc, input, &b, &rules, tool, &watch);
     }
     let after = tree::snapshot(&root);
     let changed: Vec<String> = tree::changed(&watch.tree, &after)
@@ -637,82 +606,6 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
                 b.ws.display
             ),
         }
-    }
-}
-
-/// After a guarded command (a phase that may change the repository): HEAD
-/// and the protected files must be as they were.
-fn guarded_command_ended(
-    svc: &Services,
-    input: &HookInput,
-    b: &Bound,
-    rules: &scope::Rules,
-    tool: &ToolCall,
-    watch: &Watch,
-) -> Outcome {
-    let root = &svc.config.repo_root;
-    let after = guard::snapshot(root, &rules.protected_user_paths());
-    let changed: Vec<String> = guard::changed(&watch.tree, &after)
-        .into_iter()
-        // A scope that lets the agent commit lets HEAD move.
-        .filter(|k| k != guard::HEAD_KEY || rules.git.is_empty())
-        .collect();
-    let command = match tool {
-        ToolCall::Shell { command, .. } => command.clone(),
-        other => other.name().to_string(),
-    };
-    let violation = (!changed.is_empty()).then(|| Violation {
-        paths: changed.clone(),
-        before: watch.tree.clone(),
-        command: command.chars().take(300).collect(),
-        at: Utc::now(),
-        until_clean: false,
-        guard: true,
-    });
-    let found = violation.is_some();
-    let _ = binding::modify(root, &input.session, |s| {
-        s.watches.retain(|w| w.call != watch.call);
-        if let Some(v) = violation {
-            s.violation = Some(v);
-        }
-    });
-    if !found {
-        return Outcome::allow();
-    }
-    let mut undo: Vec<String> = Vec::new();
-    if changed.iter().any(|k| k == guard::HEAD_KEY)
-        && let Some(head) = guard::head_in(&watch.tree)
-    {
-        undo.push(match (&head.branch, guard::read_head(root)) {
-            (Some(branch), Some(now)) if now.branch.as_ref() != Some(branch) => {
-                format!("`git switch {branch}` (HEAD left the branch)")
-            }
-            _ => format!(
-                "`git reset --soft {}` (HEAD moved: commits are the run's own command phases')",
-                head.commit
-            ),
-        });
-    }
-    let files: Vec<&String> = changed.iter().filter(|k| *k != guard::HEAD_KEY).collect();
-    if !files.is_empty() {
-        undo.push(format!(
-            "restore {} as it was (`git checkout -- <file>` for a tracked file, delete a new one)",
-            files
-                .iter()
-                .map(|f| f.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    Outcome::Block {
-        reason: format!(
-            "baton: this command changed {} — the history or protected files no agent changes while run {} is bound ({}). Undo it now: {}; run {} does not go on while the change is there.",
-            changed.join(", "),
-            b.ws.display,
-            rules.phase,
-            undo.join("; "),
-            b.ws.display
-        ),
     }
 }
 
@@ -866,6 +759,11 @@ pub fn stop(svc: &Services, input: &HookInput, subagent: bool) -> Outcome {
     let Ok(Some(b)) = bound(svc, input) else {
         return Outcome::allow();
     };
+    if b.session.step_agent {
+        // An agent `baton run` started for one step ends its turn when its
+        // work is written; the driver takes the next step.
+        return Outcome::allow();
+    }
     let root = &svc.config.repo_root;
     let step = rules::step_of(&b.state);
     if let Some(question) = &step.waiting_for {
@@ -970,52 +868,4 @@ pub fn patch_paths(patch: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// What `baton enforce` did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Enforcement {
-    /// The run.
-    pub workspace: String,
-    /// Whether the hooks enforce its scope now.
-    pub on: bool,
-    /// Who chose, e.g. `person:terminal`.
-    pub by: String,
-}
-
-/// Turns the hooks' enforcement off (or on again) for one run, as `by` (a
-/// person's channel; the adapter checks it is one). Recorded in the run's
-/// `state.json` (key [`ENFORCEMENT_KEY`]: `off`, `by`, `at`, `reason`), so
-/// it is in the run's commit and `baton show`.
-pub fn set_enforcement(
-    svc: &Services,
-    workspace: &str,
-    on: bool,
-    reason: Option<&str>,
-    by: &Actor,
-) -> crate::Result<Enforcement> {
-    crate::validate::check_text("workspace", workspace, 1024)?;
-    if let Some(r) = reason {
-        crate::validate::check_text("reason", r, 2000)?;
-    }
-    let ws = svc.store.resolve(workspace)?;
-    let now = Utc::now();
-    let label = by.label();
-    svc.store.update(&ws, now, |state| {
-        let mut record = serde_json::json!({
-            "off": !on,
-            "by": label,
-            "at": now.to_rfc3339(),
-        });
-        if let Some(r) = reason {
-            record["reason"] = Value::String(r.to_string());
-        }
-        state.extra.insert(ENFORCEMENT_KEY.to_string(), record);
-        Ok::<_, crate::Error>(())
-    })?;
-    Ok(Enforcement {
-        workspace: ws.display,
-        on,
-        by: label,
-    })
 }
