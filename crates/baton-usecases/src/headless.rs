@@ -53,7 +53,8 @@ pub struct DriverRecord {
 pub struct DriverStop {
     /// When.
     pub at: DateTime<Utc>,
-    /// Why, in a few words for a person (`waits for your answer`, …).
+    /// Why, in a few words for a person that follow "`baton run` stopped"
+    /// (`at a question for you`, `when the agent failed`, …).
     pub reason: String,
 }
 

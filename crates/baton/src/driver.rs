@@ -213,7 +213,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
         let reply = match next::next_action(svc, next) {
             Ok(r) => r,
             Err(e) => {
-                stop("baton refused a step");
+                stop("when baton refused a step");
                 return Err(failed("pipeline_next_action", e));
             }
         };
@@ -234,7 +234,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                         format!(" — {}", done.summary_path)
                     }
                 ));
-                stop("the run is done");
+                stop("when the run was done");
                 return Ok(RunOutcome {
                     workspace: ws,
                     summary: done.summary.clone(),
@@ -245,7 +245,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
             Action::SpawnAgent(spawn) => {
                 let spent = headless::spent(svc, &ws).map_err(|e| failed("baton run", e))?;
                 if let Some(why) = over_budget(&opts.budget, &spent) {
-                    stop(&why);
+                    stop(&format!("because {why}"));
                     say(&format!(
                         "\n{why}; it stops here for you to decide before {} starts.\nTo go on, resume it with a higher limit (--max-cost USD, --max-tokens N, or [budget] in baton.toml):\n  {resume} --max-cost {:.2}\nor abandon it:\n  baton answer {} abandon",
                         reply.current_phase,
@@ -264,7 +264,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                     Ok(usage) => usage,
                     Err(AgentStop::Failed(failure)) => {
                         let recorded = headless::agent_failed(svc, &ws, &reply.action_id, &failure);
-                        stop("the agent failed");
+                        stop("when the agent failed");
                         let mut text = format!("✗ {}", failure.message());
                         match recorded {
                             Ok(()) => text.push_str(&format!(
@@ -279,13 +279,13 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                         bail!("{text}");
                     }
                     Err(AgentStop::Unreadable(why)) => {
-                        stop("the agent's output could not be read");
+                        stop("when the agent's output could not be read");
                         bail!(
                             "{why}.\n\nNothing was recorded for this step; the run is where it was. Resume it with:\n  {resume}"
                         );
                     }
                     Err(AgentStop::Other(e)) => {
-                        stop("the agent could not be run");
+                        stop("when the agent could not be run");
                         return Err(e.context(format!("resume the run with: {resume}")));
                     }
                 };
@@ -328,7 +328,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                 // The person at this terminal answers (or their --auto
                 // choice does): never the agent command.
                 let Some(given) = answer(question, auto, &mut retried)? else {
-                    stop("waits for a person's answer");
+                    stop("at a question for you");
                     say(&waiting_message(&ws, question, &resume));
                     return Ok(RunOutcome {
                         workspace: ws,
@@ -351,7 +351,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
             }
         }
     }
-    stop("it took too many steps");
+    stop("after too many steps");
     bail!(
         "stopped after {MAX_ACTIONS} actions: the pipeline did not finish; resume it with: {resume}"
     )
