@@ -468,12 +468,18 @@ fn create(
         .ok_or_else(|| anyhow!("pipeline_init_with_context returned no workspace"))?;
     let skipped = done.skipped_phases.clone().unwrap_or_default();
     say(&format!(
-        "effort {effort} ({} flow), {}",
+        "effort {effort} ({} flow), {}{}",
         done.flow_template.clone().unwrap_or_default(),
         if skipped.is_empty() {
             "no phase skipped".to_string()
         } else {
             format!("skipping {}", skipped.join(", "))
+        },
+        // The pull-request phases are skipped when the run reaches them.
+        if opts.nopr {
+            "; no pull request (--nopr)"
+        } else {
+            ""
         }
     ));
     if done.create_branch == Some(true)

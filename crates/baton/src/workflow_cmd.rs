@@ -176,13 +176,16 @@ pub fn stats(config: &Config, workflow: Option<&str>, json: bool) -> anyhow::Res
     use crate::text_table::Table;
     for (id, w) in &by_workflow {
         println!(
-            "Runs of the workflow {id} in {}: {} — {} completed, {} abandoned, {} active; {} moved by hand (recovery tools)\n",
+            // (`recoveryTrips` of --json counts visits to the phases a
+            // failure leads to; in a workflow whose revisions go back to
+            // phases every run visits, that is not a count of trouble, so
+            // the line leaves it out.)
+            "Runs of the workflow {id} in {} (this branch): {} — {} completed, {} abandoned, {} active\n",
             config.specs_root.display(),
             w.runs,
             w.completed,
             w.abandoned,
             w.active,
-            w.recovery_trips
         );
         let mut phases = Table::new(
             &format!("PHASES OF {}", id.to_uppercase()),
