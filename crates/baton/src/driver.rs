@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
 
-use baton_state::Actor;
+use baton_usecases::Actor;
 use baton_usecases::Services;
 use baton_usecases::headless::{self, AgentFailure, AgentScope, resume_command, shell_word};
 use baton_usecases::trust::{self, AutoGrant};
