@@ -458,7 +458,7 @@ pub fn release_step_agents(svc: &Services, workspace: &str) -> Result<Vec<LeftOu
             continue;
         }
         if let Some(v) = &s.violation {
-            let paths = hooks::still_changed(root, v);
+            let paths = hooks::tree::still_changed(root, v);
             if !paths.is_empty() {
                 left.push(LeftOutside {
                     paths,
