@@ -112,6 +112,9 @@ after-file-edit, before-submit-prompt, stop.")]
         /// Whose contract: claude, codex or cursor.
         #[arg(long, value_enum, default_value = "claude")]
         client: crate::hook_cmd::HookClient,
+        /// The run the session's agent works for (`baton run` passes it to the agents it starts): an unbound session is bound to it.
+        #[arg(long, value_name = "WORKSPACE")]
+        run: Option<String>,
     },
     /// Workflow definitions: list them, show one's phases, check your own files, print the format.
     Workflow {
@@ -377,7 +380,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = Config::load(&overrides)?;
             crate::enforce_cmd::run(config, &workspace, switch == "on", &reason)
         }
-        Command::Hook { event, client } => Ok(crate::hook_cmd::run(client, &event, &overrides)),
+        Command::Hook { event, client, run } => Ok(crate::hook_cmd::run(
+            client,
+            &event,
+            run.as_deref(),
+            &overrides,
+        )),
         Command::Init { client } => {
             let config = Config::load(&overrides)?;
             crate::init_cmd::run(&config, client)

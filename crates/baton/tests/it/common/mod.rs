@@ -18,9 +18,14 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
-/// The `baton` binary under test.
+/// The `baton` binary under test: the one cargo built with the tests, or
+/// `BATON_TEST_BIN` when set (`scripts/test-release-gates` runs issue 19's
+/// checks against the release binary a user installs).
 pub fn baton_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_baton"))
+    match std::env::var_os("BATON_TEST_BIN") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_baton")),
+    }
 }
 
 /// A temporary git-like repository.
