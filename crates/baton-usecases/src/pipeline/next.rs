@@ -148,9 +148,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         // A person's question the state skipped (changed outside baton) is
         // asked again (crate::tamper).
         let reopened = crate::tamper::reopen_skipped(&def, state, now);
-        let withdrawn = untrusted
-            .then(|| crate::tamper::withdraw_grants(state, now))
-            .flatten();
+        let withdrawn = untrusted.then(|| crate::tamper::record_changed_outside(state, now));
         // A migrated run gets a safe baseline before anything is committed.
         crate::baseline::ensure(state, &ws, &svc.config.repo_root);
         let mut stepped = step(&ctx, state, &args.previous(), given)?;
