@@ -75,5 +75,8 @@ pub mod trust;
 pub mod validate;
 pub mod workflows;
 
+/// Who answers or acts, and through which channel: what the use cases take
+/// and record.
+pub use baton_state::{Actor, Channel, Who};
 pub use error::{Error, ErrorCode, Result};
 pub use services::Services;

@@ -135,6 +135,12 @@ impl Services {
         let _ = self.person.set(settings);
     }
 
+    /// Services that publish to no event log (subscribers of this process
+    /// only): for commands that read and publish nothing.
+    pub fn read_only(config: Config, version: &'static str) -> Services {
+        Services::new(config, Arc::new(EventBus::in_memory()), version)
+    }
+
     /// Opens the repository's event log (rotated JSONL, shared by every
     /// baton process of the repository) and builds the services on it.
     pub fn open(config: Config, version: &'static str) -> Result<Services> {

@@ -1,7 +1,10 @@
 //! Shared helpers for end-to-end tests: a temporary repository and a real MCP
 //! client (rmcp) talking to `baton serve` as a child process over stdio.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test or bench targets; each uses part of it"
+)]
 
 pub mod elicit;
 pub mod pipeline;
