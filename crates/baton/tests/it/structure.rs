@@ -546,8 +546,6 @@ const OVER_THE_LIMIT: &[(&str, usize)] = &[
     ("baton-manuals/src/tools/find.rs", 1065),
     // perf: the state store.
     ("baton-state/src/store.rs", 1019),
-    // the state file's schema.
-    ("baton-state/src/schema.rs", 949),
 ];
 
 /// Lines of `file` outside items marked `#[cfg(test)]`.
