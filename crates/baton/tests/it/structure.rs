@@ -545,11 +545,7 @@ const OVER_THE_LIMIT: &[(&str, usize)] = &[
     // manuals: the find tool.
     ("baton-manuals/src/tools/find.rs", 1065),
     // perf: the state store.
-    ("baton-state/src/store.rs", 1036),
-    // the state file's schema.
-    ("baton-state/src/schema.rs", 958),
-    // hooks: the hooks' use cases.
-    ("baton-usecases/src/hooks/mod.rs", 918),
+    ("baton-state/src/store.rs", 1019),
 ];
 
 /// Lines of `file` outside items marked `#[cfg(test)]`.
