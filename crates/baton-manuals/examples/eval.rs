@@ -26,8 +26,8 @@
 //! * `--ranks` prints every query's rank (a tab-separated `RANK` line), to
 //!   compare two runs; like `--verbose` it is refused for out-of-sample sets.
 //! * `--thesaurus FILE` adds a user thesaurus file (as `MANUALS_THESAURUS`).
-//! * `--verbose` lists misses — refused for held-out, blind-2, reserve and
-//!   `.test` sets: printing out-of-sample misses would turn them into
+//! * `--verbose` lists misses — refused for held-out, blind-2, reserve,
+//!   fourth blind (`blind-4/`, `gold-4/`) and `.test` sets: printing out-of-sample misses would turn them into
 //!   tuning data.
 
 use std::path::{Path, PathBuf};
@@ -228,4 +228,6 @@ fn is_out_of_sample(file: &Path) -> bool {
         || name.contains(".heldout.")
         || name.contains(".blind2.")
         || path.contains("/reserve/")
+        || path.contains("/blind-4/")
+        || path.contains("gold-4/")
 }
