@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use baton_state::{HistoryAction, PhaseStatus, WorkspaceState};
+use baton_state::{HistoryAction, PhaseStatus, WorkspaceRef, WorkspaceState};
 use baton_workflow::{PerTask, PhaseKind, WorkflowDefinition};
 
 use crate::error::Result;
@@ -212,15 +212,31 @@ pub struct Integrity {
     pub notes: Vec<String>,
 }
 
-/// The integrity of `state`'s run.
-pub fn integrity(svc: &Services, state: &WorkspaceState) -> Integrity {
+/// The integrity of `state`'s run (in `ws`).
+pub fn integrity(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> Integrity {
     let def = svc.run_definition(state).ok();
-    let tampering = crate::tamper::report(def.as_deref(), state);
+    let mut tampering = crate::tamper::report(def.as_deref(), state);
     let definition = crate::pinning::definition_view(svc, state);
-    let notes = definition
+    let mut notes = definition
         .as_ref()
         .map(crate::pinning::definition_notes)
         .unwrap_or_default();
+    // An ended run's file is as committed (perhaps by someone else's baton).
+    if !state.current_phase_status.is_terminal() {
+        use crate::integrity::Check;
+        match crate::integrity::check(svc.signer(), ws) {
+            Check::Changed => tampering.push(
+                "state.json was changed outside baton since baton last wrote it (its integrity tag no longer matches)".into(),
+            ),
+            Check::Untagged if state.definition.is_some() => tampering.push(
+                "state.json carries no integrity tag, though baton tags every state it writes: it was written outside baton".into(),
+            ),
+            Check::OtherKey => notes.push(
+                "state.json was last written by a baton with another person's key: who wrote it cannot be checked here".into(),
+            ),
+            _ => {}
+        }
+    }
     Integrity {
         tampered: !tampering.is_empty(),
         tampering,
@@ -299,7 +315,7 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         timeline,
         totals,
         next_step,
-        integrity: integrity(svc, &state),
+        integrity: integrity(svc, &ws, &state),
         summary,
     })
 }
