@@ -16,6 +16,8 @@
 //! * [`stop`] — the agent may end its turn only when the run waits for a
 //!   person, has ended, or nothing is outstanding.
 //! * [`session_started`] — remind a resumed session of its run.
+//! * [`tree::still_changed`] — what a watched command left outside the
+//!   scope and nobody reverted yet.
 //!
 //! With no run bound every hook allows at once (one `stat` of the session
 //! file). While a run is bound, a decision that cannot be made (unreadable
@@ -42,7 +44,6 @@ use crate::Services;
 use crate::pipeline::answer::{AnswerArgs, answer_question, pending_question};
 use binding::{CachedScope, ChatAnswer, Session, StopBlocks, Violation, Watch};
 pub use enforce::{ENFORCEMENT_KEY, Enforcement, enforcement_off, set_enforcement};
-pub use tree::still_changed;
 
 /// At most this many consecutive blocks of one outstanding step before the
 /// stop guard lets the turn end (Claude Code itself ends it after 8).
