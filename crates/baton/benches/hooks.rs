@@ -21,9 +21,9 @@
 //! this one's, so a change is compared on the same machine under the same
 //! load.
 //!
-//! `cargo bench -p baton --bench hooks` (release build; `BATON_BENCH_CALLS`
-//! and `BATON_BENCH_ROUNDS` change the size; about two minutes with the
-//! defaults). Not run in CI.
+//! `cargo bench -p baton --bench hooks` (release build; `BATON_BENCH_CALLS`,
+//! `BATON_BENCH_ROUNDS` and `BATON_BENCH_ALONE` change the size; under three
+//! minutes with the defaults). Not run in CI.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

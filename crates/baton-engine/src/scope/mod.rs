@@ -27,8 +27,12 @@
 //!   them; the client's tools that schedule prompts or move the session
 //!   into another worktree never while a run is bound.
 
+mod handed_out;
 pub mod paths;
 pub mod shell;
+mod undo;
+
+pub use undo::HeadBefore;
 
 use baton_workflow::WriteScope;
 
@@ -77,15 +81,6 @@ pub struct Rules {
     /// agent may move it back (`git reset --soft <commit>`, `git switch
     /// <branch>`) whatever the phase.
     pub head_before: Option<HeadBefore>,
-}
-
-/// HEAD as it was before a command moved it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HeadBefore {
-    /// The branch HEAD was on (`None`: detached).
-    pub branch: Option<String>,
-    /// The commit.
-    pub commit: String,
 }
 
 impl Rules {
@@ -475,7 +470,7 @@ fn shell_verdict(rules: &Rules, command: &str) -> Verdict {
             rules.what_the_phase_may_do()
         ));
     }
-    if handed_out_as_given(rules, &script) {
+    if handed_out::as_given(rules.handed_out.as_deref(), &script) {
         return Verdict::Allow;
     }
     let mut verdict = Verdict::Allow;
@@ -492,26 +487,7 @@ fn shell_verdict(rules: &Rules, command: &str) -> Verdict {
 /// Whether `command` is exactly the command the run handed out (one simple
 /// command, its argv as given, no assignment, no writing redirection).
 pub fn is_handed_out(rules: &Rules, command: &str) -> bool {
-    handed_out_as_given(rules, &shell::parse(command))
-}
-
-fn handed_out_as_given(rules: &Rules, script: &shell::Script) -> bool {
-    let Some(argv) = &rules.handed_out else {
-        return false;
-    };
-    if script.commands.len() != 1 || !script.opaque.is_empty() {
-        return false;
-    }
-    let c = &script.commands[0];
-    c.assignments.is_empty()
-        && c.redirects
-            .iter()
-            .all(|r| !r.writes() && r.op != "<<" && r.op != "<<-")
-        && c.words.len() == argv.len()
-        && c.words
-            .iter()
-            .zip(argv)
-            .all(|(w, a)| !w.dynamic && w.text == *a)
+    handed_out::as_given(rules.handed_out.as_deref(), &shell::parse(command))
 }
 
 fn deny(rules: &Rules, what: String) -> Verdict {
@@ -613,7 +589,7 @@ fn command_verdict(rules: &Rules, c: &SimpleCommand, strict: bool, depth: usize)
     if READ_ONLY.contains(&program.as_str()) {
         return Verdict::Allow;
     }
-    if program == "rm" && reverts(rules, &words[1..], &["-f", "--force", "--"]) {
+    if program == "rm" && undo::reverts(&rules.revertable, &words[1..], &["-f", "--force", "--"]) {
         return Verdict::Allow;
     }
     if CHECKED.contains(&program.as_str()) {
@@ -1093,12 +1069,17 @@ fn git_verdict(rules: &Rules, args: &[Word], strict: bool) -> Verdict {
     }
     // Undoing a change left outside the scope is always allowed.
     let undo = match sub.text.as_str() {
-        "restore" => reverts(rules, rest, &["--worktree", "-W", "--staged", "-S", "--"]),
+        "restore" => undo::reverts(
+            &rules.revertable,
+            rest,
+            &["--worktree", "-W", "--staged", "-S", "--"],
+        ),
         "checkout" => {
-            (rest.first().is_some_and(|w| w.text == "--") && reverts(rules, rest, &["--"]))
-                || moves_head_back(rules, "switch", rest)
+            (rest.first().is_some_and(|w| w.text == "--")
+                && undo::reverts(&rules.revertable, rest, &["--"]))
+                || undo::moves_head_back(rules.head_before.as_ref(), "switch", rest)
         }
-        "reset" | "switch" => moves_head_back(rules, &sub.text, rest),
+        "reset" | "switch" => undo::moves_head_back(rules.head_before.as_ref(), &sub.text, rest),
         _ => false,
     };
     if undo {
@@ -1141,51 +1122,6 @@ fn git_verdict(rules: &Rules, args: &[Word], strict: bool) -> Verdict {
             }
         ),
     )
-}
-
-/// Whether `git <sub> <args>` only moves HEAD back to where it was before
-/// a command moved it: `reset --soft <commit>` (the commit, or at least 7
-/// of its first digits) or `switch`/`checkout <branch>`.
-fn moves_head_back(rules: &Rules, sub: &str, args: &[Word]) -> bool {
-    let Some(before) = &rules.head_before else {
-        return false;
-    };
-    if args.iter().any(|w| w.dynamic) {
-        return false;
-    }
-    let words: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
-    match (sub, words.as_slice()) {
-        ("reset", ["--soft", commit]) => {
-            commit.len() >= 7
-                && before.commit.starts_with(commit)
-                && commit.bytes().all(|b| b.is_ascii_hexdigit())
-        }
-        ("switch", [branch]) => before.branch.as_deref() == Some(*branch),
-        _ => false,
-    }
-}
-
-/// Whether `args` name only paths the agent may revert (options in
-/// `options` aside; no option beyond them, nothing computed).
-fn reverts(rules: &Rules, args: &[Word], options: &[&str]) -> bool {
-    let mut paths = 0;
-    for w in args {
-        if w.dynamic {
-            return false;
-        }
-        if options.contains(&w.text.as_str()) {
-            continue;
-        }
-        if w.text.starts_with('-') {
-            return false;
-        }
-        let path = paths::normalise(w.text.trim_start_matches("./")).unwrap_or_default();
-        if !rules.revertable.contains(&path) {
-            return false;
-        }
-        paths += 1;
-    }
-    paths > 0
 }
 
 /// The program's name: the last part of a path (`/usr/bin/git` → `git`).

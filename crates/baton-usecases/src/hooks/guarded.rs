@@ -5,31 +5,29 @@ use chrono::Utc;
 
 use baton_engine::scope;
 
+use std::path::Path;
+
 use super::binding::{self, Violation, Watch};
-use super::{Bound, HookInput, Outcome, ToolCall, guard};
-use crate::Services;
+use super::guard;
 
 /// After a guarded command (a phase that may change the repository): HEAD
-/// and the protected files must be as they were.
+/// and the protected files must be as they were. Forgets the watch,
+/// records what changed in `session`'s file, and returns what the agent
+/// is told (`None`: nothing changed).
 pub(super) fn command_ended(
-    svc: &Services,
-    input: &HookInput,
-    b: &Bound,
+    root: &Path,
+    session: &str,
+    workspace: &str,
     rules: &scope::Rules,
-    tool: &ToolCall,
+    command: &str,
     watch: &Watch,
-) -> Outcome {
-    let root = &svc.config.repo_root;
+) -> Option<String> {
     let after = guard::snapshot(root, &rules.protected_user_paths());
     let changed: Vec<String> = guard::changed(&watch.tree, &after)
         .into_iter()
         // A scope that lets the agent commit lets HEAD move.
         .filter(|k| k != guard::HEAD_KEY || rules.git.is_empty())
         .collect();
-    let command = match tool {
-        ToolCall::Shell { command, .. } => command.clone(),
-        other => other.name().to_string(),
-    };
     let violation = (!changed.is_empty()).then(|| Violation {
         paths: changed.clone(),
         before: watch.tree.clone(),
@@ -39,14 +37,14 @@ pub(super) fn command_ended(
         guard: true,
     });
     let found = violation.is_some();
-    let _ = binding::modify(root, &input.session, |s| {
+    let _ = binding::modify(root, session, |s| {
         s.watches.retain(|w| w.call != watch.call);
         if let Some(v) = violation {
             s.violation = Some(v);
         }
     });
     if !found {
-        return Outcome::allow();
+        return None;
     }
     let mut undo: Vec<String> = Vec::new();
     if changed.iter().any(|k| k == guard::HEAD_KEY)
@@ -73,14 +71,12 @@ pub(super) fn command_ended(
                 .join(", ")
         ));
     }
-    Outcome::Block {
-        reason: format!(
-            "baton: this command changed {} — the history or protected files no agent changes while run {} is bound ({}). Undo it now: {}; run {} does not go on while the change is there.",
-            changed.join(", "),
-            b.ws.display,
-            rules.phase,
-            undo.join("; "),
-            b.ws.display
-        ),
-    }
+    Some(format!(
+        "baton: this command changed {} — the history or protected files no agent changes while run {} is bound ({}). Undo it now: {}; run {} does not go on while the change is there.",
+        changed.join(", "),
+        workspace,
+        rules.phase,
+        undo.join("; "),
+        workspace
+    ))
 }

@@ -560,7 +560,21 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
         return Outcome::allow();
     };
     if watch.guard {
-        return guarded::command_ended(svc, input, &b, &rules, tool, &watch);
+        let command = match tool {
+            ToolCall::Shell { command, .. } => command.clone(),
+            other => other.name().to_string(),
+        };
+        return match guarded::command_ended(
+            &root,
+            &input.session,
+            &b.ws.display,
+            &rules,
+            &command,
+            &watch,
+        ) {
+            Some(reason) => Outcome::Block { reason },
+            None => Outcome::allow(),
+        };
     }
     let after = tree::snapshot(&root);
     let changed: Vec<String> = tree::changed(&watch.tree, &after)
