@@ -69,13 +69,17 @@ pub mod env {
     pub const DASHBOARD_PORT: &str = "BATON_DASHBOARD_PORT";
     /// Extra host names the dashboard answers to (comma-separated).
     pub const DASHBOARD_HOSTS: &str = "BATON_DASHBOARD_HOSTS";
+    /// The team database (PostgreSQL URL): team mode is on when set (docs/team.md).
+    pub const DATABASE_URL: &str = "BATON_DATABASE_URL";
 }
 
 pub mod dashboard;
 pub mod notify;
+pub mod team;
 
 pub use dashboard::DashboardConfig;
 pub use notify::{NotifyConfig, NotifyOn, Secret, Webhook, WebhookFormat};
+pub use team::TeamConfig;
 
 /// Name of the optional configuration file at the repository root.
 pub const CONFIG_FILE: &str = "baton.toml";
@@ -162,6 +166,8 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// The dashboard.
     pub dashboard: DashboardConfig,
+    /// Team mode (one PostgreSQL for every machine of a team); off by default.
+    pub team: TeamConfig,
 }
 
 /// Token prices in US dollars per million tokens (`[prices]` in `baton.toml`).
@@ -256,6 +262,8 @@ struct FileConfig {
     notify: notify::FileNotify,
     #[serde(default)]
     dashboard: dashboard::FileDashboard,
+    #[serde(default)]
+    team: team::FileTeam,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -520,6 +528,7 @@ impl Config {
             prices,
             notify: notify::resolve(file.notify, env)?,
             dashboard: dashboard::resolve(file.dashboard, env)?,
+            team: team::resolve(file.team, env)?,
         })
     }
 }

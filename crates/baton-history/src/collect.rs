@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use baton_engine::pipeline::verdict::{Verdict, parse_review};
+use baton_engine::completion::verdict::{Verdict, parse_review};
 use baton_state::{HistoryAction, PhaseStatus, WorkspaceState};
 use baton_workflow::{PerTask, PhaseDefinition, PhaseKind, WorkflowDefinition};
 

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use baton_engine::completion::verdict::Severity;
 use baton_engine::pipeline::prompt::LearningBlock;
-use baton_engine::pipeline::verdict::Severity;
 use baton_state::{Effort, WorkspaceState};
 use baton_workflow::{Registry, WorkflowDefinition};
 use schemars::JsonSchema;

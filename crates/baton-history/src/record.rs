@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use baton_engine::pipeline::verdict::Severity;
+use baton_engine::completion::verdict::Severity;
 use baton_state::{Effort, FlowTemplate, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -11,6 +11,8 @@
 //!   identity and an initial commit, and the git calls tests make on it.
 //! * [`http`] — raw HTTP/1.1 against a real server (every header as given)
 //!   and a server process started for a test.
+//! * [`postgres`] — a throwaway PostgreSQL cluster on a free loopback port
+//!   (run as an unprivileged user when the tests run as root).
 
 #![warn(missing_docs)]
 
@@ -18,3 +20,4 @@ pub mod clients;
 pub mod git;
 pub mod http;
 pub mod model;
+pub mod postgres;

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use baton_engine::pipeline::commit::{RepoStatus, parse_porcelain};
+use baton_engine::plan::commit::{RepoStatus, parse_porcelain};
 use baton_state::store::WorkspaceRef;
 use baton_state::{RepoBaseline, WorkspaceState};
 

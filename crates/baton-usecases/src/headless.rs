@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use baton_state::{Lifecycle, PhaseStatus, WorkspaceRef};
 use baton_workflow::{PhaseKind, WriteScope};
 
-use crate::events::events_for;
+use crate::events::Happened;
 use crate::validate::check_text;
 use crate::{Error, ErrorCode, Result, Services};
 
@@ -252,8 +252,12 @@ pub fn agent_failed(
         let phase = state.current_phase.clone();
         Ok(lc.fail(state, &phase, &message)?)
     })?;
-    let events = events_for(svc, &ws, &updated.state, &updated.value);
-    svc.publish(events);
+    let happened = updated
+        .value
+        .into_iter()
+        .map(Happened::Transition)
+        .collect();
+    svc.after_write(&ws, &updated.state, happened);
     Ok(())
 }
 

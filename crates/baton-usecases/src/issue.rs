@@ -7,13 +7,13 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use baton_engine::report::{ReportEvidence, check_report};
+use baton_engine::completion::evidence::{ReportEvidence, check_report};
 use baton_engine::route::{Decision, decide, visits};
 use baton_engine::stats::{RunStats, run_stats};
 use baton_state::{Lifecycle, PhaseReport, Transition};
 use baton_workflow::{COMPLETED, ResultKind};
 
-use crate::events::events_for;
+use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::runs::{RunView, fresh_folder, select, start_run, view};
 use crate::validate::{check_list, check_path, check_text, normalize_issue};
@@ -341,7 +341,7 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
         }
         // The visit is over: its artifacts must be written anew on the next.
         if let Some(p) = def.phase(&report.phase_name) {
-            baton_engine::pipeline::artifacts::mark(state, &disk, &p.artifacts);
+            baton_engine::completion::freshness::mark(state, &disk, &p.artifacts);
         }
         // Start the next piece of work right away, unless it waits for a person
         // or its loop limit is used up.
@@ -357,13 +357,11 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
         Ok((transitions, outcome))
     })?;
     let (transitions, outcome) = updated.value;
-    crate::history::record_if_ended(svc, &ws, &updated.state, &transitions);
-    let events = events_for(svc, &ws, &updated.state, &transitions);
-    let names = events
-        .iter()
-        .map(|e| e.event.as_str().to_string())
-        .collect();
-    svc.publish(events);
+    let names = svc.after_write(
+        &ws,
+        &updated.state,
+        transitions.into_iter().map(Happened::Transition).collect(),
+    );
     let Some(definition) = definition else {
         return Err(Error::new(
             ErrorCode::Internal,

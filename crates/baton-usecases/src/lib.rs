@@ -14,6 +14,8 @@
 //!
 //! * [`Services`] — what every use case needs (configuration, store,
 //!   workflow registry, event bus, run history); built once per process.
+//!   [`Services::after_write`] is the one way a use case finishes a state
+//!   write: record the run if the write ended it, then publish the events.
 //! * [`history`] — the run history: recording ended runs, Layer 4 of
 //!   prompts, estimates, and the history and analytics queries.
 //! * [`error`] — the closed set of error codes every adapter shows.
@@ -31,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+mod after_write;
 pub mod error;
 pub mod events;
 pub mod files;
@@ -168,16 +171,6 @@ impl Services {
             )
             .with_details(serde_json::json!({ "known": known }))
         })
-    }
-
-    /// Publishes events after a successful change. A failing event-log write
-    /// is reported on stderr and never turns a successful call into a failure.
-    pub fn publish(&self, events: Vec<EventRecord>) {
-        for event in events {
-            if let Err(e) = self.bus.publish(event) {
-                tracing::warn!("event not logged: {e}");
-            }
-        }
     }
 
     /// An event record about `ws`.

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use baton_engine::guards::is_human_phase;
+use baton_engine::completion::guards::is_human_phase;
 use baton_engine::summary::phase_label;
 use baton_state::{HistoryAction, PhaseStatus, WorkspaceRef, WorkspaceState};
 use baton_workflow::{PerTask, PhaseKind, WorkflowDefinition};

@@ -7,13 +7,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use baton_engine::WorkspaceFiles;
-use baton_engine::guards;
+use baton_engine::completion::guards;
 use baton_engine::summary::next_step;
 use baton_events::EventKind;
 use baton_state::{Effort, FlowTemplate, Lifecycle, Transition, WorkspaceState};
 use baton_workflow::WorkflowDefinition;
 
-use crate::events::events_for;
+use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::validate::{check_text, slugify};
 use crate::{Error, ErrorCode, Result, Services};
@@ -189,15 +189,17 @@ pub fn init(svc: &Services, args: InitArgs) -> Result<InitReply> {
     }
     svc.store.create(&ws, &state)?;
 
-    let mut events = vec![
-        svc.event(EventKind::PipelineInit, baton_workflow::SETUP, &ws, &state)
-            .with_detail(match state.effort {
-                Some(e) => format!("workflow={} effort={e:?}", definition.id),
-                None => format!("workflow={}", definition.id),
-            }),
-    ];
-    events.extend(events_for(svc, &ws, &state, &transitions));
-    svc.publish(events);
+    let mut happened = vec![Happened::Event(
+        EventKind::PipelineInit,
+        baton_workflow::SETUP.to_string(),
+        Some(match state.effort {
+            Some(e) => format!("workflow={} effort={e:?}", definition.id),
+            None => format!("workflow={}", definition.id),
+        }),
+        None,
+    )];
+    happened.extend(transitions.into_iter().map(Happened::Transition));
+    svc.after_write(&ws, &state, happened);
 
     Ok(InitReply {
         workspace: ws.display.clone(),
@@ -224,19 +226,18 @@ pub fn phase_start(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply> {
         |lc, def, state, files| {
             guards::check_start(state, def, &args.phase)?;
             // A phase the run skips (its template, its flags) is never started.
-            let request = baton_engine::pipeline::next::request_meta(
-                &files.read("request.md").unwrap_or_default(),
-            );
-            if baton_engine::pipeline::next::effective_skips(def, state, &request)
-                .contains(&args.phase)
-            {
-                return Err(Error::from(baton_engine::guards::GuardViolation {
-                    rule: "phase_skipped",
-                    message: format!(
-                        "{} is skipped by this run (its effort, its flags or its source); it is not started",
-                        args.phase
-                    ),
-                }));
+            let request =
+                baton_engine::plan::request_meta(&files.read("request.md").unwrap_or_default());
+            if baton_engine::plan::effective_skips(def, state, &request).contains(&args.phase) {
+                return Err(Error::from(
+                    baton_engine::completion::guards::GuardViolation {
+                        rule: "phase_skipped",
+                        message: format!(
+                            "{} is skipped by this run (its effort, its flags or its source); it is not started",
+                            args.phase
+                        ),
+                    },
+                ));
             }
             Ok(lc.start(state, &args.phase)?)
         },
@@ -259,17 +260,17 @@ pub fn phase_complete(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply>
                 .phase(&args.phase)
                 .is_some_and(|p| p.kind.waits_for_human())
             {
-                baton_engine::gate::check_completion(def, state, &args.phase, files)?;
+                baton_engine::completion::check_completion(def, state, &args.phase, files)?;
             }
             // The lifecycle's own checks (current phase, status) come first so
             // the caller hears about the real problem before evidence details.
             let mut probe = state.clone();
             lc.complete(&mut probe, &args.phase)?;
-            baton_engine::gate::check_completion(def, state, &args.phase, files)?;
+            baton_engine::completion::check_completion(def, state, &args.phase, files)?;
             guards::check_complete(state, def, &args.phase, files)?;
             let transitions = lc.complete(state, &args.phase)?;
             if let Some(p) = def.phase(&args.phase) {
-                baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+                baton_engine::completion::freshness::mark(state, files, &p.artifacts);
             }
             Ok(transitions)
         },
@@ -289,7 +290,7 @@ pub fn phase_fail(svc: &Services, args: FailArgs) -> Result<LifecycleReply> {
         |lc, def, state, files| {
             let transitions = lc.fail(state, &args.phase, &message)?;
             if let Some(p) = def.phase(&args.phase) {
-                baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+                baton_engine::completion::freshness::mark(state, files, &p.artifacts);
             }
             Ok(transitions)
         },
@@ -321,13 +322,15 @@ pub fn skip_phase(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply> {
                 || !p.verdicts.is_empty()
                 || p.per_task.is_some())
         {
-            return Err(Error::from(baton_engine::guards::GuardViolation {
-                rule: "gated_phase",
-                message: format!(
-                    "{} has a gate (artifacts, a verdict, per-task work or a person's answer) and is not skipped by a tool; do its work, or let a person decide at its question",
-                    args.phase
-                ),
-            }));
+            return Err(Error::from(
+                baton_engine::completion::guards::GuardViolation {
+                    rule: "gated_phase",
+                    message: format!(
+                        "{} has a gate (artifacts, a verdict, per-task work or a person's answer) and is not skipped by a tool; do its work, or let a person decide at its question",
+                        args.phase
+                    ),
+                },
+            ));
         }
         Ok(lc.skip(state, &args.phase)?)
     })
@@ -358,12 +361,14 @@ impl Forced {
     fn check(&self) -> Result<()> {
         let tool = self.tool;
         if !self.force {
-            return Err(Error::from(baton_engine::guards::GuardViolation {
-                rule: "recovery_only",
-                message: format!(
-                    "{tool} is a recovery tool for a person, not a step of the workflow: to move a run on, call pipeline_next_action (seed pipeline) or completePhase (issue and other workflows). To repair a run by hand, call {tool} again with force: true and a reason."
-                ),
-            }));
+            return Err(Error::from(
+                baton_engine::completion::guards::GuardViolation {
+                    rule: "recovery_only",
+                    message: format!(
+                        "{tool} is a recovery tool for a person, not a step of the workflow: to move a run on, call pipeline_next_action (seed pipeline) or completePhase (issue and other workflows). To repair a run by hand, call {tool} again with force: true and a reason."
+                    ),
+                },
+            ));
         }
         if self.reason.is_empty() {
             return Err(Error::invalid(
@@ -466,19 +471,17 @@ fn transition(
         definition = Some(def);
         Ok(transitions)
     })?;
-    crate::history::record_if_ended(svc, &ws, &updated.state, &updated.value);
-    let events: Vec<_> = events_for(svc, &ws, &updated.state, &updated.value)
-        .into_iter()
-        .map(|e| match forced {
-            Some(f) if e.detail.is_none() => e.with_detail(f.label.clone()),
-            _ => e,
+    // A forced change names who forced it on each event without a detail.
+    let happened = updated
+        .value
+        .iter()
+        .cloned()
+        .map(|t| match forced {
+            Some(f) => Happened::Annotated(t, f.label.clone()),
+            None => Happened::Transition(t),
         })
         .collect();
-    let names = events
-        .iter()
-        .map(|e| e.event.as_str().to_string())
-        .collect();
-    svc.publish(events);
+    let names = svc.after_write(&ws, &updated.state, happened);
     let next = match &definition {
         Some(def) => next_step(&updated.state, def),
         None => String::new(),

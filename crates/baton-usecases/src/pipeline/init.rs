@@ -16,6 +16,7 @@ use baton_engine::pipeline::init::{
 use baton_events::EventKind;
 use baton_state::{Effort, FlowTemplate, Lifecycle, WorkspaceState};
 
+use crate::events::Happened;
 use crate::validate::{check_line, check_text};
 use crate::{Error, Result, Services};
 
@@ -718,9 +719,15 @@ pub fn pipeline_init_with_context(
         .map_err(Error::from)?;
     svc.store.create(&ws, &state)?;
     baseline.attach(&ws);
-    svc.publish(vec![
-        svc.event(EventKind::PipelineInit, baton_workflow::SETUP, &ws, &state)
-            .with_detail(format!("effort={}", confirmation.effort)),
-    ]);
+    svc.after_write(
+        &ws,
+        &state,
+        vec![Happened::Event(
+            EventKind::PipelineInit,
+            baton_workflow::SETUP.to_string(),
+            Some(format!("effort={}", confirmation.effort)),
+            None,
+        )],
+    );
     Ok(reply)
 }

@@ -6,11 +6,13 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use baton_engine::pipeline::artifacts::{check_phase, is_fresh, require_fresh};
+use baton_engine::WorkspaceFiles;
+use baton_engine::completion::artifacts::check_phase;
+use baton_engine::completion::freshness::{is_fresh, require_fresh};
+use baton_engine::completion::guards::GuardViolation;
+use baton_engine::completion::verdict::{Finding, Verdict};
 use baton_engine::pipeline::tasks::parse_tasks;
-use baton_engine::pipeline::verdict::{Finding, Verdict};
 use baton_engine::route::{Decision, decide};
-use baton_engine::{WorkspaceFiles, guards::GuardViolation};
 use baton_events::EventKind;
 use baton_state::{
     CommandGuard, DecisionReason, Lifecycle, PendingDecision, PhaseLogEntry, Transition,
@@ -18,7 +20,7 @@ use baton_state::{
 };
 use baton_workflow::{CommandSource, PerTask, ResultKind, WorkflowDefinition};
 
-use crate::events::events_for;
+use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::validate::check_text;
 use crate::{Error, ErrorCode, Result, Services};
@@ -385,7 +387,7 @@ pub fn report_core(
         }
     }
     // A failed task's implementation must be written again on its retry.
-    baton_engine::pipeline::artifacts::mark(state, files, &failed_impls);
+    baton_engine::completion::freshness::mark(state, files, &failed_impls);
     let decision = decide(
         def,
         state,
@@ -421,7 +423,7 @@ pub fn report_core(
 /// backwards, and clears what the phase's completion answers.
 ///
 /// A forward move of a work phase passes the one gatekeeper first
-/// ([`baton_engine::gate::check_completion`]); a move back (a revision) does
+/// ([`baton_engine::completion::check_completion`]); a move back (a revision) does
 /// not need the evidence it is sent back for. Either way the phase's
 /// artifacts are fingerprinted, so the next visit must write them anew.
 pub fn advance(
@@ -439,10 +441,10 @@ pub fn advance(
         .is_some_and(|(t, p)| t < p);
     let work = def.phase(phase).filter(|p| !p.kind.waits_for_human());
     if !backwards && work.is_some() {
-        baton_engine::gate::check_completion(def, state, phase, files)?;
+        baton_engine::completion::check_completion(def, state, phase, files)?;
     }
     if let Some(p) = work {
-        baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+        baton_engine::completion::freshness::mark(state, files, &p.artifacts);
     }
     if backwards {
         match phase {
@@ -534,23 +536,19 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
             Ok(outcome)
         })?;
     let outcome = updated.value;
-    crate::history::record_if_ended(svc, &ws, &updated.state, &outcome.transitions);
     // The same per-phase sequence as the embedded report (seed 003).
-    let mut events: Vec<_> = report_events(&input, &updated.state, &outcome)
+    let mut happened: Vec<Happened> = report_events(&input, &updated.state, &outcome)
         .into_iter()
-        .map(|e| {
-            let mut record = svc.event(e.kind, &phase, &ws, &updated.state);
-            if let Some(d) = e.detail {
-                record = record.with_detail(d);
-            }
-            if let Some(o) = e.outcome {
-                record.outcome = o;
-            }
-            record
-        })
+        .map(|e| Happened::Event(e.kind, phase.clone(), e.detail, e.outcome))
         .collect();
-    events.extend(events_for(svc, &ws, &updated.state, &outcome.transitions));
-    svc.publish(events);
+    happened.extend(
+        outcome
+            .transitions
+            .iter()
+            .cloned()
+            .map(Happened::Transition),
+    );
+    svc.after_write(&ws, &updated.state, happened);
     Ok(reply_of(&outcome, &args))
 }
 

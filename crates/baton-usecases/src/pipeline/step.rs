@@ -9,12 +9,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use baton_engine::pipeline::commit::RepoStatus;
-use baton_engine::pipeline::next::{
-    Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta,
-};
 use baton_engine::pipeline::prompt::{PromptParts, assemble};
 use baton_engine::pipeline::tasks::parse_tasks;
+use baton_engine::plan::commit::RepoStatus;
+use baton_engine::plan::{
+    Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta,
+};
 use baton_engine::route::{Decision, decide};
 use baton_engine::summary::phase_label;
 use baton_events::EventKind;
@@ -29,7 +29,7 @@ use super::action::{
 };
 use super::answer::{Answer, Run, option_matches, parse_answer, resolve, wait_for_person};
 use super::report::{Outcome, ReportInput, advance, report_core, report_events};
-use crate::events::{Happened, records};
+use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::validate::check_text;
 use crate::{Error, ErrorCode, Result, Services};
@@ -178,13 +178,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         Ok::<_, Error>(((reply, stepped.happened), finish))
     })?;
     let (reply, happened) = updated.value;
-    crate::history::record_if_ended(
-        svc,
-        &ws,
-        &updated.state,
-        crate::history::transitions(&happened),
-    );
-    svc.publish(records(svc, &ws, &updated.state, &happened));
+    svc.after_write(&ws, &updated.state, happened);
     Ok(reply)
 }
 
@@ -376,13 +370,7 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
         Err(Error::new(ErrorCode::Internal, "no question reached"))
     })?;
     let (question, word, happened, next) = updated.value;
-    crate::history::record_if_ended(
-        svc,
-        &ws,
-        &updated.state,
-        crate::history::transitions(&happened),
-    );
-    svc.publish(records(svc, &ws, &updated.state, &happened));
+    svc.after_write(&ws, &updated.state, happened);
     Ok(AnswerReply {
         workspace: ws.display.clone(),
         question,
@@ -597,7 +585,7 @@ pub fn predict_final(
 }
 
 fn plan_now(ctx: &StepContext<'_>, state: &WorkspaceState) -> Result<Plan> {
-    baton_engine::pipeline::next::plan(
+    baton_engine::plan::plan(
         &PlanInput {
             definition: ctx.def,
             files: ctx.files,
@@ -675,7 +663,7 @@ fn internal_step(
                 out.transitions.extend(lc.start(state, &phase)?);
             }
             // The one gatekeeper: the same evidence on every path.
-            baton_engine::gate::check_completion(def, state, &phase, ctx.files)?;
+            baton_engine::completion::check_completion(def, state, &phase, ctx.files)?;
             state.command_step = 0;
             state.command_guard = CommandGuard::Check;
             let target = successor(def, state, &phase)?;

@@ -175,6 +175,41 @@ fn notifications_are_an_adapter_beside_mcp() {
 }
 
 #[test]
+fn the_team_store_sits_beside_the_stores_and_only_use_cases_call_it() {
+    // Team mode's database store knows the file helpers only: no state,
+    // no events, no use cases, no transport.
+    assert_eq!(internal("baton-team"), set(&["baton-fs"]));
+    let external = deps("baton-team");
+    for forbidden in ["rmcp", "axum", "hyper", "baton-mcp", "baton-usecases"] {
+        assert!(
+            !external.contains(forbidden),
+            "baton-team must not depend on {forbidden}"
+        );
+    }
+    // Adapters reach it through the use cases only.
+    for adapter in ["baton", "baton-mcp", "baton-notify"] {
+        assert!(
+            !internal(adapter).contains("baton-team"),
+            "{adapter} must call the use cases, not baton-team"
+        );
+    }
+    // Nothing below the use cases knows it.
+    for lower in [
+        "baton-engine",
+        "baton-state",
+        "baton-events",
+        "baton-history",
+        "baton-workflow",
+        "baton-config",
+    ] {
+        assert!(
+            !internal(lower).contains("baton-team"),
+            "{lower} must not depend on baton-team"
+        );
+    }
+}
+
+#[test]
 fn the_test_kit_is_for_tests_only() {
     let crates = std::fs::read_dir(format!("{}/..", env!("CARGO_MANIFEST_DIR"))).unwrap();
     for entry in crates {

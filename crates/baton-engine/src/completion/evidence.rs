@@ -4,19 +4,10 @@
 use baton_state::WorkspaceState;
 use baton_workflow::WorkflowDefinition;
 
+use super::artifacts::check_phase;
+use super::gate::check_artifacts;
+use super::guards::GuardViolation;
 use crate::WorkspaceFiles;
-use crate::guards::GuardViolation;
-
-/// How far a file's modification time may lag the phase start and still count
-/// as written during the phase (file systems stamp with a coarse clock).
-pub const STALE_TOLERANCE: chrono_delta::Delta = chrono_delta::MILLIS_50;
-
-mod chrono_delta {
-    /// A duration type without naming chrono directly (the engine depends on data crates only).
-    pub type Delta = <baton_state::Timestamp as std::ops::Sub>::Output;
-    /// 50 milliseconds.
-    pub const MILLIS_50: Delta = Delta::milliseconds(50);
-}
 
 /// What the agent reports for the current phase.
 #[derive(Debug, Clone, Copy)]
@@ -125,7 +116,7 @@ pub fn check_report(
         // Where the review file states its verdict (the seed pipeline's
         // reviews), the reported one must be the file's: a report cannot
         // approve what the review sent back.
-        let reviews = crate::pipeline::artifacts::check_phase(&phase.id, state, files);
+        let reviews = check_phase(&phase.id, state, files);
         for review in reviews.iter().filter(|c| c.valid) {
             let reported = evidence.verdict.unwrap_or("");
             match review.verdict {
@@ -158,7 +149,7 @@ pub fn check_report(
             }
         }
     }
-    crate::gate::check_artifacts(phase, state, files)?;
+    check_artifacts(phase, state, files)?;
     Ok(())
 }
 

@@ -5,11 +5,11 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use baton_state::WorkspaceState;
-
-use super::tasks::parse_tasks;
+use super::tasks::tasks_to_review;
 use super::verdict::{Finding, Verdict, parse_review};
 use crate::WorkspaceFiles;
+use crate::pipeline::tasks::parse_tasks;
+use baton_state::WorkspaceState;
 
 /// The result of checking one artifact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -29,7 +29,7 @@ pub struct ArtifactCheck {
 }
 
 impl ArtifactCheck {
-    fn new(file: &str) -> ArtifactCheck {
+    pub(crate) fn new(file: &str) -> ArtifactCheck {
         ArtifactCheck {
             file: file.to_string(),
             valid: false,
@@ -63,76 +63,6 @@ fn review(file: &str, files: &dyn WorkspaceFiles, vocabulary: &[Verdict]) -> Art
         check.error = parsed.problem.map(|p| format!("{file}: {p}"));
     }
     check
-}
-
-/// Whether `file` was written during the current run of the phase (its
-/// modification time is not before the phase started, within
-/// [`crate::report::STALE_TOLERANCE`]). A file from an earlier visit — a
-/// design before its revision, a review of an older design — is not fresh.
-/// Unknown times count as fresh.
-///
-/// A file still identical (same modification time and size) to what it was
-/// when the phase's previous visit ended is stale whatever the clock says:
-/// it is left over from that visit.
-pub fn is_fresh(file: &str, state: &WorkspaceState, files: &dyn WorkspaceFiles) -> bool {
-    let info = files.file(file);
-    if let (Some(info), Some(mark)) = (info, state.artifact_marks.get(file))
-        && fingerprint(&info) == *mark
-    {
-        return false;
-    }
-    match (
-        info.and_then(|f| f.modified),
-        state.timestamps.phase_started,
-    ) {
-        (Some(modified), Some(started)) => modified + crate::report::STALE_TOLERANCE >= started,
-        _ => true,
-    }
-}
-
-/// A file's fingerprint: modification time (nanoseconds) and size.
-pub fn fingerprint(info: &crate::FileInfo) -> String {
-    let nanos = info
-        .modified
-        .and_then(|m| m.timestamp_nanos_opt())
-        .unwrap_or(0);
-    format!("{nanos}:{}", info.len)
-}
-
-/// Records the fingerprints of `names` as they are now, when a visit ends:
-/// the next visit must write them again.
-pub fn mark(state: &mut WorkspaceState, files: &dyn WorkspaceFiles, names: &[String]) {
-    for name in names {
-        match files.file(name) {
-            Some(info) => {
-                state
-                    .artifact_marks
-                    .insert(name.clone(), fingerprint(&info));
-            }
-            None => {
-                state.artifact_marks.remove(name);
-            }
-        }
-    }
-}
-
-/// Marks the checks of files not written during this run of the phase as
-/// invalid (`stale`), so an old review can never pass for a new one.
-pub fn require_fresh(
-    checks: &mut [ArtifactCheck],
-    phase: &str,
-    state: &WorkspaceState,
-    files: &dyn WorkspaceFiles,
-) {
-    for check in checks.iter_mut() {
-        if check.valid && !is_fresh(&check.file, state, files) {
-            check.valid = false;
-            check.error = Some(format!(
-                "{} was written before this run of {phase} started: it belongs to an earlier revision; write it again",
-                check.file
-            ));
-        }
-    }
 }
 
 /// Checks the artifacts a phase of the `forge` pipeline reported.
@@ -179,7 +109,7 @@ pub fn check_phase(
             }
             vec![check]
         }
-        "phase-6" => super::next::tasks_to_review(state)
+        "phase-6" => tasks_to_review(state)
             .into_iter()
             .map(|k| review(&format!("review-{k}.md"), files, &Verdict::IMPL_REVIEW))
             .collect(),

@@ -16,18 +16,11 @@
 use baton_state::WorkspaceState;
 use baton_workflow::{PerTask, PhaseDefinition, WorkflowDefinition};
 
+use super::artifacts::check_phase;
+use super::freshness::is_fresh;
+use super::guards::GuardViolation;
+use super::tasks::{check_implemented, check_reviewed};
 use crate::WorkspaceFiles;
-use crate::guards::GuardViolation;
-use crate::pipeline::artifacts::{check_phase, is_fresh};
-use crate::pipeline::verdict::{Verdict, parse_review};
-
-/// Review statuses that close a task's review.
-pub const REVIEW_CLOSED: [&str; 4] = [
-    "completed_pass",
-    "completed_pass_with_notes",
-    "accepted_by_human",
-    "skipped_by_human",
-];
 
 /// Checks that `phase` may complete now.
 pub fn check_completion(
@@ -109,78 +102,6 @@ pub fn check_artifacts(
         });
     }
     Ok(())
-}
-
-fn check_implemented(
-    phase: &PhaseDefinition,
-    state: &WorkspaceState,
-    files: &dyn WorkspaceFiles,
-) -> Result<(), GuardViolation> {
-    if phase.requires_tasks && state.tasks.is_empty() {
-        return Err(GuardViolation {
-            rule: "tasks_required",
-            message: format!("{} works through tasks and none are registered", phase.id),
-        });
-    }
-    let mut open = Vec::new();
-    for key in crate::pipeline::tasks::ordered_keys(&state.tasks) {
-        let task = &state.tasks[&key];
-        if task.impl_status != "completed" {
-            open.push(format!("task {key} is not implemented"));
-        } else if task.execution_mode != "human_gate"
-            && task.review_status != "skipped_by_human"
-            && !files.is_nonempty_file(&format!("impl-{key}.md"))
-        {
-            open.push(format!("task {key} has no impl-{key}.md"));
-        }
-    }
-    if open.is_empty() {
-        Ok(())
-    } else {
-        Err(GuardViolation {
-            rule: "tasks_incomplete",
-            message: format!("{} cannot complete: {}", phase.id, open.join("; ")),
-        })
-    }
-}
-
-fn check_reviewed(
-    phase: &PhaseDefinition,
-    state: &WorkspaceState,
-    files: &dyn WorkspaceFiles,
-) -> Result<(), GuardViolation> {
-    let mut open = Vec::new();
-    for key in crate::pipeline::tasks::ordered_keys(&state.tasks) {
-        let task = &state.tasks[&key];
-        if task.execution_mode == "human_gate" {
-            continue;
-        }
-        if !REVIEW_CLOSED.contains(&task.review_status.as_str()) {
-            open.push(format!("task {key} has no passing review"));
-            continue;
-        }
-        if matches!(
-            task.review_status.as_str(),
-            "completed_pass" | "completed_pass_with_notes"
-        ) {
-            let file = format!("review-{key}.md");
-            let passing = files
-                .read(&file)
-                .map(|text| parse_review(&text, &Verdict::IMPL_REVIEW).verdict)
-                .is_some_and(|v| v.is_some_and(Verdict::is_positive));
-            if !passing {
-                open.push(format!("{file} is missing or does not pass"));
-            }
-        }
-    }
-    if open.is_empty() {
-        Ok(())
-    } else {
-        Err(GuardViolation {
-            rule: "tasks_incomplete",
-            message: format!("{} cannot complete: {}", phase.id, open.join("; ")),
-        })
-    }
 }
 
 #[cfg(test)]

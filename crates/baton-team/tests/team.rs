@@ -1,0 +1,450 @@
+//! baton-team against a real PostgreSQL (Debian's server, a throwaway
+//! cluster per test file): machines are clones of one origin repository.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use baton_team::records::RunWrite;
+use baton_team::{ClaimOutcome, IssueClaim, Team, TeamError, TeamEvent, TeamSettings};
+use baton_testkit::postgres::Postgres;
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+fn cluster() -> &'static Postgres {
+    static PG: OnceLock<Postgres> = OnceLock::new();
+    PG.get_or_init(Postgres::start)
+}
+
+/// An origin repository and clones of it: each clone a machine.
+struct Origin {
+    dir: tempfile::TempDir,
+}
+
+impl Origin {
+    fn new() -> Origin {
+        let dir = tempfile::tempdir().unwrap();
+        git(
+            dir.path(),
+            &["init", "-q", "--bare", "-b", "main", "origin.git"],
+        );
+        Origin { dir }
+    }
+
+    fn clone(&self, name: &str) -> PathBuf {
+        git(self.dir.path(), &["clone", "-q", "origin.git", name]);
+        self.dir.path().join(name)
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn open(repo: &Path, url: &str) -> Team {
+    Team::open(TeamSettings {
+        database_url: url.to_string(),
+        repo_root: repo.to_path_buf(),
+        team_dir: repo.join(".baton/team"),
+        version: "test",
+    })
+    .unwrap()
+}
+
+fn write(workspace: &str, revision: i64, phase: &str, active: bool, events: &[&str]) -> RunWrite {
+    let at = DateTime::<Utc>::from_timestamp_nanos(revision);
+    RunWrite {
+        workspace: workspace.into(),
+        display: format!(".specs/{workspace}"),
+        revision,
+        workflow: "issue".into(),
+        spec_name: workspace[9..].into(),
+        issue: None,
+        branch: Some("main".into()),
+        phase: phase.into(),
+        status: if active { "in_progress" } else { "completed" }.into(),
+        active,
+        waiting: None,
+        created: DateTime::<Utc>::from_timestamp_nanos(1_700_000_000_000_000_000),
+        updated: at,
+        state: json!({"currentPhase": phase}),
+        events: events
+            .iter()
+            .map(|e| json!({"event": e, "workspace": format!(".specs/{workspace}")}))
+            .collect(),
+        history: None,
+    }
+}
+
+fn until<T>(wait: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + wait;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn names(events: &[TeamEvent]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e.record["event"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn an_empty_database_gets_its_tables_and_runs_of_one_machine_reach_another() {
+    let url = cluster().fresh_database();
+    let origin = Origin::new();
+    let (a_dir, b_dir) = (origin.clone("a"), origin.clone("b"));
+    let a = open(&a_dir, &url);
+    let b = open(&b_dir, &url);
+    a.wait_connected(Duration::from_secs(20)).unwrap();
+    b.wait_connected(Duration::from_secs(20)).unwrap();
+    assert_ne!(a.machine().id, b.machine().id, "two clones, two machines");
+    assert_eq!(a.repository(), b.repository(), "one origin, one repository");
+    assert_eq!(a.status().schema_version, Some(1));
+
+    let seen: Arc<Mutex<Vec<TeamEvent>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    b.on_events(0, Arc::new(move |batch| sink.lock().unwrap().extend(batch)));
+    b.listen();
+
+    a.record(write(
+        "20260101-issue-1",
+        10,
+        "phase-1",
+        true,
+        &["pipeline-init", "phase-start"],
+    ))
+    .unwrap();
+    a.record(write(
+        "20260101-issue-1",
+        20,
+        "completed",
+        false,
+        &["pipeline-complete"],
+    ))
+    .unwrap();
+    assert_eq!(a.flush(Duration::from_secs(10)), 0);
+
+    let (runs, total) = b.runs(100, 0).unwrap();
+    assert_eq!(total, 1);
+    assert_eq!(runs[0].machine.id, a.machine().id);
+    assert_eq!(runs[0].phase, "completed");
+    assert!(!runs[0].active);
+    assert!(
+        runs[0].machine.name.ends_with(":a"),
+        "{}",
+        runs[0].machine.name
+    );
+
+    let got = until(Duration::from_secs(5), || {
+        let s = seen.lock().unwrap();
+        (s.len() >= 3).then(|| s.clone())
+    })
+    .expect("B's listener hands on A's events");
+    assert_eq!(
+        names(&got),
+        ["pipeline-init", "phase-start", "pipeline-complete"]
+    );
+    assert!(got.windows(2).all(|w| w[0].id < w[1].id));
+    assert_eq!(b.status().delivery, "listen");
+
+    // The same write sent again (a resend after a lost reply, two
+    // processes of one working copy) is stored once; an older write never
+    // replaces a newer row.
+    a.record(write(
+        "20260101-issue-1",
+        10,
+        "phase-1",
+        true,
+        &["pipeline-init", "phase-start"],
+    ))
+    .unwrap();
+    assert_eq!(a.flush(Duration::from_secs(10)), 0);
+    let events = b.last_events(100, None).unwrap();
+    assert_eq!(
+        names(&events),
+        ["pipeline-init", "phase-start", "pipeline-complete"]
+    );
+    assert_eq!(b.runs(10, 0).unwrap().0[0].phase, "completed");
+}
+
+#[test]
+fn one_run_per_issue_across_machines_and_a_claim_goes_with_its_run() {
+    let url = cluster().fresh_database();
+    let origin = Origin::new();
+    let dirs: Vec<PathBuf> = (0..4).map(|i| origin.clone(&format!("m{i}"))).collect();
+    let teams: Vec<Arc<Team>> = dirs.iter().map(|d| Arc::new(open(d, &url))).collect();
+    for t in &teams {
+        t.wait_connected(Duration::from_secs(20)).unwrap();
+    }
+    for round in 0..5 {
+        let issue = format!("{round}");
+        let outcomes: Vec<ClaimOutcome> = std::thread::scope(|s| {
+            let handles: Vec<_> = teams
+                .iter()
+                .map(|t| {
+                    let issue = issue.clone();
+                    s.spawn(move || {
+                        t.claim_issue(&IssueClaim {
+                            issue,
+                            workspace: format!("20260101-issue-{round}"),
+                            display: format!(".specs/20260101-issue-{round}"),
+                        })
+                        .unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let winners = outcomes
+            .iter()
+            .filter(|o| **o == ClaimOutcome::Claimed)
+            .count();
+        assert_eq!(winners, 1, "round {round}: {outcomes:?}");
+        for o in &outcomes {
+            if let ClaimOutcome::Taken { display, machine } = o {
+                assert_eq!(display, &format!(".specs/20260101-issue-{round}"));
+                assert!(!machine.name.is_empty());
+            }
+        }
+    }
+    // The winner's run ends: the issue is free again.
+    let winner = teams
+        .iter()
+        .find(|t| {
+            t.claim_issue(&IssueClaim {
+                issue: "0".into(),
+                workspace: "20260101-issue-0".into(),
+                display: ".specs/20260101-issue-0".into(),
+            })
+            .unwrap()
+                == ClaimOutcome::Claimed
+        })
+        .expect("the holder claims its own issue again");
+    let mut ended = write(
+        "20260101-issue-0",
+        50,
+        "completed",
+        false,
+        &["pipeline-complete"],
+    );
+    ended.issue = Some("0".into());
+    winner.record(ended).unwrap();
+    assert_eq!(winner.flush(Duration::from_secs(10)), 0);
+    let other = teams
+        .iter()
+        .find(|t| t.machine().id != winner.machine().id)
+        .unwrap();
+    assert_eq!(
+        other
+            .claim_issue(&IssueClaim {
+                issue: "0".into(),
+                workspace: "20260102-issue-0".into(),
+                display: ".specs/20260102-issue-0".into(),
+            })
+            .unwrap(),
+        ClaimOutcome::Claimed
+    );
+}
+
+#[test]
+fn a_wrong_password_is_a_clear_error_that_never_shows_it_and_writes_wait() {
+    let pg = cluster();
+    let url = pg.fresh_database();
+    let wrong = url.replace(baton_testkit::postgres::PASSWORD, "not-the-password-42");
+    let origin = Origin::new();
+    let a_dir = origin.clone("a");
+    let a = open(&a_dir, &wrong);
+    let e = a.wait_connected(Duration::from_secs(20)).unwrap_err();
+    assert!(matches!(e, TeamError::PasswordRefused { .. }), "{e}");
+    let text = e.to_string();
+    assert!(!text.contains("not-the-password-42"), "{text}");
+    assert!(text.contains("refused the password"), "{text}");
+    assert!(format!("{a:?}").find("not-the-password-42").is_none());
+    // Writes wait in the outbox; a list answers with the same error.
+    a.record(write("20260101-x-1", 10, "phase-1", true, &["phase-start"]))
+        .unwrap();
+    assert_eq!(a.flush(Duration::from_millis(200)), 1);
+    assert!(matches!(
+        a.runs(10, 0),
+        Err(TeamError::PasswordRefused { .. })
+    ));
+    drop(a);
+    // Fixed: the next process sends what waited.
+    let a = open(&a_dir, &url);
+    let b = open(&origin.clone("b"), &url);
+    b.wait_connected(Duration::from_secs(20)).unwrap();
+    let found = until(Duration::from_secs(10), || {
+        let (runs, _) = b.runs(10, 0).ok()?;
+        (runs.len() == 1).then_some(runs)
+    });
+    assert!(found.is_some(), "the queued write arrived");
+    assert_eq!(a.status().queued, 0);
+}
+
+#[test]
+fn a_newer_schema_is_refused_with_a_clear_message_and_nothing_is_written() {
+    let pg = cluster();
+    let url = pg.fresh_database();
+    let origin = Origin::new();
+    let a_dir = origin.clone("a");
+    let a = open(&a_dir, &url);
+    a.wait_connected(Duration::from_secs(20)).unwrap();
+    drop(a);
+    let db = url.rsplit('/').next().unwrap();
+    pg.psql(
+        db,
+        "INSERT INTO baton._sqlx_migrations (version, description, success, checksum, execution_time)
+         VALUES (9, 'from the future', true, '\\x00', 0)",
+    );
+    let a = open(&a_dir, &url);
+    let e = a.wait_connected(Duration::from_secs(20)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            TeamError::SchemaTooNew {
+                found: 9,
+                known: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("upgrade"), "{e}");
+    a.record(write("20260101-y-1", 10, "phase-1", true, &["phase-start"]))
+        .unwrap();
+    assert_eq!(a.flush(Duration::from_millis(300)), 1, "kept in the outbox");
+    assert_eq!(pg.psql(db, "SELECT count(*) FROM baton.runs"), "0");
+    assert_eq!(a.status().schema_version, Some(9));
+}
+
+#[test]
+fn a_stopped_server_loses_nothing_and_a_dropped_transaction_is_retried() {
+    // A cluster of its own: this test stops it.
+    let pg = Postgres::start();
+    let url = pg.create_database("outage");
+    let origin = Origin::new();
+    let a = open(&origin.clone("a"), &url);
+    let b = open(&origin.clone("b"), &url);
+    a.wait_connected(Duration::from_secs(20)).unwrap();
+    b.wait_connected(Duration::from_secs(20)).unwrap();
+    let seen: Arc<Mutex<Vec<TeamEvent>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    b.on_events(0, Arc::new(move |batch| sink.lock().unwrap().extend(batch)));
+    b.listen();
+
+    a.record(write(
+        "20260101-z-1",
+        10,
+        "phase-1",
+        true,
+        &["pipeline-init"],
+    ))
+    .unwrap();
+    assert_eq!(a.flush(Duration::from_secs(10)), 0);
+    pg.stop();
+    for i in 0..5 {
+        a.record(write(
+            "20260101-z-1",
+            20 + i,
+            "phase-2",
+            true,
+            &["phase-start", "phase-complete"],
+        ))
+        .unwrap();
+    }
+    a.record(write(
+        "20260101-z-1",
+        100,
+        "completed",
+        false,
+        &["pipeline-complete"],
+    ))
+    .unwrap();
+    assert_eq!(a.status().queued, 6);
+    pg.start_again();
+    let got = until(Duration::from_secs(10), || {
+        let s = seen.lock().unwrap();
+        (s.len() >= 12).then(|| s.clone())
+    })
+    .unwrap_or_else(|| panic!("B got {:?}", names(&seen.lock().unwrap())));
+    assert_eq!(got.len(), 12, "none twice: {:?}", names(&got));
+    assert_eq!(a.status().queued, 0);
+    let run = &b.runs(10, 0).unwrap().0[0];
+    assert_eq!((run.phase.as_str(), run.active), ("completed", false));
+
+    // A connection that drops in the middle of a transaction: A's writer
+    // has written the run's row inside its transaction and waits for the
+    // log lock (held here by another session) when its backend is
+    // terminated. Nothing half-written stays; the write is retried and
+    // stored once.
+    let hold = pg.session(
+        "outage",
+        &format!("SELECT pg_advisory_lock({});", baton_team::db::LOG_LOCK),
+    );
+    until(Duration::from_secs(5), || {
+        (pg.psql(
+            "outage",
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted",
+        ) == "1")
+            .then_some(())
+    })
+    .expect("the other session holds the log lock");
+    a.record(write(
+        "20260101-z-2",
+        10,
+        "phase-1",
+        true,
+        &["pipeline-init", "phase-start"],
+    ))
+    .unwrap();
+    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'baton' AND wait_event_type = 'Lock'";
+    until(Duration::from_secs(5), || {
+        (pg.psql("outage", waiting) == "1").then_some(())
+    })
+    .expect("A's writer waits inside its transaction");
+    pg.psql(
+        "outage",
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'baton' AND wait_event_type = 'Lock'",
+    );
+    assert_eq!(
+        pg.psql(
+            "outage",
+            "SELECT count(*) FROM baton.runs WHERE workspace = '20260101-z-2'"
+        ),
+        "0",
+        "the dropped transaction left nothing"
+    );
+    drop(hold);
+    let got = until(Duration::from_secs(10), || {
+        let s = seen.lock().unwrap();
+        (s.len() >= 14).then(|| s.clone())
+    })
+    .unwrap_or_else(|| panic!("B got {:?}", names(&seen.lock().unwrap())));
+    assert_eq!(got.len(), 14, "{:?}", names(&got));
+    assert_eq!(a.status().queued, 0);
+    assert_eq!(
+        pg.psql(
+            "outage",
+            "SELECT count(*) FROM baton.events WHERE run_key LIKE '%/20260101-z-2'"
+        ),
+        "2"
+    );
+}
