@@ -7,12 +7,13 @@
 //! it is read off the reply's path: the confirmation call starts the read
 //! on a thread of its own *before* it creates the run ([`start_baseline`]),
 //! records the run with its baseline pending, and answers without waiting.
-//! The first change of the run's state afterwards (in this process, the
-//! next call) takes the finished read under the workspace lock
-//! ([`settle_baseline`], the store's `before_change` hook). So the baseline
-//! is what the repository held before the run existed — taken before any
-//! action of the run was handed out, never after — and it reaches
-//! `state.json` with the run's next change, before anything consults it.
+//! The first change of the run's state after the read finished takes it
+//! under the workspace lock ([`settle_baseline`], the store's
+//! `before_change` hook); the run's commit, its only reader, waits for it
+//! if it has not ([`settle_baseline_now`]). So the baseline is what the
+//! repository held before the run existed — the read starts before the run
+//! exists and before any action of it is handed out — and it is in
+//! `state.json` before anything consults it.
 //! When that read is not in this process (the process was killed, another
 //! process serves the run) the next change reads the repository then: a
 //! later read can only count more paths as "dirty before the run", so the
@@ -131,6 +132,14 @@ struct Scan {
 }
 
 impl Scan {
+    /// The read, if it has finished.
+    fn finished(&self) -> Option<Option<RepoBaseline>> {
+        self.result
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn wait(&self) -> Option<RepoBaseline> {
         let mut r = self.result.lock().unwrap_or_else(|p| p.into_inner());
         loop {
@@ -197,11 +206,23 @@ impl PendingBaseline {
 }
 
 /// The store's `before_change` hook: a run whose baseline is pending gets
-/// it now, under the workspace lock — the read its confirmation started
-/// (waited for if still running), or, when this process has none, a read
-/// of the repository as it is now. The run's own workspace is never part
-/// of it.
+/// it now, under the workspace lock, when it is at hand — the read its
+/// confirmation started, if that has finished, or, when this process has
+/// none (it was killed, another process confirmed the run), a read of the
+/// repository as it is now. A read still under way is left for a later
+/// change: no call waits for it but the run's commit ([`settle_baseline_now`]).
+/// The run's own workspace is never part of it.
 pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
+    settle(repo_root, ws, state, false);
+}
+
+/// Like [`settle_baseline`], waiting for a read still under way: what the
+/// run's commit calls before it chooses the files to stage.
+pub fn settle_baseline_now(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
+    settle(repo_root, ws, state, true);
+}
+
+fn settle(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState, wait: bool) {
     let pending = state.repo_baseline.as_ref().is_some_and(|b| b.pending);
     if !pending {
         // Settled (by this process or another): forget any read kept for it.
@@ -217,7 +238,11 @@ pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut Workspac
         .get(&ws.dir)
         .cloned();
     let read = match scan {
-        Some(scan) => scan.wait(),
+        Some(scan) if wait => scan.wait(),
+        Some(scan) => match scan.finished() {
+            Some(read) => read,
+            None => return,
+        },
         None => baseline(repo_root),
     };
     let own = format!("{}/", ws.display);
@@ -419,7 +444,7 @@ mod tests {
         // The run's own files, and a file the run writes after it started.
         std::fs::create_dir_all(&ws.dir).unwrap();
         std::fs::write(ws.dir.join("request.md"), "x").unwrap();
-        settle_baseline(p, &ws, &mut state);
+        settle_baseline_now(p, &ws, &mut state);
         let b = state.repo_baseline.clone().unwrap();
         assert!(!b.pending);
         assert_eq!(b.head, Some(head(p)));
@@ -433,6 +458,52 @@ mod tests {
         std::fs::write(p.join("written-by-the-run"), "x").unwrap();
         settle_baseline(p, &ws, &mut state);
         assert_eq!(state.repo_baseline.as_ref(), Some(&b));
+    }
+
+    #[test]
+    fn a_read_under_way_is_waited_for_only_by_the_commit() {
+        let r = repo();
+        let p = r.path();
+        let ws = WorkspaceRef {
+            name: "20260101-slow".into(),
+            dir: p.join(".specs/20260101-slow"),
+            display: ".specs/20260101-slow".into(),
+        };
+        // A read that has not finished yet.
+        let scan = Arc::new(Scan::default());
+        PendingBaseline(Arc::clone(&scan)).attach(&ws);
+        let mut state = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "s",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        state.repo_baseline = Some(PendingBaseline::placeholder());
+        settle_baseline(p, &ws, &mut state);
+        assert_eq!(
+            state.repo_baseline,
+            Some(PendingBaseline::placeholder()),
+            "not waited for"
+        );
+        let read = RepoBaseline {
+            head: Some("abc".into()),
+            dirty: vec!["before".into()],
+            pending: false,
+        };
+        let filler = {
+            let scan = Arc::clone(&scan);
+            let read = read.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                *scan.result.lock().unwrap() = Some(Some(read));
+                scan.done.notify_all();
+            })
+        };
+        settle_baseline_now(p, &ws, &mut state);
+        assert_eq!(state.repo_baseline, Some(read));
+        filler.join().unwrap();
     }
 
     #[test]
