@@ -133,8 +133,13 @@ pub fn submit(mode: Durability, jobs: Vec<Job>, lock_timeout: Duration) {
             let s = syncer();
             let mut q = lock(&s.queue);
             if !q.started {
+                if !start(lock_timeout) {
+                    // No thread for it: sync before the reply instead.
+                    drop(q);
+                    run(jobs, lock_timeout);
+                    return;
+                }
                 q.started = true;
-                start(lock_timeout);
             }
             let overdue = q.since.is_some_and(|t| t.elapsed() >= SYNC_WINDOW);
             q.since.get_or_insert_with(Instant::now);
@@ -163,7 +168,8 @@ pub fn flush() {
     }
 }
 
-fn start(lock_timeout: Duration) {
+/// Starts the sync thread; `false` when the system gives no thread.
+fn start(lock_timeout: Duration) -> bool {
     let spawned = std::thread::Builder::new()
         .name("baton-sync".into())
         .stack_size(64 * 1024)
@@ -179,11 +185,11 @@ fn start(lock_timeout: Duration) {
             unsafe {
                 libc::atexit(at_exit);
             }
+            true
         }
         Err(e) => {
             tracing::warn!("could not start the sync thread ({e}); syncing before each reply");
-            let mut q = lock(&syncer().queue);
-            q.started = false;
+            false
         }
     }
 }
