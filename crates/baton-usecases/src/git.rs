@@ -4,9 +4,13 @@
 //!
 //! The baseline (HEAD and every modified, staged or untracked path) is read
 //! by one `git status --porcelain=v2 --branch` run, and for a confirmed run
-//! it is read off the reply's path: the confirmation call starts the read
-//! on a thread of its own *before* it creates the run ([`start_baseline`]),
-//! records the run with its baseline pending, and answers without waiting.
+//! it is read off the reply's path: the confirmation call records the run
+//! with its baseline pending, then starts the read on a thread of its own
+//! ([`PendingBaseline::attach`], once the call holds no lock: a child
+//! process holds copies of its parent's files until it has started git,
+//! and a copy of a held lock file would keep the lock), and answers
+//! without waiting. The read starts before the reply is sent, so before
+//! any action of the run exists; the run's own workspace is left out.
 //! The first change of the run's state after the read finished takes it
 //! under the workspace lock ([`settle_baseline`], the store's
 //! `before_change` hook); the run's commit, its only reader, waits for it
@@ -32,8 +36,25 @@ use baton_state::{RepoBaseline, WorkspaceState};
 /// keeps the first ones; the rest are treated as the run's).
 pub const MAX_BASELINE_PATHS: usize = 10_000;
 
+/// The `git` executable, found on `PATH` once per process: started by its
+/// full path, a child becomes git at once instead of trying each folder.
+fn git_program() -> Option<&'static Path> {
+    static GIT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    GIT.get_or_init(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("git"))
+            .find(|candidate| {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::metadata(candidate)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+    })
+    .as_deref()
+}
+
 fn git(repo: &Path, args: &[&str]) -> Option<Vec<u8>> {
-    let out = Command::new("git")
+    let out = Command::new(git_program()?)
         .args(args)
         .current_dir(repo)
         .stdin(Stdio::null())
@@ -158,31 +179,20 @@ fn scans() -> &'static Mutex<HashMap<PathBuf, Arc<Scan>>> {
     SCANS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The baseline of a run about to be created, being read.
+/// The baseline of a run about to be created.
 #[derive(Debug)]
-pub struct PendingBaseline(Arc<Scan>);
+pub struct PendingBaseline {
+    repo: PathBuf,
+    scan: Arc<Scan>,
+}
 
-/// Starts reading what the repository holds now, on a thread of its own.
-/// Call it before the run exists; hand the result to the run with
-/// [`PendingBaseline::attach`] once it does.
+/// The baseline of a run about to be created: read by
+/// [`PendingBaseline::attach`] once the run exists.
 pub fn start_baseline(repo: &Path) -> PendingBaseline {
-    let scan = Arc::new(Scan::default());
-    let filling = Arc::clone(&scan);
-    let repo = repo.to_path_buf();
-    let fill = move || {
-        let b = baseline(&repo);
-        *filling.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(b);
-        filling.done.notify_all();
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("baton-baseline".into())
-        .spawn(fill.clone())
-    {
-        // No thread: read it now.
-        tracing::debug!("no thread for the baseline ({e}); reading it now");
-        fill();
+    PendingBaseline {
+        repo: repo.to_path_buf(),
+        scan: Arc::new(Scan::default()),
     }
-    PendingBaseline(scan)
 }
 
 impl PendingBaseline {
@@ -196,12 +206,28 @@ impl PendingBaseline {
         }
     }
 
-    /// Hands the read to the run in `ws` (created with [`Self::placeholder`]).
+    /// Starts reading the repository for the run in `ws` (created with
+    /// [`Self::placeholder`]), on a thread of its own. Call it once the
+    /// call holds no lock and before its reply.
     pub fn attach(self, ws: &WorkspaceRef) {
         scans()
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(ws.dir.clone(), self.0);
+            .insert(ws.dir.clone(), Arc::clone(&self.scan));
+        let PendingBaseline { repo, scan } = self;
+        let fill = move || {
+            let b = baseline(&repo);
+            *scan.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(b);
+            scan.done.notify_all();
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("baton-baseline".into())
+            .spawn(fill.clone())
+        {
+            // No thread: read it now.
+            tracing::debug!("no thread for the baseline ({e}); reading it now");
+            fill();
+        }
     }
 }
 
@@ -471,7 +497,10 @@ mod tests {
         };
         // A read that has not finished yet.
         let scan = Arc::new(Scan::default());
-        PendingBaseline(Arc::clone(&scan)).attach(&ws);
+        scans()
+            .lock()
+            .unwrap()
+            .insert(ws.dir.clone(), Arc::clone(&scan));
         let mut state = WorkspaceState::fresh(
             "forge",
             "phase-1",

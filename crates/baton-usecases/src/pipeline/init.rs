@@ -547,7 +547,7 @@ pub fn pipeline_init_with_context(
     };
 
     // The confirmation call: create the workspace. What the repository
-    // holds before the run is read from now on, on its own thread.
+    // holds is read on a thread of its own once the run exists (`attach`).
     let baseline = crate::git::start_baseline(&svc.config.repo_root);
     let effort = match confirmation.effort.as_str() {
         "S" => Effort::S,
@@ -718,7 +718,6 @@ pub fn pipeline_init_with_context(
         .write_file(&ws, "request.md", request.as_bytes())
         .map_err(Error::from)?;
     svc.store.create(&ws, &state)?;
-    baseline.attach(&ws);
     svc.after_write(
         &ws,
         &state,
@@ -729,5 +728,7 @@ pub fn pipeline_init_with_context(
             None,
         )],
     );
+    // Read once nothing of the call holds a lock, before its reply.
+    baseline.attach(&ws);
     Ok(reply)
 }
