@@ -221,6 +221,7 @@ fn synthetic_run(i: usize) -> RunRecord {
         findings,
         friction,
         reason: None,
+        branch: None,
         terms,
         len,
     }

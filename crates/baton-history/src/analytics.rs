@@ -546,6 +546,7 @@ mod tests {
             tokens,
             work_ms: 120_000,
             reason: None,
+            branch: None,
             terms: vec![],
             len: 0,
         }

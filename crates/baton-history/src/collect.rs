@@ -141,6 +141,7 @@ pub fn build_record(
         findings,
         friction,
         reason,
+        branch: state.branch.clone(),
         terms,
         len,
     }

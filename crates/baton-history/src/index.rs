@@ -675,6 +675,22 @@ impl HistoryIndex {
         self.len() == 0
     }
 
+    /// Every recorded run, newest first: workspace, outcome and when it
+    /// ended (the full record, with its request and branch: [`Self::get`]).
+    pub fn ended_runs(&self) -> Vec<(String, crate::record::Outcome, baton_state::Timestamp)> {
+        self.with(|l, _| {
+            let mut runs: Vec<_> = l
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| l.alive.get(*i).copied().unwrap_or(false))
+                .map(|(_, e)| (e.workspace.clone(), e.outcome, e.ended))
+                .collect();
+            runs.sort_by_key(|r| std::cmp::Reverse(r.2));
+            runs
+        })
+    }
+
     /// The record of one workspace, if any.
     pub fn get(&self, workspace: &str) -> Option<RunRecord> {
         self.with(|l, file| {

@@ -37,8 +37,11 @@ pub const SEALED_FINAL_KEY: &str = "sealedFinal";
 /// `git status` or a commit. baton writes ignore files only inside its own
 /// folders.
 pub const IGNORE_FILE: &str = ".gitignore";
-/// What the workspace's ignore file lists.
-pub const IGNORE_CONTENT: &str = "# baton runtime files (locks, temporary and live state)\n.state.lock\n.state.live.json\n.state.json.*.tmp\n";
+/// What the workspace's ignore file lists: baton's runtime files, and the
+/// ignore file itself — it is never committed, so when the run's committed
+/// files leave with a branch switch, the runtime files it ignores stay
+/// ignored (no stray `.state.lock` in `git status`).
+pub const IGNORE_CONTENT: &str = "# baton runtime files (locks, temporary and live state), and this file\n.gitignore\n.state.lock\n.state.live.json\n.state.json.*.tmp\n";
 /// Longest accepted workspace name.
 pub const MAX_NAME_LEN: usize = 128;
 /// Largest `state.json` read (a guard against a runaway file). baton keeps

@@ -37,7 +37,7 @@ pub struct SelectArgs {
     /// The issue whose workflow is meant.
     #[serde(default)]
     pub issue_number: Option<String>,
-    /// Workspace: folder name, ".specs/<name>" or absolute path.
+    /// Folder name, .specs/<name> or absolute path.
     #[serde(default)]
     pub workspace: Option<String>,
 }
@@ -189,14 +189,14 @@ pub fn start_issue(svc: &Services, args: StartIssueArgs) -> Result<RunView> {
 /// `getCurrentPhase`.
 pub fn get_current_phase(svc: &Services, args: SelectArgs) -> Result<RunView> {
     let (ws, state) = select(svc, args.workspace.as_deref(), args.issue_number.as_deref())?;
-    let definition = svc.workflow(&state.workflow)?;
+    let definition = svc.run_definition(&state)?;
     Ok(view(svc, &ws, &state, &definition, Vec::new()))
 }
 
 /// `getWorkflowStatus`.
 pub fn get_workflow_status(svc: &Services, args: SelectArgs) -> Result<StatusReply> {
     let (ws, state) = select(svc, args.workspace.as_deref(), args.issue_number.as_deref())?;
-    let definition = svc.workflow(&state.workflow)?;
+    let definition = svc.run_definition(&state)?;
     let mut remaining = Vec::new();
     if !state.current_phase_status.is_terminal() {
         let mut cursor = state.current_phase.clone();
@@ -273,7 +273,7 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
     let succeeded = report.status == ReportStatus::Completed;
     let mut definition = None;
     let updated = svc.store.update(&ws, now, |state| -> Result<_, Error> {
-        let def = svc.workflow(&state.workflow)?;
+        let def = svc.run_definition(state)?;
         let lc = Lifecycle::new(&def, now);
         // Lifecycle checks first: right phase, in progress, workflow not ended.
         lc.ensure_running(state, "completePhase", &report.phase_name)

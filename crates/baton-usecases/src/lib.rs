@@ -25,15 +25,25 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`hooks`] — the agent clients' hooks: the bound run's scope on every
+//!   tool call, the stop guard, the person's answer typed in the chat.
+//! * [`pinning`] — a run keeps the workflow definition it started with.
+//! * [`tamper`] — a `state.json` changed outside baton, found and shown;
+//!   a person's question it skipped is asked again.
+//! * [`trust`] — who may answer a question: a person's channels, the
+//!   client's channels the person trusts, `--auto` the person granted.
 //! * [`headless`] — what the headless driver (`baton run`) records: its own
 //!   record (what drives a run, how to resume it), a failed agent, and the
 //!   scope of the phase an agent is started for.
+//! * [`elsewhere`] — ended runs whose files are on another branch (from the
+//!   run history), so `baton ls` keeps listing them.
 //! * [`guidance`] — what a person does next with a run, in words for a
 //!   person (resume and answer commands).
 
 #![warn(missing_docs)]
 
 mod after_write;
+pub mod elsewhere;
 pub mod error;
 pub mod events;
 pub mod files;
@@ -41,15 +51,20 @@ pub mod git;
 pub mod guidance;
 pub mod headless;
 pub mod history;
+pub mod hooks;
 pub mod issue;
 pub mod lazy_workflows;
+pub mod manuals;
 pub mod notifications;
 pub mod overview;
+pub mod pinning;
 pub mod pipeline;
 pub mod recovery;
 pub mod repo_profile;
 pub mod runs;
 pub mod show;
+pub mod tamper;
+pub mod trust;
 pub mod validate;
 pub mod workflows;
 
@@ -88,6 +103,13 @@ pub struct Services {
     /// reading anything; loaded on first use, or by
     /// [`baton_history::HistoryIndex::warm`] on a background thread.
     pub history: baton_history::HistoryIndex,
+    /// The person's own settings (`~/.config/baton/config.toml`, outside
+    /// every repository), read on first use ([`Services::person`]).
+    person: std::sync::OnceLock<baton_config::PersonSettings>,
+    /// Pinned project definitions parsed so far, by digest.
+    pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
+    /// The project's manual search (seed 002), opened on first use.
+    pub manuals: manuals::Manuals,
 }
 
 impl Services {
@@ -119,7 +141,52 @@ impl Services {
             bus,
             version,
             history,
+            person: std::sync::OnceLock::new(),
+            pinned: std::sync::Mutex::default(),
+            manuals: manuals::Manuals::default(),
         }
+    }
+
+    /// The workflow definition `state`'s run follows: the one it was
+    /// pinned to when it started ([`pinning`]), never a project file
+    /// changed since.
+    pub fn run_definition(&self, state: &WorkspaceState) -> Result<Arc<WorkflowDefinition>> {
+        pinning::run_definition(self, state)
+    }
+
+    /// The pinned definition with `digest`, parsed by `parse` the first time.
+    pub(crate) fn pinned_definition(
+        &self,
+        digest: &str,
+        parse: impl FnOnce() -> Result<WorkflowDefinition>,
+    ) -> Result<Arc<WorkflowDefinition>> {
+        let mut cache = self.pinned.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(def) = cache.get(digest) {
+            return Ok(Arc::clone(def));
+        }
+        let def = Arc::new(parse()?);
+        cache.insert(digest.to_string(), Arc::clone(&def));
+        Ok(def)
+    }
+
+    /// The person's own settings (trusted channels, where `--auto` is
+    /// allowed), read once per process from their configuration folder
+    /// (`baton_config::person`). A file that cannot be used grants nothing
+    /// and is reported once in the log.
+    pub fn person(&self) -> &baton_config::PersonSettings {
+        self.person.get_or_init(|| {
+            let settings = baton_config::PersonSettings::load();
+            if let Some(problem) = &settings.problem {
+                tracing::warn!("the person's configuration grants nothing: {problem}");
+            }
+            settings
+        })
+    }
+
+    /// Uses `settings` as the person's (tests, and processes that read them
+    /// otherwise); ignored once [`Services::person`] has been read.
+    pub fn set_person(&self, settings: baton_config::PersonSettings) {
+        let _ = self.person.set(settings);
     }
 
     /// Opens the repository's event log (rotated JSONL, shared by every

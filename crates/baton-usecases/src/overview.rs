@@ -170,6 +170,8 @@ pub struct RunPage {
     pub counts: RunCounts,
     /// Runs whose state cannot be read.
     pub unreadable: Vec<UnreadableRun>,
+    /// Ended runs whose files are on another branch (from the run history).
+    pub elsewhere: Vec<crate::elsewhere::ElsewhereRun>,
 }
 
 /// Lists the runs of the repository, newest first, a page at a time.
@@ -298,12 +300,13 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
         runs: matching.into_iter().skip(args.offset).take(limit).collect(),
         counts,
         unreadable,
+        elsewhere: crate::elsewhere::runs_elsewhere(svc),
     })
 }
 
 /// The list row of one run.
 pub fn summary(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> RunSummary {
-    let definition = svc.workflows.get(&state.workflow);
+    let definition = svc.run_definition(state).ok();
     let total = definition.as_ref().map_or(0, |d| d.phases.len());
     let done = state
         .completed_phases
@@ -561,6 +564,42 @@ pub struct RunOverview {
     pub next_step: String,
     /// What a person may do now.
     pub actions: RunActions,
+    /// Whether the run can be trusted as recorded: tampering found, the
+    /// workflow definition it follows and what that lets the agent answer.
+    pub integrity: Integrity,
+}
+
+/// How far a run can be trusted as recorded (issue 19).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Integrity {
+    /// `state.json` was changed outside baton (now, or found before).
+    pub tampered: bool,
+    /// What was found, for people (oldest first).
+    pub tampering: Vec<String>,
+    /// The workflow definition the run follows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub definition: Option<crate::pinning::DefinitionView>,
+    /// What a person should know about that definition (it lets the agent
+    /// answer a question, it changed since the run started, …).
+    pub notes: Vec<String>,
+}
+
+/// The integrity of `state`'s run.
+pub fn integrity(svc: &Services, state: &WorkspaceState) -> Integrity {
+    let def = svc.run_definition(state).ok();
+    let tampering = crate::tamper::report(def.as_deref(), state);
+    let definition = crate::pinning::definition_view(svc, state);
+    let notes = definition
+        .as_ref()
+        .map(crate::pinning::definition_notes)
+        .unwrap_or_default();
+    Integrity {
+        tampered: !tampering.is_empty(),
+        tampering,
+        definition,
+        notes,
+    }
 }
 
 /// One run at a glance. `workspace` is the folder name, `.specs/<name>` or
@@ -569,7 +608,7 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
     check_text("workspace", workspace, 1024)?;
     let ws = svc.store.resolve(workspace)?;
     let state = svc.store.load(&ws)?;
-    let definition = svc.workflow(&state.workflow)?;
+    let definition = svc.run_definition(&state)?;
     let now = Utc::now();
     let summary = summary(svc, &ws, &state);
     let ended = state.current_phase_status.is_terminal();
@@ -633,6 +672,7 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         timeline,
         totals,
         next_step,
+        integrity: integrity(svc, &state),
         summary,
     })
 }

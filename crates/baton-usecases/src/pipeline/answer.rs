@@ -140,7 +140,8 @@ pub fn resolve(
     let label = by.label();
     let lc = &lc.by(&label);
     state.answers.push(AnswerRecord {
-        at: state.timestamps.last_updated,
+        // When it was answered (the last update is when it was asked).
+        at: lc.now(),
         phase: phase.to_string(),
         question: question.name.clone(),
         answer: word.clone(),

@@ -216,6 +216,10 @@ pub struct InitWithContextReply {
     /// Run `git checkout -b <branch>` (false: work on the current branch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub create_branch: Option<bool>,
+    /// Extension: the run asked for `--auto`, which only the person grants;
+    /// what they do to allow it (until then it waits at each checkpoint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_not_granted: Option<String>,
 }
 
 fn specs_prefix(svc: &Services) -> String {
@@ -619,6 +623,8 @@ pub fn pipeline_init_with_context(
         .map(|p| p.id.clone())
         .unwrap_or_default();
     let mut state = WorkspaceState::fresh("forge", &first, &slug, &ws.display, svc.version, now);
+    // The run keeps the definition it starts with (crate::pinning).
+    state.definition = Some(crate::pinning::pin(svc, &definition.id)?);
     state.effort = Some(effort);
     state.flow_template = Some(template);
     state.auto_approve = flags.auto;
@@ -694,6 +700,9 @@ pub fn pipeline_init_with_context(
         request_md_content: Some(request.clone()),
         branch: Some(branch.clone()),
         create_branch: Some(create_branch),
+        // A tool argument asks for --auto; only the person grants it.
+        auto_not_granted: (flags.auto && !svc.person().allows_auto_in(&svc.config.repo_root))
+            .then(|| crate::trust::how_to_allow_auto(&svc.config.repo_root)),
         ..InitWithContextReply::default()
     };
     // The same confirmation sent again (its reply was lost): the run it

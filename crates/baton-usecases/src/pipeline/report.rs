@@ -128,6 +128,8 @@ pub struct ReportInput {
     pub setup_only: bool,
     /// A command's exit code.
     pub exit_code: Option<i64>,
+    /// Per agent of a spawn: what its client reported (`previous_usage`).
+    pub usage: Vec<super::usage::AgentUsage>,
 }
 
 /// An event a report emits before its transitions.
@@ -224,12 +226,13 @@ pub fn report_core(
             .unwrap_or_default(),
         cost_usd: None,
     };
+    let log = super::usage::entries(log, &input.usage);
     if input.setup_only {
-        state.phase_log.push(log);
+        state.phase_log.extend(log);
         return Ok(Outcome::empty("setup_continue"));
     }
     if let Some(CommandSource::Fixed(commands)) = phase_def.and_then(|p| p.commands.as_ref()) {
-        state.phase_log.push(log);
+        state.phase_log.extend(log);
         let step = state.command_step as usize;
         let current = commands.get(step);
         let shown = current.map(|c| c.run().join(" ")).unwrap_or_default();
@@ -291,7 +294,7 @@ pub fn report_core(
             ),
         }));
     }
-    state.phase_log.push(log);
+    state.phase_log.extend(log);
     let mut outcome = Outcome::empty("proceed");
     outcome.artifact = artifact;
     outcome.findings = checks.iter().flat_map(|c| c.findings.clone()).collect();
@@ -491,6 +494,7 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
         model: args.model.clone(),
         setup_only: args.setup_only.unwrap_or(false),
         exit_code: args.exit_code,
+        usage: Vec::new(),
     };
     // A report sent again (a lost reply) gets the answer it got, and
     // changes nothing.
@@ -523,7 +527,7 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
                     .with_details(serde_json::json!({"field": "action_id", "outstanding": outstanding})));
                 }
             }
-            let def = svc.workflow(&state.workflow)?;
+            let def = svc.run_definition(state)?;
             let outcome = report_core(&def, state, &files, now, &input)?;
             if let Some(id) = args.action_id.as_deref() {
                 state.outstanding_action = None;
