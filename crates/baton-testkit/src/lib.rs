@@ -22,8 +22,5 @@ pub mod clients;
 pub mod git;
 pub mod http;
 pub mod model;
-<<<<<<< HEAD
-=======
 pub mod person;
->>>>>>> main
 pub mod postgres;
