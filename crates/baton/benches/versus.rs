@@ -9,7 +9,9 @@
 //! `pipeline_init_with_context` calls (the second, the confirmation,
 //! creates the run), then `pipeline_next_action` / `pipeline_report_result`
 //! until `done`, writing each agent's artifact and answering each
-//! checkpoint with its first option — and the peak RSS after it. Every
+//! checkpoint (`approve`/`proceed`/`done`, else its first option: Go by
+//! `user_response`; baton by `baton answer` at a terminal, as the person
+//! it asks, that time left out of the walk) — and the peak RSS after it. Every
 //! server runs in its default configuration (baton: fsync on, transcript on).
 //!
 //! Then growth with history: repositories holding 0, 1,000 and 10,000 ended
@@ -286,6 +288,7 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
     s.request("tools/list", json!({}));
     out.rss_start_kib = s.kib("VmHWM:");
     let walk = Instant::now();
+    let mut person_ms = 0.0;
     let (init, e, _) = s.call(
         "pipeline_init",
         json!({"arguments": format!("{text} --nopr --auto")}),
@@ -332,7 +335,18 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
                     .find(|p| options.contains(p))
                     .or(options.first().copied())
                     .unwrap_or("approve");
-                answer = Some(pick.to_string());
+                match c.kind {
+                    // baton takes a checkpoint's answer from the person
+                    // only (docs/pipeline.md): the bench answers as one,
+                    // with `baton answer` at a terminal. The person's time
+                    // is not the server's: it is left out of the walk.
+                    Kind::Baton => {
+                        let t = Instant::now();
+                        answer_at_terminal(&c.bin, repo, &ws, pick);
+                        person_ms += ms(t);
+                    }
+                    Kind::Go => answer = Some(pick.to_string()),
+                }
                 continue;
             }
             "spawn_agent" => {
@@ -373,10 +387,28 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
         out.report_ms.push(rtt);
         assert!(!e, "{} pipeline_report_result after {kind}: {r}", c.label);
     }
-    out.walk_ms = ms(walk);
+    out.walk_ms = ms(walk) - person_ms;
     out.rss_walk_kib = s.kib("VmHWM:");
     s.stop();
     out
+}
+
+/// A person answers the run's question with `pick` by `baton answer`, its
+/// input a terminal (`script` gives it one).
+fn answer_at_terminal(bin: &Path, repo: &Path, ws: &str, pick: &str) {
+    let command = format!("'{}' answer '{ws}' '{pick}'", bin.display());
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(repo)
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) runs `baton answer` at a terminal");
+    assert!(
+        out.status.success(),
+        "baton answer {ws} {pick}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn ms(t: Instant) -> f64 {
