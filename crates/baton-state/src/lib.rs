@@ -20,6 +20,7 @@ pub mod durable;
 pub mod fs;
 pub mod journal;
 pub mod lifecycle;
+pub mod parsed;
 pub mod schema;
 pub mod store;
 

@@ -208,6 +208,7 @@ pub struct StateStore {
     durability: Durability,
     lock_timeout: std::time::Duration,
     before_change: Option<BeforeChange>,
+    parsed: crate::parsed::ParsedStates,
 }
 
 impl std::fmt::Debug for StateStore {
@@ -231,6 +232,7 @@ impl StateStore {
             durability: Durability::Background,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             before_change: None,
+            parsed: crate::parsed::ParsedStates::default(),
         }
     }
 
@@ -483,17 +485,26 @@ impl StateStore {
             path: path.clone(),
             source,
         })?;
-        let text = String::from_utf8(bytes).map_err(|e| StoreError::Corrupt {
+        // Read more than once per call: the same bytes are not parsed again.
+        if let Some(state) = self.parsed.get(&path, &bytes) {
+            return Ok(state);
+        }
+        let text = std::str::from_utf8(&bytes).map_err(|e| StoreError::Corrupt {
             path: path.clone(),
             reason: format!("not UTF-8 text ({e})"),
         })?;
-        WorkspaceState::from_json(&text).map_err(|e| match e {
-            SchemaError::Malformed(reason) => StoreError::Corrupt { path, reason },
+        let state = WorkspaceState::from_json(text).map_err(|e| match e {
+            SchemaError::Malformed(reason) => StoreError::Corrupt {
+                path: path.clone(),
+                reason,
+            },
             too_new @ SchemaError::TooNew(_) => StoreError::UnsupportedVersion {
-                path,
+                path: path.clone(),
                 reason: too_new.to_string(),
             },
-        })
+        })?;
+        self.parsed.keep(&path, &bytes, &state);
+        Ok(state)
     }
 
     /// Load → `change` → write, under the workspace's exclusive lock.
