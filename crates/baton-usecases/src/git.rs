@@ -220,14 +220,33 @@ impl PendingBaseline {
             *scan.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(b);
             scan.done.notify_all();
         };
+        let background = fill.clone();
         if let Err(e) = std::thread::Builder::new()
             .name("baton-baseline".into())
-            .spawn(fill.clone())
+            .spawn(move || {
+                yield_to_replies();
+                background()
+            })
         {
             // No thread: read it now.
             tracing::debug!("no thread for the baseline ({e}); reading it now");
             fill();
         }
+    }
+}
+
+/// Lowers the calling thread's CPU priority (nice 10), and so that of the
+/// processes it starts: the baseline's git runs while the reply is being
+/// written and the agent's next call arrives, and on a busy machine it
+/// would take their CPU. Its only reader, the run's commit, comes much
+/// later and waits for it if need be.
+fn yield_to_replies() {
+    // SAFETY: setpriority takes plain integers; with PRIO_PROCESS and 0 it
+    // changes only the calling thread on Linux (nice is per thread there),
+    // and it cannot fail in a way that matters (the read just runs at the
+    // usual priority).
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
 }
 
