@@ -12,25 +12,30 @@
 //!   the last moments, and puts torn files back after a restart.
 //! * [`durable`] — the durability modes and the syncer thread that syncs
 //!   journals off the reply's path.
+//! * [`integrity`] — the tag on every `state.json` baton writes, so a
+//!   change made outside baton shows.
 
 #![warn(missing_docs)]
 
 pub mod compact;
 pub mod durable;
 pub mod fs;
+pub mod integrity;
 pub mod journal;
 pub mod lifecycle;
 pub mod parsed;
 pub mod schema;
 pub mod store;
+pub mod task;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
     Actor, AnswerRecord, Channel, CommandGuard, DecisionReason, DefinitionPin, Effort,
     FlowTemplate, HistoryAction, HistoryEntry, HumanFeedback, OutstandingAction, PendingDecision,
     PhaseLogEntry, PhaseReport, PhaseStatus, PinSource, RepoBaseline, ReportMemo, SCHEMA_VERSION,
-    TamperNote, Task, Who, WorkspaceState,
+    TamperNote, Who, WorkspaceState,
 };
+pub use task::{ExecutionMode, ImplStatus, ReviewStatus, Task};
 /// A UTC timestamp, as stored in state.json.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;
 

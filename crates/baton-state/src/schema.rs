@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
+
+pub use crate::task::Task;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -479,6 +481,11 @@ pub struct RepoBaseline {
     /// Paths (repository-relative) that were modified, staged or untracked.
     #[serde(default)]
     pub dirty: Vec<String>,
+    /// Taken when baton first stepped the run, not when it started (a run
+    /// migrated from an older state had none): everything dirty then is
+    /// treated as not the run's.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub taken_late: bool,
     /// Still being read: the run's next change fills it in (the
     /// confirmation call reads the repository off its reply's path).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -650,36 +657,6 @@ pub struct Revisions {
     /// Inline task-list revisions.
     #[serde(default)]
     pub task_inline_revisions: u32,
-}
-
-/// A unit of implementation work.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Task {
-    /// Title.
-    #[serde(default)]
-    pub title: String,
-    /// `sequential`, `parallel` or `human_gate`.
-    #[serde(default)]
-    pub execution_mode: String,
-    /// Keys of tasks that must finish first.
-    #[serde(rename = "depends_on", default)]
-    pub depends_on: Option<Vec<u32>>,
-    /// Files the task writes.
-    #[serde(default)]
-    pub files: Option<Vec<String>>,
-    /// Implementation status.
-    #[serde(default)]
-    pub impl_status: String,
-    /// Review status.
-    #[serde(default)]
-    pub review_status: String,
-    /// Implementation retries.
-    #[serde(default)]
-    pub impl_retries: u32,
-    /// Review retries.
-    #[serde(default)]
-    pub review_retries: u32,
 }
 
 /// Metrics of one reported phase.
@@ -922,7 +899,11 @@ impl WorkspaceState {
         let value: Value =
             serde_json::from_str(text).map_err(|e| SchemaError::Malformed(e.to_string()))?;
         let value = migrate(value)?;
-        serde_json::from_value(value).map_err(|e| SchemaError::Malformed(e.to_string()))
+        let mut state: WorkspaceState =
+            serde_json::from_value(value).map_err(|e| SchemaError::Malformed(e.to_string()))?;
+        // The tag is the file's, not the state's (crate::integrity).
+        state.extra.remove(crate::integrity::INTEGRITY_KEY);
+        Ok(state)
     }
 
     /// The document as written to disk: pretty JSON, trailing newline.

@@ -43,6 +43,7 @@ fn git_program() -> Option<&'static Path> {
     GIT.get_or_init(|| {
         let path = std::env::var_os("PATH")?;
         std::env::split_paths(&path)
+            .filter(|dir| dir.is_absolute())
             .map(|dir| dir.join("git"))
             .find(|candidate| {
                 use std::os::unix::fs::PermissionsExt;
@@ -53,8 +54,14 @@ fn git_program() -> Option<&'static Path> {
     .as_deref()
 }
 
+/// Runs a read-only git command. `GIT_OPTIONAL_LOCKS=0`: a read never
+/// takes the index lock (`git status` otherwise refreshes the index under
+/// it), so the person's or the agent's own git command running at the same
+/// moment (a checkout, a commit) never fails on `index.lock` because baton
+/// was reading — baton reads off the reply path, concurrently with them.
 fn git(repo: &Path, args: &[&str]) -> Option<Vec<u8>> {
     let out = Command::new(git_program()?)
+        .env("GIT_OPTIONAL_LOCKS", "0")
         .args(args)
         .current_dir(repo)
         .stdin(Stdio::null())
@@ -96,6 +103,7 @@ pub fn baseline(repo: &Path) -> Option<RepoBaseline> {
     Some(RepoBaseline {
         head,
         dirty,
+        taken_late: false,
         pending: false,
     })
 }
@@ -203,6 +211,7 @@ impl PendingBaseline {
             head: None,
             dirty: Vec::new(),
             pending: true,
+            taken_late: false,
         }
     }
 
@@ -313,6 +322,40 @@ mod tests {
             .unwrap()
             .success();
         assert!(ok, "git {args:?}");
+    }
+
+    /// A baseline read never rewrites the index, so it never holds
+    /// `index.lock` while the person's or the agent's own git command (a
+    /// checkout, a commit) wants it. Files touched after the commit make
+    /// a plain `git status` refresh and rewrite the index.
+    #[test]
+    fn a_baseline_read_never_rewrites_the_index() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = repo();
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("f{i}")), "same").unwrap();
+        }
+        run(dir.path(), &["add", "-A"]);
+        run(dir.path(), &["commit", "-q", "-m", "files"]);
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+        for i in 0..20 {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(format!("f{i}")))
+                .unwrap();
+            file.set_modified(later).unwrap();
+        }
+        let index = dir.path().join(".git/index");
+        let before = std::fs::metadata(&index).unwrap();
+        let read = baseline(dir.path()).unwrap();
+        assert!(read.dirty.is_empty(), "{:?}", read.dirty);
+        assert!(status(dir.path()).unwrap().changed.is_empty());
+        let after = std::fs::metadata(&index).unwrap();
+        assert_eq!(
+            (before.ino(), before.mtime(), before.mtime_nsec()),
+            (after.ino(), after.mtime(), after.mtime_nsec()),
+            "git status rewrote the index (it held index.lock)"
+        );
     }
 
     fn repo() -> tempfile::TempDir {

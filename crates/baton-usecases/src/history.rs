@@ -11,7 +11,8 @@
 
 use baton_config::Config;
 use baton_engine::WorkspaceFiles;
-use baton_engine::completion::verdict::Severity;
+/// A finding's severity, as the review-pattern replies count it.
+pub use baton_engine::completion::verdict::Severity;
 use baton_engine::pipeline::prompt::LearningBlock;
 /// The replies of the history use cases (the library's own types).
 pub use baton_history::{
@@ -44,14 +45,6 @@ pub fn prices(config: &Config) -> PriceTable {
         default_usd_per_mtok: config.prices.default_usd_per_mtok,
         models: config.prices.models.clone(),
     }
-}
-
-/// The history of `config`'s specs root, with the project's workflows
-/// (review phases and their artifacts come from them). Reads nothing yet.
-/// Appends are not fsynced whatever `BATON_FSYNC` says: a record lost to a
-/// power cut is written again by the next catch-up (docs/history.md §3).
-pub fn open(config: &Config, workflows: &crate::lazy_workflows::Workflows) -> HistoryIndex {
-    HistoryIndex::open(&config.specs_root).with_definitions(std::sync::Arc::new(workflows.clone()))
 }
 
 /// Logs what the history had to say since the last call (a damaged file

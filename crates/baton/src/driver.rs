@@ -12,18 +12,19 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
 
-use baton_state::Actor;
+use baton_usecases::Actor;
 use baton_usecases::Services;
 use baton_usecases::headless::{self, AgentFailure, AgentScope, resume_command, shell_word};
 use baton_usecases::trust::{self, AutoGrant};
 
 pub use crate::agents::Agent;
-use crate::agents::{Usage, claude, codex};
+use crate::agents::{RunHooks, Usage, claude, codex};
 use baton_usecases::pipeline::action::{
     Action, Exec, Question as AskAction, SpawnAgent, WriteFile,
 };
+use baton_usecases::pipeline::answer;
 use baton_usecases::pipeline::init;
-use baton_usecases::pipeline::step::{self, NextArgs};
+use baton_usecases::pipeline::next::{self, NextArgs};
 use baton_usecases::pipeline::usage::AgentUsage;
 
 /// What to run.
@@ -209,7 +210,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
     let mut next = NextArgs::for_workspace(&ws);
     let mut retried: BTreeMap<String, bool> = BTreeMap::new();
     for count in 1..=MAX_ACTIONS {
-        let reply = match step::next_action(svc, next) {
+        let reply = match next::next_action(svc, next) {
             Ok(r) => r,
             Err(e) => {
                 stop("baton refused a step");
@@ -338,9 +339,9 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                 };
                 say(&format!("  → {given}"));
                 let by = auto_by.clone().unwrap_or_else(|| Actor::person("terminal"));
-                step::answer_question(
+                answer::answer_question(
                     svc,
-                    step::AnswerArgs {
+                    answer::AnswerArgs {
                         workspace: ws.clone(),
                         answer: given,
                     },
@@ -497,7 +498,7 @@ fn create(
     Ok(ws)
 }
 
-fn show_reply(reply: &step::NextReply) {
+fn show_reply(reply: &next::NextReply) {
     if let Some(r) = &reply.report_result
         && r.next_action_hint == "revision_required"
     {
@@ -623,12 +624,24 @@ fn spawn_agents(
     agent: &Agent,
 ) -> Result<Vec<JobUsage>, AgentStop> {
     let jobs = jobs(ws, spawn);
-    let scope = match agent {
-        Agent::Claude(_) | Agent::Codex(_) => Some(
-            headless::phase_scope(svc, ws, &spawn.phase)
-                .map_err(|e| AgentStop::Other(failed("the phase's scope", e)))?,
-        ),
-        _ => None,
+    let preset = matches!(agent, Agent::Claude(_) | Agent::Codex(_));
+    let scope = if preset {
+        let scope = headless::phase_scope(svc, ws, &spawn.phase)
+            .map_err(|e| AgentStop::Other(failed("the phase's scope", e)))?;
+        let baton = std::env::current_exe().map_err(|e| {
+            AgentStop::Other(anyhow!(
+                "baton cannot find its own program to install its hooks in the agent's client ({e}); run baton from its installed path"
+            ))
+        })?;
+        let hooks = RunHooks {
+            baton,
+            repo: svc.config.repo_root.clone(),
+            specs_dir: svc.store.specs_root().to_path_buf(),
+            workspace: ws.to_string(),
+        };
+        Some((scope, hooks))
+    } else {
+        None
     };
     let results: Vec<Result<JobUsage, AgentStop>> = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
@@ -648,7 +661,23 @@ fn spawn_agents(
             })
             .collect()
     });
-    results.into_iter().collect()
+    let usage: Result<Vec<JobUsage>, AgentStop> = results.into_iter().collect();
+    if !preset {
+        return usage;
+    }
+    // Every agent of the step has exited: their sessions are released, and
+    // a change their watched commands left outside the scope fails the step.
+    let left = headless::release_step_agents(svc, ws)
+        .map_err(|e| AgentStop::Other(failed("releasing the agents' sessions", e)))?;
+    let usage = usage?;
+    if !left.is_empty() {
+        return Err(AgentStop::Failed(AgentFailure::left_outside(
+            &spawn.agent,
+            &spawn.phase,
+            &left,
+        )));
+    }
+    Ok(usage)
 }
 
 /// The last lines of an agent's error output.
@@ -672,7 +701,7 @@ fn run_agent(
     job: &AgentJob,
     prompt: &str,
     agent: &Agent,
-    scope: Option<&AgentScope>,
+    scope: Option<&(AgentScope, RunHooks)>,
 ) -> Result<Usage, AgentStop> {
     let output = inside(repo, &job.output)?;
     let failure = |how: String, stderr: &[u8]| {
@@ -681,6 +710,7 @@ fn run_agent(
             task: job.task.clone(),
             how,
             stderr_tail: stderr_tail(stderr),
+            left_outside: false,
         })
     };
     let mut command = match agent {
@@ -715,19 +745,21 @@ fn run_agent(
             c
         }
         Agent::Claude(program) => {
-            let scope = scope.ok_or_else(|| anyhow!("no scope for the Claude Code preset"))?;
+            let (scope, hooks) =
+                scope.ok_or_else(|| anyhow!("no scope for the Claude Code preset"))?;
             let mut c = Command::new(program);
             c.args(claude::args(
                 scope,
                 std::slice::from_ref(&job.output),
                 Some(&job.model),
+                hooks,
             ));
             c
         }
         Agent::Codex(program) => {
-            let scope = scope.ok_or_else(|| anyhow!("no scope for the Codex preset"))?;
+            let (scope, hooks) = scope.ok_or_else(|| anyhow!("no scope for the Codex preset"))?;
             let mut c = Command::new(program);
-            c.args(codex::args(scope, repo, &last_message_file(&output)));
+            c.args(codex::args(scope, repo, &last_message_file(&output), hooks));
             c
         }
     };

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use baton_config::Config;
-use baton_events::EventRecord;
-use baton_events::follow::{self, Tail};
-use baton_state::StateStore;
+use baton_usecases::Services;
+use baton_usecases::events::follow::{self, Tail};
+use baton_usecases::events::{EventRecord, run_id_of};
 use baton_usecases::notifications::run_id;
 
 /// What to print.
@@ -50,8 +50,8 @@ pub fn line(r: &EventRecord) -> String {
 pub fn run(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
     let only = match &opts.run {
         Some(r) => {
-            let store = StateStore::new(&config.repo_root, &config.specs_root);
-            Some(store.resolve(r)?.name)
+            let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
+            Some(run_id_of(&svc, r).map_err(|e| anyhow::anyhow!("{}", e.message))?)
         }
         None => None,
     };

@@ -7,8 +7,8 @@
 use std::process::ExitCode;
 
 use baton_config::Config;
-use baton_engine::summary::{WorkspaceRow, row};
-use baton_state::StateStore;
+use baton_usecases::Services;
+use baton_usecases::show::{ListArgs, WorkspaceRow, workspace_list};
 
 /// The narrowest the workspace column is made.
 const MIN_WORKSPACE: usize = 24;
@@ -124,21 +124,18 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let store = StateStore::new(&config.repo_root, &config.specs_root);
-    let (registry, _) = baton_workflow::load_registry(&config.workflows_dir);
-    let mut rows = Vec::new();
-    let mut problems = Vec::new();
-    for (ws, state) in store.list()? {
-        match state {
-            Ok(state) => rows.push(row(&state, registry.get(&state.workflow).as_deref())),
-            Err(e) => problems.push((ws.display, e.to_string())),
-        }
-    }
+    let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
+    let list = workspace_list(&svc, ListArgs::default())
+        .map_err(|e| anyhow::anyhow!("{} ({})", e.message, e.code.as_str()))?;
+    let rows = list.workspaces;
+    let problems: Vec<(String, String)> = list
+        .unreadable
+        .into_iter()
+        .map(|u| (u.workspace, u.message))
+        .collect();
     // Ended runs whose folder left with their branch: still listed, from
     // the run history (which stays across checkouts).
-    let elsewhere = baton_usecases::Services::open(config.clone(), env!("CARGO_PKG_VERSION"))
-        .map(|svc| baton_usecases::elsewhere::runs_elsewhere(&svc))
-        .unwrap_or_default();
+    let elsewhere = baton_usecases::elsewhere::runs_elsewhere(&svc);
     if json {
         println!(
             "{}",
