@@ -69,13 +69,21 @@ mod tests {
         };
         let on = resolve(file, &[(env::DATABASE_URL, "postgresql://c:d@h/db2")]).unwrap();
         assert_eq!(on.database_url.unwrap().expose(), "postgresql://c:d@h/db2");
-        let e = resolve(FileTeam::default(), &[(env::DATABASE_URL, "mysql://u:s3cret@h/db")])
-            .unwrap_err();
+        let e = resolve(
+            FileTeam::default(),
+            &[(env::DATABASE_URL, "mysql://u:s3cret@h/db")],
+        )
+        .unwrap_err();
         assert!(!e.to_string().contains("s3cret"), "{e}");
         assert!(e.to_string().contains("BATON_DATABASE_URL"), "{e}");
-        assert!(!format!("{:?}", TeamConfig {
-            database_url: Some(Secret::new("postgres://u:s3cret@h/db"))
-        })
-        .contains("s3cret"));
+        assert!(
+            !format!(
+                "{:?}",
+                TeamConfig {
+                    database_url: Some(Secret::new("postgres://u:s3cret@h/db"))
+                }
+            )
+            .contains("s3cret")
+        );
     }
 }

@@ -185,6 +185,11 @@ pub struct Actor {
     pub who: Who,
     /// The channel.
     pub channel: String,
+    /// In team mode, the machine (working copy, `host:folder`) whose
+    /// channel it was, when that is not the run's own machine (a person's
+    /// answer given on another machine's dashboard or terminal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 impl Actor {
@@ -193,6 +198,7 @@ impl Actor {
         Actor {
             who: Who::Person,
             channel: channel.to_string(),
+            machine: None,
         }
     }
 
@@ -201,6 +207,7 @@ impl Actor {
         Actor {
             who: Who::Agent,
             channel: "mcp".into(),
+            machine: None,
         }
     }
 
@@ -209,17 +216,23 @@ impl Actor {
         Actor {
             who: Who::Auto,
             channel: "auto".into(),
+            machine: None,
         }
     }
 
-    /// `person:terminal`, `agent:mcp`, `auto:auto`: the form kept in history.
+    /// `person:terminal`, `agent:mcp`, `auto:auto` — and for a channel of
+    /// another machine `person:dashboard@host:folder`: the form kept in
+    /// history.
     pub fn label(&self) -> String {
         let who = match self.who {
             Who::Person => "person",
             Who::Agent => "agent",
             Who::Auto => "auto",
         };
-        format!("{who}:{}", self.channel)
+        match &self.machine {
+            Some(m) => format!("{who}:{}@{m}", self.channel),
+            None => format!("{who}:{}", self.channel),
+        }
     }
 }
 

@@ -46,8 +46,8 @@ use std::time::{Duration, Instant};
 pub use error::TeamError;
 pub use identity::{Found, Machine};
 pub use records::{
-    AnswerStatus, ClaimOutcome, IssueClaim, MachineRef, RemoteAnswer, RunWrite, TeamEvent,
-    TeamHistory, TeamRun, TeamStatus,
+    AnswerStatus, ClaimOutcome, IssueClaim, MachineRef, RemoteAnswer, RunFilter, RunPage, RunWrite,
+    TeamEvent, TeamHistory, TeamRun, TeamStatus,
 };
 
 use link::Link;
@@ -66,8 +66,9 @@ pub const FLUSH_WAIT: Duration = Duration::from_secs(3);
 /// (a process that ended left them) and retries after a failure, at most.
 pub const RETRY_EVERY: Duration = Duration::from_secs(4);
 
-/// Where team mode keeps its files and which database it uses.
-#[derive(Debug, Clone)]
+/// Where team mode keeps its files and which database it uses. Its
+/// `Debug` shows the URL without its password.
+#[derive(Clone)]
 pub struct TeamSettings {
     /// The database URL (a secret: only shown redacted).
     pub database_url: String,
@@ -77,6 +78,16 @@ pub struct TeamSettings {
     pub team_dir: PathBuf,
     /// This baton's version (recorded per machine).
     pub version: &'static str,
+}
+
+impl std::fmt::Debug for TeamSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TeamSettings")
+            .field("database_url", &url::redact(&self.database_url))
+            .field("repo_root", &self.repo_root)
+            .field("team_dir", &self.team_dir)
+            .finish()
+    }
 }
 
 /// A handler that applies an answer another machine sent for a run of
@@ -304,6 +315,23 @@ impl Team {
         })
     }
 
+    /// A page of the other machines' runs (see [`db::run_page`]).
+    pub fn other_runs_page(
+        &self,
+        filter: RunFilter,
+        search: Option<&str>,
+        limit: usize,
+    ) -> Result<RunPage, TeamError> {
+        let (repo, me, search) = (
+            self.inner.repo.clone(),
+            self.inner.machine.id.clone(),
+            search.map(str::to_string),
+        );
+        self.call(CALL_WAIT, move |pool| async move {
+            db::run_page(&pool, &repo, &me, filter, search.as_deref(), clamp(limit)).await
+        })
+    }
+
     /// The runs of every machine whose workspace folder is `workspace`,
     /// with their states (newest first).
     pub fn find(&self, workspace: &str) -> Result<Vec<(TeamRun, serde_json::Value)>, TeamError> {
@@ -404,6 +432,34 @@ impl Team {
         self.call(wait, move |pool| async move {
             listen::deliver_history(&inner, &pool).await
         })
+    }
+
+    /// Like [`Team::sync_history`], handing the records to `sink` (for a
+    /// process that has not set one with [`Team::on_history`]).
+    pub fn sync_history_with(
+        &self,
+        wait: Duration,
+        sink: &mut dyn FnMut(Vec<TeamHistory>),
+    ) -> Result<usize, TeamError> {
+        let mut delivered = 0;
+        loop {
+            let cursor = listen::read_cursor(&self.inner.history_cursor);
+            let (repo, me) = (self.inner.repo.clone(), self.inner.machine.id.clone());
+            let batch = self.call(wait, move |pool| async move {
+                db::history_after(&pool, &repo, &me, cursor, listen::HISTORY_BATCH).await
+            })?;
+            let Some(last) = batch.last().map(|h| h.seq) else {
+                return Ok(delivered);
+            };
+            let full = batch.len() as i64 == listen::HISTORY_BATCH;
+            let batch = listen::bounded(batch);
+            delivered += batch.len();
+            sink(batch);
+            listen::write_cursor(&self.inner.history_cursor, last);
+            if !full {
+                return Ok(delivered);
+            }
+        }
     }
 
     /// Forgets which history records were delivered (the local history

@@ -75,6 +75,8 @@ fn write(workspace: &str, revision: i64, phase: &str, active: bool, events: &[&s
         status: if active { "in_progress" } else { "completed" }.into(),
         active,
         waiting: None,
+        done: 0,
+        total: 5,
         created: DateTime::<Utc>::from_timestamp_nanos(1_700_000_000_000_000_000),
         updated: at,
         state: json!({"currentPhase": phase}),

@@ -115,6 +115,14 @@ impl Postgres {
         );
     }
 
+    /// One cluster shared by the tests of this process (started on first
+    /// use; each test takes a [`Postgres::fresh_database`]). Tests that stop
+    /// the server start their own with [`Postgres::start`].
+    pub fn shared() -> &'static Postgres {
+        static SHARED: std::sync::OnceLock<Postgres> = std::sync::OnceLock::new();
+        SHARED.get_or_init(Postgres::start)
+    }
+
     /// The port it listens on (127.0.0.1).
     pub fn port(&self) -> u16 {
         self.port

@@ -182,7 +182,14 @@ pub fn start_issue(svc: &Services, args: StartIssueArgs) -> Result<RunView> {
     let definition = svc.workflow("issue")?;
     let slug = format!("issue-{}", number.to_ascii_lowercase());
     let folder = fresh_folder(svc, &slug)?;
-    let (ws, state, events) = start_run(svc, &definition, &folder, &slug, Some(number))?;
+    // Team mode: one active run per issue across every machine too
+    // (another machine's run is a conflict naming it; off: nothing).
+    let claim = crate::team::claim_issue(svc, &number, &svc.store.resolve(&folder)?)?;
+    let started = start_run(svc, &definition, &folder, &slug, Some(number));
+    if let (Err(_), Some(claim)) = (&started, &claim) {
+        crate::team::release_claim(svc, claim);
+    }
+    let (ws, state, events) = started?;
     Ok(view(svc, &ws, &state, &definition, events))
 }
 

@@ -23,6 +23,8 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`team`] — team mode: the team database beside the files (writes,
+//!   one run per issue, other machines' runs, events, history, answers).
 
 #![warn(missing_docs)]
 
@@ -40,6 +42,7 @@ pub mod recovery;
 pub mod repo_profile;
 pub mod runs;
 pub mod show;
+pub mod team;
 pub mod validate;
 pub mod workflows;
 
@@ -78,6 +81,9 @@ pub struct Services {
     /// reading anything; loaded on first use, or by
     /// [`baton_history::HistoryIndex::warm`] on a background thread.
     pub history: baton_history::HistoryIndex,
+    /// Team mode (docs/team.md): the team database, opened on first use;
+    /// off (nothing opened, nothing started) without `BATON_DATABASE_URL`.
+    pub team: team::TeamLink,
 }
 
 impl Services {
@@ -91,6 +97,7 @@ impl Services {
         let loaded = lazy_workflows::LoadedWorkflows::new(config.workflows_dir.clone());
         let workflows = lazy_workflows::Workflows(Arc::clone(&loaded));
         let history = history::open(&config, &workflows);
+        let team = team::TeamLink::new(&config, version);
         Services {
             config,
             store,
@@ -99,6 +106,7 @@ impl Services {
             bus,
             version,
             history,
+            team,
         }
     }
 

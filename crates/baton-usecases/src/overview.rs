@@ -125,6 +125,9 @@ pub struct RunSummary {
     pub created: DateTime<Utc>,
     /// The last state change.
     pub last_updated: DateTime<Utc>,
+    /// Team mode: where the run runs (this machine or another of the team).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::team::MachineView>,
 }
 
 /// Counts per filter, over every run (not only the page).
@@ -170,9 +173,14 @@ pub struct RunPage {
     pub counts: RunCounts,
     /// Runs whose state cannot be read.
     pub unreadable: Vec<UnreadableRun>,
+    /// Team mode: the team database could not answer, so the page holds
+    /// this machine's runs only; why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_problem: Option<String>,
 }
-
-/// Lists the runs of the repository, newest first, a page at a time.
+/// Lists the runs of the repository, newest first, a page at a time (in
+/// team mode, every machine's runs: this machine's from its files, the
+/// others' from the team database).
 pub fn run_page(svc: &Services, args: PageArgs) -> Result<RunPage> {
     run_page_with(svc, &RunIndex::default(), args)
 }
@@ -274,7 +282,7 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
             }
         }
     }
-    let matching: Vec<RunSummary> = runs
+    let mut matching: Vec<RunSummary> = runs
         .into_iter()
         .filter(|r| args.filter.keeps(r))
         .filter(|r| {
@@ -290,7 +298,31 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
             })
         })
         .collect();
-    let total = matching.len();
+    let mut total = matching.len();
+    // Team mode: the other machines' runs that can reach this page.
+    let mut team_problem = None;
+    match crate::team::other_runs_page(svc, args.filter, search.as_deref(), args.offset + limit) {
+        Ok(Some(page)) => {
+            total += page.matching;
+            for (n, c) in [
+                &mut counts.all,
+                &mut counts.active,
+                &mut counts.waiting,
+                &mut counts.failed,
+                &mut counts.completed,
+                &mut counts.abandoned,
+            ]
+            .into_iter()
+            .zip(page.counts)
+            {
+                *n += c;
+            }
+            matching.extend(page.runs);
+            matching.sort_by(|a, b| b.created.cmp(&a.created).then(b.id.cmp(&a.id)));
+        }
+        Ok(None) => {}
+        Err(e) => team_problem = Some(e.message),
+    }
     Ok(RunPage {
         total,
         offset: args.offset,
@@ -298,6 +330,7 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
         runs: matching.into_iter().skip(args.offset).take(limit).collect(),
         counts,
         unreadable,
+        team_problem,
     })
 }
 
@@ -329,6 +362,7 @@ pub fn summary(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> Run
         total,
         created: state.timestamps.created,
         last_updated: state.timestamps.last_updated,
+        machine: crate::team::this_machine(svc),
     }
 }
 
@@ -566,10 +600,13 @@ pub struct RunOverview {
 /// an absolute path.
 pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
     check_text("workspace", workspace, 1024)?;
+    // Team mode: a run of another machine, from the team database.
+    if let Some(remote) = crate::team::remote_for(svc, workspace)? {
+        return remote_overview(svc, remote);
+    }
     let ws = svc.store.resolve(workspace)?;
     let state = svc.store.load(&ws)?;
     let definition = svc.workflow(&state.workflow)?;
-    let now = Utc::now();
     let summary = summary(svc, &ws, &state);
     let ended = state.current_phase_status.is_terminal();
     // The question, peeked read-only; a run that cannot be planned has none.
@@ -579,31 +616,68 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         crate::pipeline::step::pending_question(svc, &ws.display)
             .ok()
             .flatten()
-            .map(|q| QuestionView {
-                kind: if q.options.iter().any(|o| o == "done") {
-                    "human_gate".into()
-                } else {
-                    "checkpoint".into()
-                },
-                takes_text: q.options.iter().any(|o| o == "revise"),
-                phase: q.phase,
-                name: q.name,
-                text: q.present_to_user,
-                options: q.options,
-                answered_by: q.answered_by,
-                how_to_answer: q.how_to_answer,
-            })
+            .map(question_view)
     };
+    let artifacts = list_artifacts(&ws.dir, &definition);
+    Ok(assemble(summary, &state, &definition, question, artifacts))
+}
+
+/// A run of another machine at a glance: the same view, from the state
+/// its machine last wrote to the team database (its files stay there, so
+/// no artifacts are listed).
+fn remote_overview(svc: &Services, remote: crate::team::RemoteRun) -> Result<RunOverview> {
+    let Some(state) = remote.state.clone() else {
+        return Err(Error::new(
+            ErrorCode::CorruptState,
+            format!(
+                "the team database's copy of {} (on {}) cannot be read by this baton",
+                remote.id, remote.run.machine.name
+            ),
+        ));
+    };
+    let definition = svc.workflow(&state.workflow)?;
+    let summary = crate::team::remote_summary(svc, &remote);
+    let question = remote.question().map(question_view);
+    Ok(assemble(summary, &state, &definition, question, Vec::new()))
+}
+
+fn question_view(q: crate::pipeline::action::Question) -> QuestionView {
+    QuestionView {
+        kind: if q.options.iter().any(|o| o == "done") {
+            "human_gate".into()
+        } else {
+            "checkpoint".into()
+        },
+        takes_text: q.options.iter().any(|o| o == "revise"),
+        phase: q.phase,
+        name: q.name,
+        text: q.present_to_user,
+        options: q.options,
+        answered_by: q.answered_by,
+        how_to_answer: q.how_to_answer,
+    }
+}
+
+fn assemble(
+    summary: RunSummary,
+    state: &WorkspaceState,
+    definition: &WorkflowDefinition,
+    question: Option<QuestionView>,
+    artifacts: Vec<ArtifactRef>,
+) -> RunOverview {
+    let state = state.clone();
+    let definition = definition.clone();
+    let now = Utc::now();
+    let ended = state.current_phase_status.is_terminal();
     let phases = phase_nodes(&state, &definition, now);
     let tasks = task_views(&state, &definition);
-    let artifacts = list_artifacts(&ws.dir, &definition);
     let timeline = timeline(&state);
     let totals = RunTotals {
         tokens: state.phase_log.iter().map(|e| e.tokens).sum(),
         reported_ms: state.phase_log.iter().map(|e| e.duration_ms).sum(),
         elapsed_ms: millis(state.timestamps.last_updated - state.timestamps.created),
     };
-    Ok(RunOverview {
+    RunOverview {
         workflow_label: definition.label.clone(),
         effort: state.effort.map(|e| format!("{e:?}")),
         flow_template: state.flow_template.map(|t| t.as_str().to_string()),
@@ -624,7 +698,7 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         totals,
         next_step: next_step(&state, &definition),
         summary,
-    })
+    }
 }
 
 fn millis(d: chrono::TimeDelta) -> u64 {

@@ -160,6 +160,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                     Actor {
                         who: Who::Auto,
                         channel: "driver".into(),
+                        machine: None,
                     }
                 } else {
                     Actor::person("terminal")

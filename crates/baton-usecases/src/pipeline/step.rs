@@ -308,6 +308,10 @@ pub struct AnswerReply {
 pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<AnswerReply> {
     check_text("workspace", &args.workspace, 1024)?;
     check_text("answer", &args.answer, 16 * 1024)?;
+    // Team mode: a run of another machine is answered there, under its lock.
+    if let Some(remote) = crate::team::remote_for(svc, &args.workspace)? {
+        return crate::team::answer_remote(svc, &remote, &args.answer, &by);
+    }
     let ws = svc.store.resolve(&args.workspace)?;
     let files = DiskFiles::new(&ws.dir);
     let now = Utc::now();
@@ -430,6 +434,10 @@ fn start_reported_work(
 /// any — read-only: nothing is written and no event is published.
 pub fn pending_question(svc: &Services, workspace: &str) -> Result<Option<AskAction>> {
     check_text("workspace", workspace, 1024)?;
+    // Team mode: another machine's run waits at what its machine wrote.
+    if let Some(remote) = crate::team::remote_for(svc, workspace)? {
+        return Ok(remote.question());
+    }
     let ws = svc.store.resolve(workspace)?;
     let files = DiskFiles::new(&ws.dir);
     let mut state = svc.store.load(&ws)?;

@@ -29,4 +29,5 @@ mod e2e_transcript;
 mod e2e_typescript;
 mod layering;
 mod run_demo;
+mod team;
 mod test_command;
