@@ -12,6 +12,7 @@ pub mod instruction;
 pub mod pipeline;
 pub mod report;
 pub mod route;
+pub mod scope;
 pub mod stats;
 pub mod summary;
 

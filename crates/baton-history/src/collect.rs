@@ -33,9 +33,14 @@ pub trait RunFiles {
 pub struct Folder<'a>(pub &'a Path);
 
 impl RunFiles for Folder<'_> {
+    /// Reads `name` as a file baton does not own: never through a link
+    /// (at the name or in a folder on its way), never a FIFO, device or
+    /// socket (a past run's `request.md` linked to a secret, or a FIFO
+    /// that would hang the reader, is skipped), at most
+    /// [`MAX_ARTIFACT_BYTES`] of it.
     fn read(&self, name: &str) -> Option<String> {
         use std::io::Read;
-        let file = std::fs::File::open(self.0.join(name)).ok()?;
+        let file = baton_fs::open_beneath(self.0, Path::new(name), u64::MAX).ok()?;
         let mut bytes = Vec::new();
         file.take(MAX_ARTIFACT_BYTES).read_to_end(&mut bytes).ok()?;
         Some(String::from_utf8_lossy(&bytes).into_owned())

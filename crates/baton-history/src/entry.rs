@@ -82,6 +82,18 @@ struct Slim<'a> {
 pub fn parse_line(line: &[u8], offset: u64) -> Option<Entry> {
     // Empty lists are never written, so presence means "has some".
     let slim: Slim<'_> = serde_json::from_slice(line).ok()?;
+    // A line anyone could have written: a workspace that is no folder name
+    // makes it no record; its request is cut and cleaned as baton writes it.
+    if !crate::record::valid_workspace_name(&slim.workspace) {
+        return None;
+    }
+    let request = if slim.request.chars().count() <= crate::collect::REQUEST_SUMMARY_CHARS
+        && !slim.request.chars().any(char::is_control)
+    {
+        slim.request.into_owned()
+    } else {
+        crate::text::prompt_line(&slim.request, crate::collect::REQUEST_SUMMARY_CHARS)
+    };
     Some(Entry {
         workspace: slim.workspace.into_owned(),
         outcome: slim.outcome,
@@ -90,7 +102,7 @@ pub fn parse_line(line: &[u8], offset: u64) -> Option<Entry> {
         tokens: slim.tokens,
         work_ms: slim.work_ms,
         loops: slim.loops,
-        request: slim.request.into_owned(),
+        request,
         terms: slim.terms.into_owned(),
         len: slim.len,
         reviewed: slim.findings.is_some() || slim.verdicts.is_some(),

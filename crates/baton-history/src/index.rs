@@ -900,13 +900,8 @@ fn read_state(dir: &Path) -> Result<WorkspaceState, String> {
     } else {
         dir.join(baton_state::store::STATE_FILE)
     };
-    let meta = std::fs::symlink_metadata(&path).map_err(|e| e.to_string())?;
-    if !meta.file_type().is_file() {
-        return Err("state.json is not a regular file".into());
-    }
-    if meta.len() > baton_state::store::MAX_STATE_BYTES {
-        return Err("state.json is too large".into());
-    }
-    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+    // Never through a link, never a FIFO or device, never too large.
+    let text = baton_fs::read_string_nofollow(&path, baton_state::store::MAX_STATE_BYTES)
+        .map_err(|e| e.to_string())?;
     WorkspaceState::from_json(&text).map_err(|e| e.to_string())
 }

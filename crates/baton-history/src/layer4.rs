@@ -309,12 +309,13 @@ pub fn compose(
             let Some(line) = lines.get(round) else {
                 continue;
             };
+            // As rendered (quoted), plus the blank line between blocks.
             let heading_cost = if blocks[i].lines.is_empty() {
-                heading.chars().count() + 7
+                LearningBlock::heading_chars(heading) + 1
             } else {
                 0
             };
-            let cost = heading_cost + line.chars().count() + 3;
+            let cost = heading_cost + LearningBlock::line_chars(line);
             if used + cost > budget_chars {
                 break 'fill;
             }

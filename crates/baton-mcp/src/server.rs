@@ -24,7 +24,8 @@ const INSTRUCTIONS_BY_TOOL: &[(&str, &str)] = &[
         "pipeline_init",
         "Pipeline: call pipeline_init with the user's request exactly as given, then pipeline_init_with_context (the person confirms the effort; send user_confirmation). \
 Then loop: pipeline_next_action returns one action; carry it out exactly and call pipeline_next_action again with previous_action_complete=true \
-(or user_response for a checkpoint) until its type is done. Never choose or reorder steps yourself.",
+until its type is done. A checkpoint or human gate is the person's: show it with how_to_answer and wait; send user_response only when answered_by is agent. \
+Never choose or reorder steps yourself.",
     ),
     (
         "startIssueWorkflow",

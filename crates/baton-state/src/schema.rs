@@ -514,6 +514,10 @@ pub struct PhaseLogEntry {
     /// fan-out lists all of its tasks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tasks: Vec<String>,
+    /// What the agent's own client reported it cost, in US dollars (none
+    /// when it reported no cost: analytics then prices the tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// One lifecycle transition, as recorded in `history`.

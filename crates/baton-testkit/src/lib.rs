@@ -9,10 +9,15 @@
 //!
 //! * [`git`] — a real git repository in a temporary folder, with an
 //!   identity and an initial commit, and the git calls tests make on it.
+//! * [`http`] — raw HTTP/1.1 against a real server (every header as given)
+//!   and a server process started for a test.
 //! * [`postgres`] — a throwaway PostgreSQL cluster on a free loopback port
 //!   (run as an unprivileged user when the tests run as root).
 
 #![warn(missing_docs)]
 
+pub mod clients;
 pub mod git;
+pub mod model;
+pub mod http;
 pub mod postgres;

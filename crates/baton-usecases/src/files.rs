@@ -26,7 +26,15 @@ impl WorkspaceFiles for DiskFiles {
     fn file(&self, relative: &str) -> Option<FileInfo> {
         let path = self.dir.join(relative);
         // Artifacts are relative paths without `..` (checked when the
-        // definition is loaded); a symlink leading out is not an artifact.
+        // definition is loaded); a symlink leading out is not an artifact,
+        // nor is a file in a linked folder.
+        if let Some(parent) = std::path::Path::new(relative)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            && !baton_fs::is_folder_beneath(&self.dir, parent)
+        {
+            return None;
+        }
         let meta = std::fs::symlink_metadata(&path).ok()?;
         meta.is_file().then(|| FileInfo {
             len: meta.len(),
@@ -35,10 +43,13 @@ impl WorkspaceFiles for DiskFiles {
     }
 
     fn read(&self, relative: &str) -> Option<String> {
-        let info = self.file(relative)?;
-        if info.len > MAX_ARTIFACT_BYTES {
-            return None;
-        }
-        std::fs::read_to_string(self.dir.join(relative)).ok()
+        // Agent-written: never through a link, never a FIFO or device (a
+        // FIFO swapped in would hang the call), never a runaway file.
+        baton_fs::read_string_beneath(
+            &self.dir,
+            std::path::Path::new(relative),
+            MAX_ARTIFACT_BYTES,
+        )
+        .ok()
     }
 }

@@ -80,34 +80,31 @@ pub fn transitions(happened: &[Happened]) -> impl Iterator<Item = &Transition> {
     })
 }
 
-/// After a state write: records the run when `transitions` (what that
-/// write did) ended it — see [`record_ended`]. Called before the write's
-/// events are published, so a subscriber that hears `pipeline-complete` or
-/// `abandon` finds the record.
-pub fn record_if_ended<'a>(
+/// Records the run in `ws` from `state`, the state the call that ended it
+/// has just written (called by [`Services::after_write`] only) (for a sealed run, the live state it completed with,
+/// never the final form sealed before its commit). Never fails the call: a
+/// failure is logged, and the next process's catch-up records the run from
+/// its `state.json`. Returns the record (for the team database in team
+/// mode), written or not.
+pub(crate) fn record_ended(
     svc: &Services,
     ws: &WorkspaceRef,
     state: &WorkspaceState,
-    transitions: impl IntoIterator<Item = &'a Transition>,
-) {
-    if ends_run(transitions) {
-        record_ended(svc, ws, state);
-    }
-}
-
-/// Records the run in `ws` from `state`, the state the call that ended it
-/// has just written (for a sealed run, the live state it completed with,
-/// never the final form sealed before its commit). Never fails the call: a
-/// failure is logged, and the next process's catch-up records the run from
-/// its `state.json`.
-pub fn record_ended(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) {
-    if let Err(e) = svc.history.record_run(&ws.dir, state) {
-        tracing::warn!(
-            "history: the end of {} was not recorded ({e}); the next baton process records it from its state.json",
-            ws.display
-        );
-    }
+) -> Option<baton_history::RunRecord> {
+    let record = match svc.history.record_run(&ws.dir, state) {
+        Ok(record) => record,
+        Err(e) => {
+            tracing::warn!(
+                "history: the end of {} was not recorded ({e}); the next baton process records it from its state.json",
+                ws.display
+            );
+            svc.team
+                .enabled()
+                .then(|| svc.history.build(&ws.dir, state))
+        }
+    };
     log_warnings(&svc.history);
+    record
 }
 
 /// The request and (once written) design of the run in `ws`, as Layer 4

@@ -13,7 +13,7 @@ use baton_engine::stats::{RunStats, run_stats};
 use baton_state::{Lifecycle, PhaseReport, Transition};
 use baton_workflow::{COMPLETED, ResultKind};
 
-use crate::events::events_for;
+use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::runs::{RunView, fresh_folder, select, start_run, view};
 use crate::validate::{check_list, check_path, check_text, normalize_issue};
@@ -364,13 +364,11 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
         Ok((transitions, outcome))
     })?;
     let (transitions, outcome) = updated.value;
-    crate::history::record_if_ended(svc, &ws, &updated.state, &transitions);
-    let events = events_for(svc, &ws, &updated.state, &transitions);
-    let names = events
-        .iter()
-        .map(|e| e.event.as_str().to_string())
-        .collect();
-    svc.publish(events);
+    let names = svc.after_write(
+        &ws,
+        &updated.state,
+        transitions.into_iter().map(Happened::Transition).collect(),
+    );
     let Some(definition) = definition else {
         return Err(Error::new(
             ErrorCode::Internal,

@@ -14,6 +14,8 @@
 //!
 //! * [`Services`] — what every use case needs (configuration, store,
 //!   workflow registry, event bus, run history); built once per process.
+//!   [`Services::after_write`] is the one way a use case finishes a state
+//!   write: record the run if the write ended it, then publish the events.
 //! * [`history`] — the run history: recording ended runs, Layer 4 of
 //!   prompts, estimates, and the history and analytics queries.
 //! * [`error`] — the closed set of error codes every adapter shows.
@@ -25,13 +27,21 @@
 //! * [`notifications`] — which events a person is told about, and what.
 //! * [`team`] — team mode: the team database beside the files (writes,
 //!   one run per issue, other machines' runs, events, history, answers).
+//! * [`headless`] — what the headless driver (`baton run`) records: its own
+//!   record (what drives a run, how to resume it), a failed agent, and the
+//!   scope of the phase an agent is started for.
+//! * [`guidance`] — what a person does next with a run, in words for a
+//!   person (resume and answer commands).
 
 #![warn(missing_docs)]
 
+mod after_write;
 pub mod error;
 pub mod events;
 pub mod files;
 pub mod git;
+pub mod guidance;
+pub mod headless;
 pub mod history;
 pub mod issue;
 pub mod lazy_workflows;
@@ -159,16 +169,6 @@ impl Services {
             )
             .with_details(serde_json::json!({ "known": known }))
         })
-    }
-
-    /// Publishes events after a successful change. A failing event-log write
-    /// is reported on stderr and never turns a successful call into a failure.
-    pub fn publish(&self, events: Vec<EventRecord>) {
-        for event in events {
-            if let Err(e) = self.bus.publish(event) {
-                tracing::warn!("event not logged: {e}");
-            }
-        }
     }
 
     /// An event record about `ws`.

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use baton_engine::guards::is_human_phase;
-use baton_engine::summary::{next_step, phase_label};
+use baton_engine::summary::phase_label;
 use baton_state::{HistoryAction, PhaseStatus, WorkspaceRef, WorkspaceState};
 use baton_workflow::{PerTask, PhaseKind, WorkflowDefinition};
 
@@ -590,7 +590,8 @@ pub struct RunOverview {
     pub timeline: Vec<TimelineEntry>,
     /// Sums.
     pub totals: RunTotals,
-    /// What happens next.
+    /// What the person does next, in words for a person (the resume or
+    /// answer command; what drives the run now).
     pub next_step: String,
     /// What a person may do now.
     pub actions: RunActions,
@@ -619,7 +620,18 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
             .map(question_view)
     };
     let artifacts = list_artifacts(&ws.dir, &definition);
-    Ok(assemble(summary, &state, &definition, question, artifacts))
+    let next_step = crate::guidance::next_for_person(
+        svc,
+        &ws,
+        &state,
+        question.as_ref().map(|q| crate::guidance::Waiting {
+            name: &q.name,
+            options: &q.options,
+        }),
+    );
+    Ok(assemble(
+        summary, &state, &definition, question, artifacts, next_step,
+    ))
 }
 
 /// A run of another machine at a glance: the same view, from the state
@@ -638,7 +650,15 @@ fn remote_overview(svc: &Services, remote: crate::team::RemoteRun) -> Result<Run
     let definition = svc.workflow(&state.workflow)?;
     let summary = crate::team::remote_summary(svc, &remote);
     let question = remote.question().map(question_view);
-    Ok(assemble(summary, &state, &definition, question, Vec::new()))
+    let next_step = crate::team::remote_next_step(&remote, question.as_ref().map(|q| &q.options[..]));
+    Ok(assemble(
+        summary,
+        &state,
+        &definition,
+        question,
+        Vec::new(),
+        next_step,
+    ))
 }
 
 fn question_view(q: crate::pipeline::action::Question) -> QuestionView {
@@ -664,6 +684,7 @@ fn assemble(
     definition: &WorkflowDefinition,
     question: Option<QuestionView>,
     artifacts: Vec<ArtifactRef>,
+    next_step: String,
 ) -> RunOverview {
     let state = state.clone();
     let definition = definition.clone();
@@ -696,7 +717,7 @@ fn assemble(
         artifacts,
         timeline,
         totals,
-        next_step: next_step(&state, &definition),
+        next_step,
         summary,
     }
 }

@@ -13,7 +13,7 @@ use baton_events::EventKind;
 use baton_state::{Effort, FlowTemplate, Lifecycle, Transition, WorkspaceState};
 use baton_workflow::WorkflowDefinition;
 
-use crate::events::events_for;
+use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::validate::{check_text, slugify};
 use crate::{Error, ErrorCode, Result, Services};
@@ -189,15 +189,17 @@ pub fn init(svc: &Services, args: InitArgs) -> Result<InitReply> {
     }
     svc.store.create(&ws, &state)?;
 
-    let mut events = vec![
-        svc.event(EventKind::PipelineInit, baton_workflow::SETUP, &ws, &state)
-            .with_detail(match state.effort {
-                Some(e) => format!("workflow={} effort={e:?}", definition.id),
-                None => format!("workflow={}", definition.id),
-            }),
-    ];
-    events.extend(events_for(svc, &ws, &state, &transitions));
-    svc.publish(events);
+    let mut happened = vec![Happened::Event(
+        EventKind::PipelineInit,
+        baton_workflow::SETUP.to_string(),
+        Some(match state.effort {
+            Some(e) => format!("workflow={} effort={e:?}", definition.id),
+            None => format!("workflow={}", definition.id),
+        }),
+        None,
+    )];
+    happened.extend(transitions.into_iter().map(Happened::Transition));
+    svc.after_write(&ws, &state, happened);
 
     Ok(InitReply {
         workspace: ws.display.clone(),
@@ -466,19 +468,17 @@ fn transition(
         definition = Some(def);
         Ok(transitions)
     })?;
-    crate::history::record_if_ended(svc, &ws, &updated.state, &updated.value);
-    let events: Vec<_> = events_for(svc, &ws, &updated.state, &updated.value)
-        .into_iter()
-        .map(|e| match forced {
-            Some(f) if e.detail.is_none() => e.with_detail(f.label.clone()),
-            _ => e,
+    // A forced change names who forced it on each event without a detail.
+    let happened = updated
+        .value
+        .iter()
+        .cloned()
+        .map(|t| match forced {
+            Some(f) => Happened::Annotated(t, f.label.clone()),
+            None => Happened::Transition(t),
         })
         .collect();
-    let names = events
-        .iter()
-        .map(|e| e.event.as_str().to_string())
-        .collect();
-    svc.publish(events);
+    let names = svc.after_write(&ws, &updated.state, happened);
     let next = match &definition {
         Some(def) => next_step(&updated.state, def),
         None => String::new(),

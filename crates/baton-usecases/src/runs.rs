@@ -12,7 +12,7 @@ use baton_engine::summary::next_step;
 use baton_state::{Lifecycle, WorkspaceRef, WorkspaceState};
 use baton_workflow::WorkflowDefinition;
 
-use crate::events::events_for;
+use crate::events::Happened;
 use crate::repo_profile;
 use crate::{Error, ErrorCode, Result, Services};
 
@@ -120,20 +120,14 @@ pub fn start_run(
         started = Lifecycle::new(definition, now).start(&mut state, &first.id)?;
     }
     svc.store.create(&ws, &state)?;
-    let mut events = vec![
-        svc.event(
-            baton_events::EventKind::PipelineInit,
-            baton_workflow::SETUP,
-            &ws,
-            &state,
-        )
-        .with_detail(format!("workflow={}", definition.id)),
-    ];
-    let started = events_for(svc, &ws, &state, &started);
-    let mut names = vec!["pipeline-init".to_string()];
-    names.extend(started.iter().map(|e| e.event.as_str().to_string()));
-    events.extend(started);
-    svc.publish(events);
+    let mut happened = vec![Happened::Event(
+        baton_events::EventKind::PipelineInit,
+        baton_workflow::SETUP.to_string(),
+        Some(format!("workflow={}", definition.id)),
+        None,
+    )];
+    happened.extend(started.into_iter().map(Happened::Transition));
+    let names = svc.after_write(&ws, &state, happened);
     Ok((ws, state, names))
 }
 

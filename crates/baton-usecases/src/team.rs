@@ -431,6 +431,23 @@ pub fn remote_summary(svc: &Services, remote: &RemoteRun) -> crate::overview::Ru
     }
 }
 
+/// What a person does next with another machine's run.
+pub fn remote_next_step(remote: &RemoteRun, options: Option<&[String]>) -> String {
+    let machine = &remote.run.machine.name;
+    match options {
+        Some(options) => format!(
+            "it waits for a person: answer here (`baton answer {} <{}>` at a terminal, or on the dashboard) and {machine} applies it",
+            remote.id,
+            options.join("|")
+        ),
+        None if remote.run.active => format!(
+            "it works on {machine}; follow it with `baton events --follow --run {}`",
+            remote.id
+        ),
+        None => format!("it ended on {machine} ({})", remote.run.status),
+    }
+}
+
 /// A page's worth of other machines' runs for the run list: the first
 /// `limit` that pass `filter` and `search`, how many pass, and the counts
 /// per filter (all, active, waiting, failed, completed, abandoned).

@@ -24,7 +24,7 @@ pub use model::{
     PhaseDefinition, PhaseInstruction, PhaseKind, ResultKind, TransitionRule, WorkflowDefinition,
 };
 pub use registry::{DefinitionError, Registry, Source, parse};
-pub use scope::{DEFAULT_PROTECTED, PhaseScope, WriteScope};
+pub use scope::{CONTROL_FILES, DEFAULT_PROTECTED, PhaseScope, WriteScope};
 pub use validate::{Diagnostic, parse_definition};
 
 /// The implicit first phase, completed at workspace creation.

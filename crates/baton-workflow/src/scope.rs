@@ -36,6 +36,16 @@ pub struct PhaseScope {
     /// (reading and searching tools; writing tools within `writes`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// Shell commands the agent may run beyond the read-only ones while the
+    /// phase runs, as command prefixes (`cargo test`, `npm test`, `gh pr
+    /// view`), or `*` for any command (a verifier runs the project's test
+    /// suite). A phase that may not change the repository still may not:
+    /// after such a command the hooks compare the working tree and refuse
+    /// to go on while a change outside the phase's scope is left
+    /// (docs/clients.md). A phase with `writes: repository` runs any
+    /// command anyway.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
 }
 
 /// Where the agent may write while a phase runs.
@@ -77,6 +87,20 @@ pub const DEFAULT_PROTECTED: &[&str] = &[
     ".mcp.json",
     "baton.toml",
     ".git/**",
+];
+
+/// baton's own control files (relative to the repository; `{specs}` is the
+/// specs folder, `.specs` by default): the agent never writes them, whatever
+/// a definition says — every run's state and its temporary and lock files,
+/// the state archive, the run history, baton's folder (session bindings,
+/// event log, transcripts, indexes).
+pub const CONTROL_FILES: &[&str] = &[
+    ".baton/**",
+    "{specs}/*/state.json",
+    "{specs}/*/.state*",
+    "{specs}/*/state-archive.jsonl",
+    "{specs}/.history/**",
+    "{specs}/.*",
 ];
 
 impl PhaseDefinition {

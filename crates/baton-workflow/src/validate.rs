@@ -281,6 +281,22 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
                     );
                 }
             }
+            for (j, command) in scope.commands.iter().enumerate() {
+                let valid = !command.trim().is_empty()
+                    && command.len() <= 200
+                    && !command
+                        .chars()
+                        .any(|c| c.is_control() || "|&;<>()$`\\\"'".contains(c));
+                if !valid {
+                    push!(
+                        id_pos,
+                        format!("phases[{i}].scope.commands[{j}]"),
+                        format!(
+                            "{command:?} is not a command prefix (words like `cargo test`, or `*`; no shell operators or quotes)"
+                        ),
+                    );
+                }
+            }
         }
         if phase.max_visits == Some(0) {
             push!(

@@ -840,6 +840,7 @@ fn write_past_runs(specs: &std::path::Path, n: usize) {
                 model: if phase == "phase-3" { "opus" } else { "sonnet" }.into(),
                 timestamp: t0 + chrono::Duration::minutes(minute),
                 tasks: Vec::new(),
+                cost_usd: None,
             });
         }
         if rnd(10) == 0 {

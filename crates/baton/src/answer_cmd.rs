@@ -88,6 +88,8 @@ fn ask_and_answer(svc: &Services, workspace: &str, words: &[String]) -> anyhow::
         "{}: {} (by {}) — {} is now {}",
         reply.question, reply.answer, reply.by, reply.current_phase, reply.current_phase_status
     );
-    println!("next: {}", reply.next_step);
+    let next = baton_usecases::guidance::next_for_run(svc, workspace)
+        .unwrap_or_else(|e| format!("see `baton show {workspace}` ({})", e.message));
+    println!("next: {next}");
     Ok(ExitCode::SUCCESS)
 }

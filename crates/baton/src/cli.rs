@@ -94,15 +94,25 @@ prints the lines to add to ~/.codex/config.toml.")]
         #[command(subcommand)]
         command: ManualsCommand,
     },
-    /// Run a whole pipeline without an MCP client: baton starts your agent command for each step.
+    /// Run a whole pipeline without an MCP client: baton starts your agent for each step.
     #[command(after_help = "\
-The agent command runs with `sh -c` in the repository and gets each step's prompt on stdin;
-checkpoints are asked on this terminal (or answered by --auto).
+--agent claude starts Claude Code (`claude -p`, JSON output) and --agent codex starts Codex
+(`codex exec --json`) for each step, with the tools the phase allows: a read-only phase may
+write only its artifact, an implementation phase may edit the repository, and neither may
+commit or push (baton's own steps do). Their tokens, cost and model are recorded per phase.
+Any other value is a command run with `sh -c` in the repository, the prompt on stdin.
 
-Example:
-  baton run \"fix the login typo\" --agent 'claude -p' --nopr")]
+Checkpoints are asked on this terminal (or answered by --auto). Without a terminal the run
+stops at the question and prints the `baton answer` command and the command that resumes it:
+pass the run's folder instead of a task, e.g. `baton run .specs/20260101-fix-login --agent claude`.
+
+Exit status: 0 done, 3 waiting for a person's answer, 2 stopped by an error or a failed agent.
+
+Examples:
+  baton run \"fix the login typo\" --agent claude --nopr
+  baton run .specs/20260101-fix-the-login-typo --agent claude")]
     Run {
-        /// What to do: a task description or an issue URL.
+        /// What to do: a task description or an issue URL; or a run's folder (.specs/<run>) to resume it.
         text: String,
         /// How much process: S, M or L (default: judged from the text).
         #[arg(long)]
@@ -113,9 +123,12 @@ Example:
         /// Do not push or open a pull request.
         #[arg(long)]
         nopr: bool,
-        /// The agent command (run with `sh -c`, prompt on stdin), or `builtin:scripted` for the demo agent.
-        #[arg(long, value_name = "COMMAND")]
+        /// The agent: claude, codex, a command (run with `sh -c`, prompt on stdin), or builtin:scripted.
+        #[arg(long, value_name = "AGENT")]
         agent: String,
+        /// Where the work goes: current (the branch you are on) or new (a new branch). Default: a new branch from the default branch, the current branch elsewhere.
+        #[arg(long, value_name = "current|new", value_parser = crate::driver::BranchChoice::parse)]
+        branch: Option<crate::driver::BranchChoice>,
     },
     /// Run a complete pipeline in a throwaway git repository with a scripted agent (no LLM, no network).
     Demo {
@@ -343,7 +356,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             auto,
             nopr,
             agent,
+            branch,
         } => {
+            // Checked before anything is opened or written.
+            let agent = crate::agents::Agent::parse(&agent, std::env::var_os("PATH").as_deref())?;
             let config = Config::load(&overrides)?;
             let repo = config.repo_root.clone();
             let svc = std::sync::Arc::new(
@@ -356,14 +372,18 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 effort,
                 auto,
                 nopr,
-                agent: crate::driver::Agent::parse(&agent),
+                agent,
+                branch: branch.unwrap_or_default(),
             };
             let ran = crate::driver::run(&svc, &repo, &opts);
             if let Some(n) = notifier {
                 n.finish(std::time::Duration::from_secs(5));
             }
-            ran?;
-            Ok(ExitCode::SUCCESS)
+            Ok(if ran?.waits_for_person {
+                ExitCode::from(3)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Command::Demo { effort, keep } => crate::demo_cmd::run(&effort, keep),
         Command::History { command } => {

@@ -83,6 +83,7 @@ fn drive(dir: &Path, effort: &str) -> anyhow::Result<()> {
             auto: true,
             nopr: true,
             agent: Agent::Scripted,
+            branch: crate::driver::BranchChoice::New,
         },
     )?;
     println!("{} ({} actions)", outcome.summary, outcome.actions);

@@ -14,31 +14,15 @@ use anyhow::{Context, anyhow, bail};
 
 use baton_state::{Actor, Who};
 use baton_usecases::Services;
+use baton_usecases::headless::{self, AgentFailure, AgentScope, resume_command, shell_word};
+
+pub use crate::agents::Agent;
+use crate::agents::{Usage, claude, codex};
 use baton_usecases::pipeline::action::{
     Action, Exec, Question as AskAction, SpawnAgent, WriteFile,
 };
 use baton_usecases::pipeline::init;
 use baton_usecases::pipeline::step::{self, NextArgs};
-
-/// Where agents come from.
-#[derive(Debug, Clone)]
-pub enum Agent {
-    /// The built-in deterministic scripted agent (no LLM).
-    Scripted,
-    /// A command run with `sh -c`, the prompt on stdin.
-    Command(String),
-}
-
-impl Agent {
-    /// Parses `--agent`: `builtin:scripted` or a command line.
-    pub fn parse(text: &str) -> Agent {
-        if text == "builtin:scripted" {
-            Agent::Scripted
-        } else {
-            Agent::Command(text.to_string())
-        }
-    }
-}
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -53,6 +37,34 @@ pub struct RunOptions {
     pub nopr: bool,
     /// The agent.
     pub agent: Agent,
+    /// Which branch the run works on.
+    pub branch: BranchChoice,
+}
+
+/// `--branch`: where a new run's work goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BranchChoice {
+    /// A new branch from the default branch, the current branch elsewhere
+    /// (runs never stack branches on branches).
+    #[default]
+    Auto,
+    /// The current branch, whatever it is.
+    Current,
+    /// A new branch from wherever the repository is.
+    New,
+}
+
+impl BranchChoice {
+    /// Parses `--branch`: `current` or `new`.
+    pub fn parse(text: &str) -> Result<BranchChoice, String> {
+        match text {
+            "current" => Ok(BranchChoice::Current),
+            "new" => Ok(BranchChoice::New),
+            other => Err(format!(
+                "--branch takes `current` (work on the branch you are on) or `new` (a new branch for the run), not {other:?}"
+            )),
+        }
+    }
 }
 
 /// How a run ended.
@@ -64,6 +76,9 @@ pub struct RunOutcome {
     pub summary: String,
     /// How many actions were executed.
     pub actions: usize,
+    /// The run stopped at a question for a person (no terminal to ask it
+    /// on): it is not done, and resumes with the same command.
+    pub waits_for_person: bool,
 }
 
 /// The most actions one run may take (a runaway guard).
@@ -77,7 +92,8 @@ fn say(line: &str) {
     eprintln!("{line}");
 }
 
-/// Drives a pipeline from the task text to `done`.
+/// Drives a pipeline from the task text (or a `.specs/<run>` to resume) to
+/// `done`, or to a question nobody at this terminal can answer.
 pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<RunOutcome> {
     let started = Instant::now();
     let mut arguments = opts.text.clone();
@@ -90,26 +106,44 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
     if opts.nopr {
         arguments.push_str(" --nopr");
     }
+    let current_branch = git_line(repo, &["branch", "--show-current"]);
     let init = init::pipeline_init(
         svc,
         init::InitArgs {
             arguments,
-            current_branch: None,
+            current_branch: current_branch.clone(),
         },
     )
     .map_err(|e| failed("pipeline_init", e))?;
     if let Some(errors) = &init.errors {
-        bail!("pipeline_init: {}", errors.join("; "));
+        bail!("{}", errors.join("; "));
     }
     let ws = match (&init.resume_mode, &init.workspace) {
-        (Some(_), Some(ws)) => ws.clone(),
-        _ => create(svc, repo, &init, opts)?,
+        (Some(_), Some(ws)) => {
+            say(&format!("resuming {ws}"));
+            ws.clone()
+        }
+        _ => create(svc, repo, &init, opts, current_branch.as_deref())?,
     };
     say(&format!("workspace {ws}"));
+    let agent_label = opts.agent.label();
+    headless::begin_driving(svc, &ws, &agent_label).map_err(|e| failed("baton run", e))?;
+    let resume = resume_command(&ws, &agent_label);
+    let stop = |reason: &str| {
+        if let Err(e) = headless::stop_driving(svc, &ws, reason) {
+            say(&format!("  warning: {}", e.message));
+        }
+    };
     let mut next = NextArgs::for_workspace(&ws);
     let mut retried: BTreeMap<String, bool> = BTreeMap::new();
     for count in 1..=MAX_ACTIONS {
-        let reply = step::next_action(svc, next).map_err(|e| failed("pipeline_next_action", e))?;
+        let reply = match step::next_action(svc, next) {
+            Ok(r) => r,
+            Err(e) => {
+                stop("baton refused a step");
+                return Err(failed("pipeline_next_action", e));
+            }
+        };
         show_reply(&reply);
         next = NextArgs::for_workspace(&ws);
         // A report names its action: applied once, even if sent twice.
@@ -126,19 +160,55 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                         format!(" — {}", done.summary_path)
                     }
                 ));
+                stop("the run is done");
                 return Ok(RunOutcome {
                     workspace: ws,
                     summary: done.summary.clone(),
                     actions: count,
+                    waits_for_person: false,
                 });
             }
             Action::SpawnAgent(spawn) => {
                 let t = Instant::now();
-                spawn_agents(repo, &ws, spawn, &opts.agent)?;
+                let usage = match spawn_agents(svc, repo, &ws, spawn, &opts.agent) {
+                    Ok(usage) => usage,
+                    Err(AgentStop::Failed(failure)) => {
+                        let recorded = headless::agent_failed(svc, &ws, &reply.action_id, &failure);
+                        stop("the agent failed");
+                        let mut text = format!("✗ {}", failure.message());
+                        match recorded {
+                            Ok(()) => text.push_str(&format!(
+                                "\n\nThe run stops here; {} is marked failed.\nFix the cause, then resume it:\n  {resume}",
+                                reply.current_phase
+                            )),
+                            Err(e) => text.push_str(&format!(
+                                "\n\nThe failure could not be recorded ({}).\nResume the run with:\n  {resume}",
+                                e.message
+                            )),
+                        }
+                        bail!("{text}");
+                    }
+                    Err(AgentStop::Unreadable(why)) => {
+                        stop("the agent's output could not be read");
+                        bail!(
+                            "{why}.\n\nNothing was recorded for this step; the run is where it was. Resume it with:\n  {resume}"
+                        );
+                    }
+                    Err(AgentStop::Other(e)) => {
+                        stop("the agent could not be run");
+                        return Err(e.context(format!("resume the run with: {resume}")));
+                    }
+                };
                 let ms = t.elapsed().as_millis() as u64;
-                say(&format!("  ✓ {:.1}s", ms as f64 / 1000.0));
+                say(&format!(
+                    "  ✓ {:.1}s{}",
+                    ms as f64 / 1000.0,
+                    usage_note(&usage)
+                ));
                 next.previous_action_complete = Some(true);
                 next.previous_duration_ms = Some(ms);
+                next.previous_tokens = Some(usage.tokens);
+                next.previous_model = Some(usage.model.unwrap_or_else(|| "unknown".into()));
             }
             Action::Exec(exec_action) => {
                 let t = Instant::now();
@@ -154,7 +224,16 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
             Action::Checkpoint(question) | Action::HumanGate(question) => {
                 // The person at this terminal answers (or their --auto
                 // choice does): never the agent command.
-                let given = answer(question, opts.auto, &mut retried)?;
+                let Some(given) = answer(question, opts.auto, &mut retried)? else {
+                    stop("waits for a person's answer");
+                    say(&waiting_message(&ws, question, &resume));
+                    return Ok(RunOutcome {
+                        workspace: ws,
+                        summary: format!("{} waits for your answer", question.name),
+                        actions: count,
+                        waits_for_person: true,
+                    });
+                };
                 say(&format!("  → {given}"));
                 let by = if opts.auto {
                     Actor {
@@ -177,7 +256,68 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
             }
         }
     }
-    bail!("stopped after {MAX_ACTIONS} actions: the pipeline did not finish")
+    stop("it took too many steps");
+    bail!(
+        "stopped after {MAX_ACTIONS} actions: the pipeline did not finish; resume it with: {resume}"
+    )
+}
+
+/// What a person reads when the run stops at their question: the answer
+/// command with the run's own options, and the resume command.
+fn waiting_message(ws: &str, question: &AskAction, resume: &str) -> String {
+    let first = question.options.first().map(String::as_str).unwrap_or("…");
+    format!(
+        "{} waits for your answer ({}). Answer it in a terminal:\n  baton answer {} {}\nor on the dashboard (baton dashboard), then resume the run:\n  {resume}",
+        question.name,
+        question.options.join(" / "),
+        shell_word(ws),
+        shell_word(first),
+    )
+}
+
+fn usage_note(usage: &Usage) -> String {
+    let mut parts = Vec::new();
+    if usage.tokens > 0 {
+        parts.push(format!("{} tokens", usage.tokens));
+    }
+    if let Some(c) = usage.cost_usd {
+        parts.push(format!("${c:.4}"));
+    }
+    if let Some(m) = &usage.model {
+        parts.push(m.clone());
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" · {}", parts.join(" · "))
+    }
+}
+
+/// One line of `git` output in `repo`, when git says something.
+fn git_line(repo: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !line.is_empty()).then_some(line)
+}
+
+/// The repository's default branch: the remote's HEAD, else git's
+/// `init.defaultBranch`, else `main` or `master`.
+fn is_default_branch(repo: &Path, branch: &str) -> bool {
+    if let Some(remote_head) = git_line(
+        repo,
+        &["symbolic-ref", "--short", "refs/remotes/origin/HEAD"],
+    ) {
+        return remote_head.rsplit('/').next() == Some(branch);
+    }
+    if let Some(configured) = git_line(repo, &["config", "init.defaultBranch"]) {
+        return configured == branch;
+    }
+    matches!(branch, "main" | "master")
 }
 
 /// The two confirmation calls; creates the branch when asked to.
@@ -186,6 +326,7 @@ fn create(
     repo: &Path,
     init: &init::InitReply,
     opts: &RunOptions,
+    current_branch: Option<&str>,
 ) -> anyhow::Result<String> {
     let base = init::InitWithContextArgs {
         workspace: init.workspace.clone().unwrap_or_default(),
@@ -209,11 +350,19 @@ fn create(
                 .map(|n| n.detected_effort.clone())
         })
         .unwrap_or_else(|| "M".to_string());
+    // A new branch from the default branch only: a run started on a
+    // feature branch works there (no branch stacked on a branch).
+    let use_current = match (opts.branch, current_branch) {
+        (_, None) => false,
+        (BranchChoice::Current, Some(_)) => true,
+        (BranchChoice::New, Some(_)) => false,
+        (BranchChoice::Auto, Some(b)) => !is_default_branch(repo, b),
+    };
     let mut confirm = base;
     confirm.user_confirmation = Some(init::UserConfirmation {
         effort: effort.clone(),
         workspace_slug: None,
-        use_current_branch: None,
+        use_current_branch: Some(use_current),
         enriched_request_body: None,
     });
     let done = init::pipeline_init_with_context(svc, confirm)
@@ -222,10 +371,15 @@ fn create(
         .workspace
         .clone()
         .ok_or_else(|| anyhow!("pipeline_init_with_context returned no workspace"))?;
+    let skipped = done.skipped_phases.clone().unwrap_or_default();
     say(&format!(
-        "effort {effort} ({}), skipping {}",
+        "effort {effort} ({} flow), {}",
         done.flow_template.clone().unwrap_or_default(),
-        done.skipped_phases.clone().unwrap_or_default().join("; ")
+        if skipped.is_empty() {
+            "no phase skipped".to_string()
+        } else {
+            format!("skipping {}", skipped.join(", "))
+        }
     ));
     if done.create_branch == Some(true)
         && let Some(branch) = done.branch.as_deref()
@@ -237,12 +391,14 @@ fn create(
             .map(|s| s.success())
             .unwrap_or(false);
         if ok {
-            say(&format!("branch {branch}"));
+            say(&format!("branch {branch} (new)"));
         } else {
             say(&format!(
                 "warning: could not create branch {branch}; staying on the current one"
             ));
         }
+    } else if let Some(b) = current_branch {
+        say(&format!("branch {b} (current)"));
     }
     Ok(ws)
 }
@@ -267,8 +423,29 @@ fn show_reply(reply: &step::NextReply) {
         say(&format!("  warning: {}", reply.warning));
     }
     if !reply.display_message.is_empty() && !matches!(reply.action, Action::Done(_)) {
-        say(&reply.display_message);
+        say(&shorten_line(&reply.display_message, 160));
     }
+}
+
+/// A progress line short enough for a terminal: a long command line keeps
+/// its start and says how many more arguments it had.
+fn shorten_line(line: &str, max: usize) -> String {
+    if line.chars().count() <= max {
+        return line.to_string();
+    }
+    let mut out = String::new();
+    let mut rest = 0usize;
+    for word in line.split(' ') {
+        if rest == 0 && out.chars().count() + word.chars().count() < max.saturating_sub(24) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        } else if !word.is_empty() {
+            rest += 1;
+        }
+    }
+    format!("{out} … (+{rest} more)")
 }
 
 /// A path inside the repository, from a relative path without `..`.
@@ -287,6 +464,7 @@ fn inside(repo: &Path, relative: &str) -> anyhow::Result<PathBuf> {
 struct AgentJob {
     agent: String,
     phase: String,
+    model: String,
     task: Option<String>,
     inputs: Vec<String>,
     output: String,
@@ -305,6 +483,7 @@ fn jobs(ws: &str, spawn: &SpawnAgent) -> Vec<AgentJob> {
                 AgentJob {
                     agent: spawn.agent.clone(),
                     phase: spawn.phase.clone(),
+                    model: spawn.model.clone(),
                     task: Some(t.id.clone()),
                     inputs: i,
                     output: format!("{ws}/{}", t.output_file),
@@ -314,6 +493,7 @@ fn jobs(ws: &str, spawn: &SpawnAgent) -> Vec<AgentJob> {
         None => vec![AgentJob {
             agent: spawn.agent.clone(),
             phase: spawn.phase.clone(),
+            model: spawn.model.clone(),
             task: None,
             inputs,
             output: format!("{ws}/{}", spawn.output_file),
@@ -321,24 +501,91 @@ fn jobs(ws: &str, spawn: &SpawnAgent) -> Vec<AgentJob> {
     }
 }
 
-fn spawn_agents(repo: &Path, ws: &str, spawn: &SpawnAgent, agent: &Agent) -> anyhow::Result<()> {
-    let jobs = jobs(ws, spawn);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs
-            .iter()
-            .map(|job| scope.spawn(|| run_agent(repo, job, &spawn.prompt, agent)))
-            .collect();
-        for h in handles {
-            h.join()
-                .map_err(|_| anyhow!("an agent thread panicked"))??;
-        }
-        Ok(())
-    })
+/// Why an agent step did not finish.
+enum AgentStop {
+    /// The agent failed: recorded as the phase's failure.
+    Failed(AgentFailure),
+    /// Its client's output was not what its documentation describes:
+    /// nothing is recorded.
+    Unreadable(String),
+    /// It could not be started, or its files not written.
+    Other(anyhow::Error),
 }
 
-fn run_agent(repo: &Path, job: &AgentJob, prompt: &str, agent: &Agent) -> anyhow::Result<()> {
+impl From<anyhow::Error> for AgentStop {
+    fn from(e: anyhow::Error) -> AgentStop {
+        AgentStop::Other(e)
+    }
+}
+
+fn spawn_agents(
+    svc: &Services,
+    repo: &Path,
+    ws: &str,
+    spawn: &SpawnAgent,
+    agent: &Agent,
+) -> Result<Usage, AgentStop> {
+    let jobs = jobs(ws, spawn);
+    let scope = match agent {
+        Agent::Claude(_) | Agent::Codex(_) => Some(
+            headless::phase_scope(svc, ws, &spawn.phase)
+                .map_err(|e| AgentStop::Other(failed("the phase's scope", e)))?,
+        ),
+        _ => None,
+    };
+    let results: Vec<Result<Usage, AgentStop>> = std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|job| s.spawn(|| run_agent(repo, job, &spawn.prompt, agent, scope.as_ref())))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(AgentStop::Other(anyhow!("an agent thread panicked"))))
+            })
+            .collect()
+    });
+    let mut usages = Vec::new();
+    for r in results {
+        usages.push(r?);
+    }
+    Ok(Usage::sum(&usages))
+}
+
+/// The last lines of an agent's error output.
+fn stderr_tail(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+fn how_it_ended(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(sig)) => format!("was killed by signal {sig}"),
+        _ => "ended abnormally".into(),
+    }
+}
+
+fn run_agent(
+    repo: &Path,
+    job: &AgentJob,
+    prompt: &str,
+    agent: &Agent,
+    scope: Option<&AgentScope>,
+) -> Result<Usage, AgentStop> {
     let output = inside(repo, &job.output)?;
-    match agent {
+    let failure = |how: String, stderr: &[u8]| {
+        AgentStop::Failed(AgentFailure {
+            agent: job.agent.clone(),
+            task: job.task.clone(),
+            how,
+            stderr_tail: stderr_tail(stderr),
+        })
+    };
+    let mut command = match agent {
         Agent::Scripted => {
             let request =
                 std::fs::read_to_string(output.parent().unwrap_or(repo).join("request.md"))
@@ -354,70 +601,159 @@ fn run_agent(repo: &Path, job: &AgentJob, prompt: &str, agent: &Agent) -> anyhow
             if let Some((file, text)) = work.repo_file {
                 let path = inside(repo, &file)?;
                 if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)?;
+                    std::fs::create_dir_all(parent).map_err(anyhow::Error::from)?;
                 }
-                std::fs::write(&path, text)?;
+                std::fs::write(&path, text).map_err(anyhow::Error::from)?;
             }
-            Ok(())
+            return Ok(Usage {
+                tokens: 0,
+                cost_usd: None,
+                model: Some("scripted".into()),
+            });
         }
         Agent::Command(command) => {
-            let mut child = Command::new("sh")
-                .arg("-c")
-                .arg(command)
-                .current_dir(repo)
-                .env(
-                    "BATON_WORKSPACE",
-                    repo.join(job.output.rsplit_once('/').map(|(d, _)| d).unwrap_or("")),
-                )
-                .env("BATON_PHASE", &job.phase)
-                .env("BATON_AGENT", &job.agent)
-                .env("BATON_OUTPUT_FILE", &output)
-                .env("BATON_TASK_ID", job.task.clone().unwrap_or_default())
-                .env(
-                    "BATON_INPUT_FILES",
-                    job.inputs
-                        .iter()
-                        .map(|i| repo.join(i).display().to_string())
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                )
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .with_context(|| format!("starting agent command {command:?}"))?;
-            if let Some(mut stdin) = child.stdin.take() {
-                // An agent that does not read its prompt closes the pipe; that is its choice.
-                let _ = stdin.write_all(prompt.as_bytes());
-            }
-            let out = child.wait_with_output()?;
-            if !out.status.success() {
-                let err = String::from_utf8_lossy(&out.stderr);
-                let tail: String = err
-                    .lines()
-                    .rev()
-                    .take(10)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                bail!(
-                    "agent {} for {} failed ({}):\n{tail}",
-                    job.agent,
-                    job.output,
-                    out.status
-                );
-            }
-            let written = std::fs::metadata(&output)
-                .map(|m| m.len() > 0)
-                .unwrap_or(false);
-            if !written && !out.stdout.is_empty() {
-                // The artifact write fallback: the agent's reply becomes the file.
-                std::fs::write(&output, &out.stdout)?;
-            }
-            Ok(())
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(command);
+            c
         }
+        Agent::Claude(program) => {
+            let scope = scope.ok_or_else(|| anyhow!("no scope for the Claude Code preset"))?;
+            let mut c = Command::new(program);
+            c.args(claude::args(
+                scope,
+                std::slice::from_ref(&job.output),
+                Some(&job.model),
+            ));
+            c
+        }
+        Agent::Codex(program) => {
+            let scope = scope.ok_or_else(|| anyhow!("no scope for the Codex preset"))?;
+            let mut c = Command::new(program);
+            c.args(codex::args(scope, repo, &last_message_file(&output)));
+            c
+        }
+    };
+    command
+        .current_dir(repo)
+        .env(
+            "BATON_WORKSPACE",
+            repo.join(job.output.rsplit_once('/').map(|(d, _)| d).unwrap_or("")),
+        )
+        .env("BATON_PHASE", &job.phase)
+        .env("BATON_AGENT", &job.agent)
+        .env("BATON_OUTPUT_FILE", &output)
+        .env("BATON_TASK_ID", job.task.clone().unwrap_or_default())
+        .env(
+            "BATON_INPUT_FILES",
+            job.inputs
+                .iter()
+                .map(|i| repo.join(i).display().to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("starting the agent ({})", agent.label()))?;
+    let task_prompt = prompt_for(job, prompt);
+    let writer = child.stdin.take().map(|mut stdin| {
+        std::thread::spawn(move || {
+            // An agent that does not read its prompt closes the pipe; that is its choice.
+            let _ = stdin.write_all(task_prompt.as_bytes());
+        })
+    });
+    let out = child.wait_with_output().map_err(anyhow::Error::from)?;
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let (usage, reply_text) = match agent {
+        Agent::Claude(_) => {
+            let parsed = claude::parse(&stdout);
+            if !out.status.success() {
+                let said = parsed
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| r.error.clone())
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default();
+                return Err(failure(
+                    format!("{}{said}", how_it_ended(out.status)),
+                    &out.stderr,
+                ));
+            }
+            let r = parsed.map_err(|e| AgentStop::Unreadable(e.0))?;
+            if let Some(e) = r.error {
+                return Err(failure(format!("reported an error: {e}"), &out.stderr));
+            }
+            (r.usage, r.text)
+        }
+        Agent::Codex(_) => {
+            let last_file = last_message_file(&output);
+            let last = std::fs::read_to_string(&last_file).unwrap_or_default();
+            let _ = std::fs::remove_file(&last_file);
+            let parsed = codex::parse(&stdout);
+            if !out.status.success() {
+                let said = parsed
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| r.error.clone())
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default();
+                return Err(failure(
+                    format!("{}{said}", how_it_ended(out.status)),
+                    &out.stderr,
+                ));
+            }
+            let mut r = parsed.map_err(|e| AgentStop::Unreadable(e.0))?;
+            if let Some(e) = r.error {
+                return Err(failure(format!("reported an error: {e}"), &out.stderr));
+            }
+            r.usage.model = codex::configured_model(
+                std::env::var_os("CODEX_HOME").as_deref().map(Path::new),
+                std::env::var_os("HOME").as_deref().map(Path::new),
+            );
+            (r.usage, if last.is_empty() { r.text } else { last })
+        }
+        _ => {
+            if !out.status.success() {
+                return Err(failure(how_it_ended(out.status), &out.stderr));
+            }
+            (Usage::default(), stdout)
+        }
+    };
+    let written = std::fs::metadata(&output)
+        .map(|m| m.len() > 0)
+        .unwrap_or(false);
+    if !written && !reply_text.trim().is_empty() {
+        // The artifact write fallback: the agent's reply becomes the file.
+        std::fs::write(&output, reply_text.as_bytes())
+            .with_context(|| format!("writing {}", output.display()))?;
+    }
+    Ok(usage)
+}
+
+/// Where Codex leaves the agent's last message: beside the artifact, hidden,
+/// removed once read.
+fn last_message_file(output: &Path) -> PathBuf {
+    let name = output
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("output");
+    output.with_file_name(format!(".{name}.last-message"))
+}
+
+/// The prompt one agent gets: the step's prompt, and for one task of a
+/// fan-out, which task is its own.
+fn prompt_for(job: &AgentJob, prompt: &str) -> String {
+    match &job.task {
+        Some(task) if !prompt.contains(&format!("task {task}")) => format!(
+            "{prompt}\n\n## Your task\n\nYou work on task {task} only; other agents work on the other tasks at the same time. Write your report to `{}`.\n",
+            job.output
+        ),
+        _ => prompt.to_string(),
     }
 }
 
@@ -463,12 +799,13 @@ fn write_file(repo: &Path, action: &WriteFile) -> anyhow::Result<()> {
     std::fs::write(&path, &action.content).with_context(|| format!("writing {}", path.display()))
 }
 
-/// The answer to a checkpoint or gate: asked on the terminal, or by `--auto`.
+/// The answer to a checkpoint or gate: asked on the terminal, or by
+/// `--auto`; none when there is no terminal to ask on.
 fn answer(
     question: &AskAction,
     auto: bool,
     retried: &mut BTreeMap<String, bool>,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Option<String>> {
     let options = &question.options;
     let name = question.name.clone();
     say(&format!("\n{}\n", question.present_to_user));
@@ -491,19 +828,17 @@ fn answer(
         } else {
             "abandon"
         };
-        return Ok(pick.to_string());
+        return Ok(Some(pick.to_string()));
     }
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        bail!(
-            "{name} needs a person's answer and stdin is not a terminal: run `baton run` in a terminal, answer later with `baton answer <workspace> <option>`, or pass --auto"
-        );
+        return Ok(None);
     }
     loop {
         eprint!("{} > ", options.join(" / "));
         let mut line = String::new();
         if stdin.lock().read_line(&mut line)? == 0 {
-            bail!("no answer (stdin closed); run again to resume at {name}");
+            return Ok(None);
         }
         let line = line.trim().to_string();
         let word = line
@@ -512,10 +847,49 @@ fn answer(
             .unwrap_or("")
             .to_ascii_lowercase();
         if options.contains(&word) {
-            return Ok(line);
+            return Ok(Some(line));
         }
         if !std::io::stderr().is_terminal() {
             bail!("{line:?} is not one of {}", options.join(", "));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_command_line_is_shortened_for_people() {
+        let files: Vec<String> = (0..60).map(|i| format!(".specs/x/file-{i}.md")).collect();
+        let line = format!("▶ Final Commit  ·  running git add -- {}", files.join(" "));
+        let short = shorten_line(&line, 160);
+        assert!(short.chars().count() <= 160, "{short}");
+        assert!(short.starts_with("▶ Final Commit  ·  running git add -- .specs/x/file-0.md"));
+        assert!(short.ends_with("more)"), "{short}");
+        assert_eq!(shorten_line("short", 160), "short");
+    }
+
+    #[test]
+    fn branch_choice_parses_and_explains_bad_values() {
+        assert_eq!(BranchChoice::parse("current"), Ok(BranchChoice::Current));
+        assert_eq!(BranchChoice::parse("new"), Ok(BranchChoice::New));
+        let e = BranchChoice::parse("main").unwrap_err();
+        assert!(e.contains("`current`") && e.contains("`new`"), "{e}");
+    }
+
+    #[test]
+    fn a_parallel_agent_is_told_its_own_task() {
+        let job = AgentJob {
+            agent: "implementer".into(),
+            phase: "phase-5".into(),
+            model: "sonnet".into(),
+            task: Some("2".into()),
+            inputs: Vec::new(),
+            output: ".specs/x/impl-2.md".into(),
+        };
+        let p = prompt_for(&job, "Implement the tasks.");
+        assert!(p.contains("You work on task 2 only"), "{p}");
+        assert!(p.contains("`.specs/x/impl-2.md`"), "{p}");
     }
 }

@@ -270,34 +270,64 @@ pub fn dashboard(config: &Config, workflow: Option<&str>) -> anyhow::Result<Dash
 
 /// Prints the dashboard as text.
 pub fn print_dashboard(d: &Dashboard) {
+    use crate::text_table::Table;
     let pct = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{:.0} %", r * 100.0));
+    let count = crate::show_cmd::count;
     println!(
-        "history: {} ended runs ({} completed, {} abandoned); first-pass {}, review pass {}, {:.2} loops/run, {} tokens, ${:.2}",
+        "Ended runs (the run history, every branch): {} — {} completed, {} abandoned; first-pass {}, review pass {}, {:.2} loops per run, {} tokens, ${:.2}\n",
         d.runs,
         d.completed,
         d.abandoned,
         pct(d.first_pass_rate),
         pct(d.review_pass_rate),
         d.loops_per_run,
-        d.tokens,
+        count(d.tokens),
         d.cost_usd
     );
+    let mut by_effort = Table::new(
+        "BY EFFORT",
+        &[
+            ("effort", false),
+            ("runs", true),
+            ("completed", true),
+            ("loops/run", true),
+            ("mean tokens", true),
+            ("mean time", true),
+            ("mean cost", true),
+        ],
+    );
     for e in &d.by_effort {
-        println!(
-            "  effort {:<2} {:>5} runs ({:>5} completed)  {:.2} loops/run  mean {:>9} tokens  {:>7.1} min  ${:.2}",
-            e.effort,
-            e.runs,
-            e.completed,
-            e.loops_per_run,
-            e.mean_tokens,
-            e.mean_minutes,
-            e.mean_cost_usd
-        );
+        by_effort.row(vec![
+            e.effort.to_string(),
+            e.runs.to_string(),
+            e.completed.to_string(),
+            format!("{:.2}", e.loops_per_run),
+            count(e.mean_tokens),
+            format!("{:.1} min", e.mean_minutes),
+            format!("${:.2}", e.mean_cost_usd),
+        ]);
     }
+    println!("{}", by_effort.render());
+    let mut by_phase = Table::new(
+        "BY PHASE",
+        &[
+            ("phase", false),
+            ("runs", true),
+            ("visits", true),
+            ("sent back", true),
+            ("mean time", true),
+            ("mean tokens", true),
+        ],
+    );
     for p in &d.by_phase {
-        println!(
-            "  {:<20} {:>5} runs  {:>5} visits  {:>4} back  mean {:>7.1} min  {:>9} tokens",
-            p.phase, p.runs, p.visits, p.back, p.mean_minutes, p.mean_tokens
-        );
+        by_phase.row(vec![
+            p.phase.clone(),
+            p.runs.to_string(),
+            p.visits.to_string(),
+            p.back.to_string(),
+            format!("{:.1} min", p.mean_minutes),
+            count(p.mean_tokens),
+        ]);
     }
+    println!("{}", by_phase.render());
 }

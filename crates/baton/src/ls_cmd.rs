@@ -107,14 +107,22 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
         );
     }
     if !config.specs_root.is_dir() {
-        anyhow::bail!(
-            "no work has been started in {} yet: {} does not exist. \
-             baton creates it with the first piece of work (your agent's /baton-pipeline, \
-             `baton run \"task\" --agent …`, or `baton demo --keep` to see one). \
-             If your work is elsewhere, pass --repo PATH or --specs-dir PATH.",
-            config.repo_root.display(),
-            config.specs_root.display()
-        );
+        // No work yet is a normal answer, not an error.
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &serde_json::json!({"workspaces": [], "unreadable": []})
+                )?
+            );
+        } else {
+            println!(
+                "No runs yet in {}. Start one with `baton run \"what to do\" --agent claude`, \
+                 your agent's /baton-pipeline, or see one with `baton demo`.",
+                config.repo_root.display()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let store = StateStore::new(&config.repo_root, &config.specs_root);
     let (registry, _) = baton_workflow::load_registry(&config.workflows_dir);
@@ -135,7 +143,11 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
             }))?
         );
     } else if rows.is_empty() && problems.is_empty() {
-        println!("no workspaces under {}", config.specs_root.display());
+        println!(
+            "No runs yet in {}. Start one with `baton run \"what to do\" --agent claude`, \
+             your agent's /baton-pipeline, or see one with `baton demo`.",
+            config.specs_root.display()
+        );
     } else {
         let columns = std::env::var("COLUMNS")
             .ok()

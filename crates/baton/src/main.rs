@@ -3,6 +3,7 @@
 //! `baton serve` runs the MCP server (stdio by default, `--http ADDR` for
 //! streamable HTTP); the other commands read the same state files for people.
 
+mod agents;
 mod answer_cmd;
 mod cli;
 mod dashboard_cmd;
@@ -15,6 +16,7 @@ mod ls_cmd;
 mod manuals_cmd;
 mod scripted;
 mod show_cmd;
+mod text_table;
 mod workflow_cmd;
 
 use std::process::ExitCode;

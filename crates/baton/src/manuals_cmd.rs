@@ -73,7 +73,76 @@ pub fn index(config: &Config) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What the manuals root holds when nothing can be searched: the message
+/// for the person, or `None` when there is at least one manual with files.
+fn nothing_to_search(service: &ManualService, manual: Option<&str>) -> Option<String> {
+    let root = &service.config().root;
+    if manual.is_some() {
+        return None;
+    }
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Some(format!(
+            "no manuals folder at {}: put each manual in a folder of its own there \
+             (manuals/<name>/*.md), or set MANUALS_ROOT to where your manuals are",
+            root.display()
+        ));
+    };
+    let loose = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().to_lowercase();
+            e.file_type().is_ok_and(|t| t.is_file())
+                && (name.ends_with(".md") || name.ends_with(".json"))
+                && name != "thesaurus.txt"
+        })
+        .count();
+    let manuals = service.ls(json!({})).map(|l| l.items.len()).unwrap_or(0);
+    if manuals == 0 {
+        return Some(if loose > 0 {
+            format!(
+                "{} holds {loose} manual file(s) but no manual: a manual is a folder under it. \
+                 Move the files into one, e.g. `mkdir {0}/docs && mv {0}/*.md {0}/docs/`",
+                root.display()
+            )
+        } else {
+            format!(
+                "{} holds no manual: put each manual in a folder of its own there \
+                 (manuals/<name>/*.md)",
+                root.display()
+            )
+        });
+    }
+    None
+}
+
+/// The first words of a section's text after its heading, on one line.
+fn snippet(service: &ManualService, manual_id: &str, path: &str, line: u64) -> String {
+    const CHARS: usize = 160;
+    let Ok(read) = service.read(json!({
+        "ref": {"manual_id": manual_id, "path": path, "start_line": line},
+        "scope": "snippet",
+    })) else {
+        return String::new();
+    };
+    let body = read
+        .text
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .skip(usize::from(path.to_lowercase().ends_with(".md")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let words = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    if words.chars().count() > CHARS {
+        format!("{}…", words.chars().take(CHARS).collect::<String>())
+    } else {
+        words
+    }
+}
+
 /// `baton manuals find QUERY [--manual ID] [--limit N] [--json]`.
+///
+/// Exit codes: 0 with hits, 1 when nothing matched (or the call was
+/// refused), 2 when there is nothing to search.
 pub fn find(
     config: &Config,
     query: &str,
@@ -82,6 +151,10 @@ pub fn find(
     as_json: bool,
 ) -> anyhow::Result<ExitCode> {
     let service = service(config)?;
+    if let Some(message) = nothing_to_search(&service, manual) {
+        eprintln!("baton: nothing to search: {message}");
+        return Ok(ExitCode::from(2));
+    }
     let mut args = json!({"query": query});
     if let Some(m) = manual {
         args["manual_id"] = json!(m);
@@ -104,9 +177,26 @@ pub fn find(
         println!("{}", serde_json::to_string_pretty(&hits)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let searched_manuals = match manual {
+        Some(m) => format!("manual {m}"),
+        None => {
+            let n = service.ls(json!({})).map(|l| l.items.len()).unwrap_or(0);
+            format!("{n} manual{}", if n == 1 { "" } else { "s" })
+        }
+    };
+    let searched = format!(
+        "searched {searched_manuals} ({} files, {} sections) in {}",
+        found.summary.scanned_files,
+        found.summary.scanned_nodes,
+        service.config().root.display()
+    );
+    if found.summary.scanned_files == 0 {
+        eprintln!("baton: nothing to search: {searched}, which hold no .md or .json file");
+        return Ok(ExitCode::from(2));
+    }
     if hits.items.is_empty() {
-        println!("no match for {query:?}");
-        return Ok(ExitCode::SUCCESS);
+        println!("no match for {query:?}: {searched}");
+        return Ok(ExitCode::from(1));
     }
     for (rank, item) in hits.items.iter().enumerate() {
         let manual_id = item
@@ -114,19 +204,28 @@ pub fn find(
             .and_then(Value::as_str)
             .or(hits.manual_id.as_deref())
             .unwrap_or("");
+        let path = item
+            .pointer("/ref/path")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let line = item
+            .pointer("/ref/start_line")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         println!(
-            "{:>2}. {manual_id}/{}:{}  {}  (score {:.3})",
+            "{:>2}. {manual_id}/{path}:{line}  {}  (score {:.3})",
             rank + 1,
-            item.pointer("/ref/path")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
-            item.pointer("/ref/start_line")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
             item.get("title").and_then(Value::as_str).unwrap_or(""),
             item.get("score").and_then(Value::as_f64).unwrap_or(0.0),
         );
+        let text = snippet(&service, manual_id, path, line);
+        if !text.is_empty() {
+            println!("    {text}");
+        }
     }
-    println!("({} candidates; trace {})", hits.total, found.trace_id);
+    println!(
+        "{searched}; {} candidates (trace {})",
+        hits.total, found.trace_id
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -131,7 +131,11 @@ pub fn render(o: &RunOverview, all: bool) -> String {
         count(o.totals.tokens)
     ));
     if let Some(e) = &o.error {
-        out.push_str(&format!("failure    {e}\n"));
+        // Continuation lines (an agent's error output) sit under the first.
+        out.push_str(&format!(
+            "failure    {}\n",
+            e.trim_end().replace('\n', "\n           ")
+        ));
     }
     if let Some(f) = &o.feedback {
         out.push_str(&format!(
@@ -257,7 +261,7 @@ pub fn render(o: &RunOverview, all: bool) -> String {
             e.what,
             e.phase
         );
-        if let Some(d) = &e.detail {
+        if let Some(d) = e.detail.as_deref().and_then(|d| d.lines().next()) {
             line.push_str(&format!("  {d}"));
         }
         if let Some(b) = &e.by {

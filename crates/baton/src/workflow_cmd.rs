@@ -167,21 +167,36 @@ pub fn stats(config: &Config, workflow: Option<&str>, json: bool) -> anyhow::Res
         crate::history_cmd::print_dashboard(&dashboard);
     }
     if runs.is_empty() {
-        println!("no runs under {}", config.specs_root.display());
+        println!(
+            "No runs in {} on this branch yet.",
+            config.specs_root.display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
+    use crate::text_table::Table;
     for (id, w) in &by_workflow {
         println!(
-            "{id}: {} runs ({} completed, {} abandoned, {} active), {} recovery trips",
-            w.runs, w.completed, w.abandoned, w.active, w.recovery_trips
+            "Runs of the workflow {id} in {}: {} — {} completed, {} abandoned, {} active; {} moved by hand (recovery tools)\n",
+            config.specs_root.display(),
+            w.runs,
+            w.completed,
+            w.abandoned,
+            w.active,
+            w.recovery_trips
+        );
+        let mut phases = Table::new(
+            &format!("PHASES OF {}", id.to_uppercase()),
+            &[("phase", false), ("visits", true), ("mean time", true)],
         );
         for (phase, mean) in &w.mean_phase_ms {
             let visits = w.phase_visits.get(phase).copied().unwrap_or(0);
-            println!(
-                "  {phase:<20} {visits:>4} visits  mean {:>10.1} s",
-                *mean as f64 / 1000.0
-            );
+            phases.row(vec![
+                phase.clone(),
+                visits.to_string(),
+                crate::show_cmd::duration((*mean).max(0) as u64),
+            ]);
         }
+        println!("{}", phases.render());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -81,6 +81,7 @@ pub fn write_run(specs: &Path, run: &Run<'_>) -> PathBuf {
             model: "sonnet".into(),
             timestamp: at(t0),
             tasks: Vec::new(),
+            cost_usd: None,
         });
     };
     for phase in ["phase-1", "phase-3"] {

@@ -362,5 +362,6 @@ fn log_answer(state: &mut WorkspaceState, phase: &str, word: &str) {
         model: format!("checkpoint:{word}"),
         timestamp: state.timestamps.last_updated,
         tasks: Vec::new(),
+        cost_usd: None,
     });
 }

@@ -16,6 +16,7 @@ use baton_engine::pipeline::init::{
 use baton_events::EventKind;
 use baton_state::{Effort, FlowTemplate, Lifecycle, WorkspaceState};
 
+use crate::events::Happened;
 use crate::validate::{check_line, check_text};
 use crate::{Error, Result, Services};
 
@@ -699,8 +700,11 @@ pub fn pipeline_init_with_context(
     // The same confirmation sent again (its reply was lost): the run it
     // created, untouched since, is the answer.
     if let Ok(existing) = svc.store.load(&ws) {
+        // Read as a file baton does not own: a link or FIFO in its place is
+        // not the request baton wrote.
         let same_request =
-            std::fs::read_to_string(ws.dir.join("request.md")).is_ok_and(|r| r == request);
+            baton_fs::read_string_nofollow(&ws.dir.join("request.md"), request.len() as u64)
+                .is_ok_and(|r| r == request);
         let untouched = existing.current_phase == state.current_phase
             && existing.current_phase_status == state.current_phase_status
             && existing.completed_phases == state.completed_phases
@@ -719,9 +723,15 @@ pub fn pipeline_init_with_context(
     )
     .map_err(Error::from)?;
     svc.store.create(&ws, &state)?;
-    svc.publish(vec![
-        svc.event(EventKind::PipelineInit, baton_workflow::SETUP, &ws, &state)
-            .with_detail(format!("effort={}", confirmation.effort)),
-    ]);
+    svc.after_write(
+        &ws,
+        &state,
+        vec![Happened::Event(
+            EventKind::PipelineInit,
+            baton_workflow::SETUP.to_string(),
+            Some(format!("effort={}", confirmation.effort)),
+            None,
+        )],
+    );
     Ok(reply)
 }

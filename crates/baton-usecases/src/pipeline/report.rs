@@ -18,7 +18,7 @@ use baton_state::{
 };
 use baton_workflow::{CommandSource, PerTask, ResultKind, WorkflowDefinition};
 
-use crate::events::events_for;
+use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::validate::check_text;
 use crate::{Error, ErrorCode, Result, Services};
@@ -220,6 +220,7 @@ pub fn report_core(
             .filter(|d| d.phase == phase)
             .map(|d| super::step::dispatched_tasks(&d.action))
             .unwrap_or_default(),
+        cost_usd: None,
     };
     if input.setup_only {
         state.phase_log.push(log);
@@ -533,23 +534,19 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
             Ok(outcome)
         })?;
     let outcome = updated.value;
-    crate::history::record_if_ended(svc, &ws, &updated.state, &outcome.transitions);
     // The same per-phase sequence as the embedded report (seed 003).
-    let mut events: Vec<_> = report_events(&input, &updated.state, &outcome)
+    let mut happened: Vec<Happened> = report_events(&input, &updated.state, &outcome)
         .into_iter()
-        .map(|e| {
-            let mut record = svc.event(e.kind, &phase, &ws, &updated.state);
-            if let Some(d) = e.detail {
-                record = record.with_detail(d);
-            }
-            if let Some(o) = e.outcome {
-                record.outcome = o;
-            }
-            record
-        })
+        .map(|e| Happened::Event(e.kind, phase.clone(), e.detail, e.outcome))
         .collect();
-    events.extend(events_for(svc, &ws, &updated.state, &outcome.transitions));
-    svc.publish(events);
+    happened.extend(
+        outcome
+            .transitions
+            .iter()
+            .cloned()
+            .map(Happened::Transition),
+    );
+    svc.after_write(&ws, &updated.state, happened);
     Ok(reply_of(&outcome, &args))
 }
 

@@ -29,7 +29,7 @@ use super::action::{
 };
 use super::answer::{Answer, Run, option_matches, parse_answer, resolve, wait_for_person};
 use super::report::{Outcome, ReportInput, advance, report_core, report_events};
-use crate::events::{Happened, records};
+use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::validate::check_text;
 use crate::{Error, ErrorCode, Result, Services};
@@ -178,13 +178,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         Ok::<_, Error>(((reply, stepped.happened), finish))
     })?;
     let (reply, happened) = updated.value;
-    crate::history::record_if_ended(
-        svc,
-        &ws,
-        &updated.state,
-        crate::history::transitions(&happened),
-    );
-    svc.publish(records(svc, &ws, &updated.state, &happened));
+    svc.after_write(&ws, &updated.state, happened);
     Ok(reply)
 }
 
@@ -380,13 +374,7 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
         Err(Error::new(ErrorCode::Internal, "no question reached"))
     })?;
     let (question, word, happened, next) = updated.value;
-    crate::history::record_if_ended(
-        svc,
-        &ws,
-        &updated.state,
-        crate::history::transitions(&happened),
-    );
-    svc.publish(records(svc, &ws, &updated.state, &happened));
+    svc.after_write(&ws, &updated.state, happened);
     Ok(AnswerReply {
         workspace: ws.display.clone(),
         question,

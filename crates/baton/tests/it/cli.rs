@@ -24,14 +24,26 @@ fn run(repo: &Repo, args: &[&str]) -> (i32, String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ls_state_show_and_stats_read_the_same_files() {
     let repo = Repo::new();
-    // No work yet: a clear refusal, not a silent empty list.
-    let (code, _, err) = run(&repo, &["ls"]);
-    assert_ne!(code, 0);
-    assert!(err.contains("no work has been started in"), "{err}");
+    // No work yet is a normal answer (issue 20: it used to exit 2): a
+    // friendly line that says how to start, the same with an empty folder.
+    let (code, out, err) = run(&repo, &["ls"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("No runs yet in "), "{out}");
+    assert!(
+        out.contains("baton run \"what to do\" --agent claude"),
+        "{out}"
+    );
+    let (code, out, _) = run(&repo, &["ls", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["workspaces"],
+        json!([])
+    );
+    assert!(!repo.specs().exists(), "ls creates nothing");
     std::fs::create_dir(repo.specs()).unwrap();
     let (code, out, _) = run(&repo, &["ls"]);
     assert_eq!(code, 0);
-    assert!(out.starts_with("no workspaces under"), "{out}");
+    assert!(out.starts_with("No runs yet in "), "{out}");
 
     let c = spawn(repo.path(), &[], &[]).await;
     c.ok(
@@ -83,8 +95,15 @@ async fn ls_state_show_and_stats_read_the_same_files() {
     assert_eq!(v["byWorkflow"]["issue"]["active"], 1);
     assert_eq!(v["byWorkflow"]["forge"]["phaseVisits"]["phase-1"], 1);
     let (_, out, _) = run(&repo, &["stats"]);
+    // Labelled: a sentence per workflow and a table whose columns say what
+    // their numbers are.
     assert!(
-        out.contains("forge: 1 runs (0 completed, 0 abandoned, 1 active)"),
+        out.contains("Runs of the workflow forge in ")
+            && out.contains(": 1 — 0 completed, 0 abandoned, 1 active;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("PHASES OF FORGE\nphase    visits  mean time\nphase-1       1"),
         "{out}"
     );
 }
@@ -176,6 +195,25 @@ fn manuals_index_and_find_for_people() {
     );
     assert_eq!(code, 0);
     assert!(out.starts_with(" 1. guide/backup.md:1  Backups"), "{out}");
+    // Each hit shows what it says, and the end says what was searched where.
+    assert!(
+        out.contains("\n    Snapshots are taken nightly and kept for 30 days.\n"),
+        "{out}"
+    );
+    let root = repo.path().join("manuals");
+    assert!(
+        out.contains(&format!(
+            "searched manual guide (2 files, 3 sections) in {}",
+            root.display()
+        )),
+        "{out}"
+    );
+    let (code, out, _) = run(&repo, &["manuals", "find", "zzyzx quuxly"]);
+    assert_eq!(code, 1, "no match is not success: {out}");
+    assert!(
+        out.contains("no match for \"zzyzx quuxly\": searched 1 manual (2 files"),
+        "{out}"
+    );
     let (code, out, _) = run(&repo, &["manuals", "find", "windows installer", "--json"]);
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -184,6 +222,38 @@ fn manuals_index_and_find_for_people() {
     assert_eq!(code, 1);
     assert!(
         err.contains("invalid") || err.contains("out_of_scope"),
+        "{err}"
+    );
+}
+
+#[test]
+fn manuals_find_says_when_there_is_nothing_to_search() {
+    let repo = Repo::new();
+    let root = repo.path().join("manuals");
+    let (code, out, err) = run(&repo, &["manuals", "find", "backup"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains(&format!("no manuals folder at {}", root.display()))
+            && err.contains("MANUALS_ROOT"),
+        "{err}"
+    );
+    // A flat folder of Markdown is not a manual: say so and how to fix it.
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("backup.md"), "# Backups\n\nNightly.\n").unwrap();
+    std::fs::write(root.join("install.md"), "# Install\n\nRun it.\n").unwrap();
+    let (code, out, err) = run(&repo, &["manuals", "find", "backup"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("holds 2 manual file(s) but no manual") && err.contains("mkdir"),
+        "{err}"
+    );
+    // A manual folder without manual files.
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    let (code, _, err) = run(&repo, &["manuals", "find", "backup"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("searched 1 manual (0 files, 0 sections)")
+            && err.contains("no .md or .json file"),
         "{err}"
     );
 }

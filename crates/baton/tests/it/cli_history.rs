@@ -117,9 +117,18 @@ fn history_commands_and_stats_show_past_runs() {
     assert_eq!(d["cost_usd"], 40.0);
     let (_, out, _) = run(&repo, &["stats"]);
     assert!(
-        out.starts_with("history: 2 ended runs (2 completed, 0 abandoned)"),
+        out.starts_with(
+            "Ended runs (the run history, every branch): 2 — 2 completed, 0 abandoned;"
+        ),
         "{out}"
     );
+    assert!(
+        out.contains(
+            "BY EFFORT\neffort  runs  completed  loops/run  mean tokens  mean time  mean cost\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("BY PHASE\nphase "), "{out}");
 
     // A damaged file is rebuilt with a warning, never an error.
     std::fs::write(repo.specs().join(".history/history.jsonl"), "garbage\n").unwrap();

@@ -47,11 +47,13 @@ fn run_to_checkpoint(repo: &Path, text: &str, effort: &str) -> String {
         ],
         &[],
     );
-    assert_ne!(code, 0);
-    assert!(
-        err.contains("checkpoint-a needs a person's answer"),
-        "{err}"
-    );
+    // No terminal: the run stops at the question (exit 3), naming the
+    // answer command and the command that resumes it.
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("checkpoint-a waits for your answer"), "{err}");
+    assert!(err.contains("baton answer .specs/"), "{err}");
+    assert!(err.contains(" proceed\n"), "{err}");
+    assert!(err.contains("--agent builtin:scripted"), "{err}");
     folders(repo)
         .into_iter()
         .find(|f| !before.contains(f))

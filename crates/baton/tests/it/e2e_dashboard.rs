@@ -198,8 +198,9 @@ fn run_to_checkpoint(repo: &std::path::Path, text: &str) -> String {
     .output()
     .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(
-        stderr.contains("checkpoint-a needs a person's answer"),
+        stderr.contains("checkpoint-a waits for your answer"),
         "{stderr}"
     );
     folders(repo)

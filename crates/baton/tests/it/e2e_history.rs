@@ -65,16 +65,27 @@ fn records(repo: &Repo) -> Vec<Value> {
 }
 
 /// The Layer-4 block `heading` of a prompt: its bullet lines.
+/// The lines of a Layer-4 block, unquoted (`- text`); the block must sit
+/// in the section labelled untrusted, each line a quoted string.
 fn block(prompt: &str, heading: &str) -> Vec<String> {
-    let Some(start) = prompt.find(&format!("## {heading}\n")) else {
+    let Some(start) = prompt.find(&format!("\n### {heading}\n")) else {
         return Vec::new();
     };
-    prompt[start..]
+    let label = prompt
+        .find(baton_engine::pipeline::prompt::UNTRUSTED_HEADING)
+        .expect("Layer 4 sits under its untrusted label");
+    assert!(label < start, "{prompt}");
+    prompt[start + 1..]
         .lines()
         .skip(1)
         .skip_while(|l| l.is_empty())
         .take_while(|l| l.starts_with("- "))
-        .map(str::to_string)
+        .map(|l| {
+            let quoted = &l[2..];
+            let text: String = serde_json::from_str(quoted)
+                .unwrap_or_else(|_| panic!("a Layer-4 line is one quoted string: {l}"));
+            format!("- {text}")
+        })
         .collect()
 }
 
@@ -254,7 +265,7 @@ async fn past_runs_teach_the_next_pipeline_and_the_history_tools_show_them() {
     );
     assert!(!block(&implementer, "Similar Past Pipelines").is_empty());
     // Layer 4 comes last, after the layers it must never displace.
-    let l4 = architect.find("## Similar Past Pipelines").unwrap();
+    let l4 = architect.find("### Similar Past Pipelines").unwrap();
     assert!(architect.find("## Output File").unwrap() < l4);
     // The verifier gets nothing.
     assert!(!prompt_of("verifier").contains("## Similar Past Pipelines"));

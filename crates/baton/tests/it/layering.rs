@@ -76,6 +76,7 @@ fn the_history_reads_state_definitions_reviews_and_the_tokenizer_only() {
         internal("baton-history"),
         set(&[
             "baton-engine",
+            "baton-fs",
             "baton-manuals",
             "baton-state",
             "baton-workflow"

@@ -1,0 +1,182 @@
+//! Raw HTTP/1.1 against a real baton server, the way `curl` or another
+//! program on the machine talks to it (every header as given, nothing added
+//! but `Host` when missing), and a server process started for a test.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A server process (`baton dashboard`, `baton serve --http`), killed when
+/// dropped.
+pub struct Server {
+    /// The process.
+    pub child: Child,
+    /// Where to connect (`127.0.0.1:port`).
+    pub addr: String,
+    /// What the server said on stderr up to the line that named its address.
+    pub said: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Sends SIGTERM and waits up to `within` for the process to end;
+    /// whether it ended.
+    pub fn terminate_within(&mut self, within: Duration) -> bool {
+        // SAFETY: kill(2) on the child's own pid; no memory is involved.
+        let _ = unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let started = std::time::Instant::now();
+        while started.elapsed() < within {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+}
+
+/// Starts `command` with stderr piped and reads stderr up to the line
+/// containing `marker`; the address is the `http://host:port` on that line.
+/// stderr keeps being drained afterwards, so the server never blocks on it.
+pub fn start(mut command: Command, marker: &str) -> Server {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the server");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut said = String::new();
+    let addr = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+            let _ = child.kill();
+            panic!("the server ended before saying {marker:?}:\n{said}");
+        }
+        said.push_str(&line);
+        if let Some(rest) = line.split(marker).nth(1) {
+            break rest
+                .split("http://")
+                .nth(1)
+                .and_then(|r| r.split(['/', ' ', ')']).next())
+                .unwrap_or_else(|| panic!("no address in {line:?}"))
+                .to_string();
+        }
+    };
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        let _ = stderr.read_to_string(&mut sink);
+    });
+    Server { child, addr, said }
+}
+
+/// One HTTP reply.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The status code (0 when the server closed without one).
+    pub status: u16,
+    /// The status line and headers.
+    pub head: String,
+    /// The body (de-chunked).
+    pub body: String,
+}
+
+impl Reply {
+    /// The body as JSON; panics with the body when it is not.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|_| panic!("not JSON ({}): {}", self.status, self.body))
+    }
+
+    /// A header's value (the first of that name).
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers(name).into_iter().next()
+    }
+
+    /// Every value of a header.
+    pub fn headers(&self, name: &str) -> Vec<String> {
+        self.head
+            .lines()
+            .filter_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+            })
+            .collect()
+    }
+}
+
+/// One request on a new connection with `headers` (a `Host` naming `addr`
+/// is added unless one is given; a JSON content type and length for a body).
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Reply {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let body = body.unwrap_or("");
+    if method != "GET" {
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            req.push_str("Content-Type: application/json\r\n");
+        }
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    stream.write_all(req.as_bytes()).expect("send");
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    Reply {
+        status,
+        head: head.to_string(),
+        body,
+    }
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
