@@ -18,6 +18,6 @@
 
 pub mod clients;
 pub mod git;
-pub mod model;
 pub mod http;
+pub mod model;
 pub mod postgres;

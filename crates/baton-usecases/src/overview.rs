@@ -630,7 +630,12 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         }),
     );
     Ok(assemble(
-        summary, &state, &definition, question, artifacts, next_step,
+        summary,
+        &state,
+        &definition,
+        question,
+        artifacts,
+        next_step,
     ))
 }
 
@@ -650,7 +655,8 @@ fn remote_overview(svc: &Services, remote: crate::team::RemoteRun) -> Result<Run
     let definition = svc.workflow(&state.workflow)?;
     let summary = crate::team::remote_summary(svc, &remote);
     let question = remote.question().map(question_view);
-    let next_step = crate::team::remote_next_step(&remote, question.as_ref().map(|q| &q.options[..]));
+    let next_step =
+        crate::team::remote_next_step(&remote, question.as_ref().map(|q| &q.options[..]));
     Ok(assemble(
         summary,
         &state,

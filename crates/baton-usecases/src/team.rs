@@ -521,6 +521,13 @@ pub struct TeamEventView {
     pub id: i64,
 }
 
+impl TeamEventView {
+    /// Its position in the team's log (for following on from it).
+    pub fn position(&self) -> i64 {
+        self.id
+    }
+}
+
 fn event_view(e: TeamEvent, me: &str) -> Option<TeamEventView> {
     let record: EventRecord = serde_json::from_value(e.record).ok()?;
     let folder = e
@@ -564,6 +571,12 @@ pub fn last_events(
     ))
 }
 
+/// The position of the newest event of the team's log (0: none), to
+/// follow on from now.
+pub fn log_position(svc: &Services) -> Result<Option<i64>> {
+    Ok(last_events(svc, 1, None)?.map(|e| e.last().map_or(0, TeamEventView::position)))
+}
+
 /// The team's events after position `after` (oldest first).
 pub fn events_after(
     svc: &Services,
@@ -585,6 +598,44 @@ pub fn events_after(
             .filter_map(|e| event_view(e, &me))
             .collect(),
     ))
+}
+
+/// Follows the team's log from position `after`: hands every new event
+/// (of `run` only, when given) to `print` as it arrives — `LISTEN` wakes
+/// the reader, which reads the table, so nothing is missed — until `print`
+/// returns false. Returns at once (`Ok(false)`) when team mode is off.
+pub fn follow_events(
+    svc: &Services,
+    after: i64,
+    run: Option<&str>,
+    mut print: impl FnMut(&[TeamEventView]) -> bool,
+) -> Result<bool> {
+    let Some(team) = svc.team.get() else {
+        return Ok(false);
+    };
+    let key = run.map(|r| run_key_of(svc, team, r)).transpose()?;
+    let me = team.machine().id.clone();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<TeamEvent>>();
+    let tx = std::sync::Mutex::new(tx);
+    team.on_events(
+        after,
+        Arc::new(move |batch| {
+            let sender = tx.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = sender.send(batch);
+        }),
+    );
+    team.listen();
+    for batch in rx {
+        let views: Vec<TeamEventView> = batch
+            .into_iter()
+            .filter(|e| key.as_ref().is_none_or(|k| *k == e.run_key))
+            .filter_map(|e| event_view(e, &me))
+            .collect();
+        if !views.is_empty() && !print(&views) {
+            break;
+        }
+    }
+    Ok(true)
 }
 
 fn run_key_of(svc: &Services, team: &Team, run: &str) -> Result<String> {

@@ -54,11 +54,28 @@ impl World {
         World { url, origin }
     }
 
-    /// A new machine: a clone of the origin in its own folder.
+    /// A new machine: a clone of the origin in its own folder, whose
+    /// `baton.toml` (kept out of git) names the team database, so every
+    /// baton process there — the agent's server, a person's terminal — is
+    /// in team mode.
     pub fn machine(&self, name: &str) -> Machine {
         git(self.origin.path(), &["clone", "-q", "origin.git", name]);
+        let dir = self.origin.path().join(name);
+        for (key, value) in [
+            ("user.name", "baton test"),
+            ("user.email", "test@example.invalid"),
+            ("commit.gpgsign", "false"),
+        ] {
+            git(&dir, &["config", key, value]);
+        }
+        std::fs::write(
+            dir.join("baton.toml"),
+            format!("[team]\ndatabase_url = \"{}\"\n", self.url),
+        )
+        .expect("baton.toml");
+        std::fs::write(dir.join(".git/info/exclude"), "baton.toml\n").expect("exclude");
         Machine {
-            dir: self.origin.path().join(name),
+            dir,
             url: self.url.clone(),
         }
     }
@@ -100,6 +117,55 @@ impl Machine {
             .expect("baton runs")
     }
 
+    /// Starts a long-running CLI command on this machine; its output
+    /// lines (parsed as JSON) are collected as they come.
+    pub fn follow(&self, args: &[&str]) -> Follower {
+        let mut child = std::process::Command::new(common::baton_bin())
+            .args(args)
+            .current_dir(&self.dir)
+            .env("BATON_DATABASE_URL", &self.url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("baton runs");
+        let stdout = child.stdout.take().expect("stdout");
+        let lines: std::sync::Arc<std::sync::Mutex<Vec<Value>>> = Default::default();
+        let sink = std::sync::Arc::clone(&lines);
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    sink.lock().unwrap().push(v);
+                }
+            }
+        });
+        Follower { child, lines }
+    }
+
+    /// This machine's own event log (what its processes appended).
+    pub fn local_events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.join(".baton/events/events.jsonl"))
+            .map(|t| {
+                t.lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// This working copy's readable name in the team (`host:folder`).
+    pub fn name(&self) -> String {
+        let file = std::fs::read_to_string(self.dir.join(".baton/team/machine.json"))
+            .expect("the machine has its team identity");
+        let v: Value = serde_json::from_str(&file).expect("machine.json");
+        let folder = self.dir.file_name().unwrap().to_string_lossy().to_string();
+        format!("{}:{folder}", v["host"].as_str().unwrap())
+    }
+
     /// `baton ls --json` on this machine.
     pub fn ls(&self) -> Value {
         let out = self.cli(&["ls", "--json"]);
@@ -110,6 +176,47 @@ impl Machine {
         );
         serde_json::from_slice(&out.stdout).expect("ls --json prints JSON")
     }
+}
+
+/// A long-running CLI command and the JSON lines it printed so far.
+pub struct Follower {
+    child: std::process::Child,
+    pub lines: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+impl Follower {
+    pub fn lines(&self) -> Vec<Value> {
+        self.lines.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The fields an event keeps wherever it is shown.
+pub fn event_key(e: &Value) -> String {
+    format!(
+        "{}|{}|{}|{}|{}",
+        e["event"], e["phase"], e["workspace"], e["timestamp"], e["detail"]
+    )
+}
+
+/// Whether `seen` holds every key of `wanted` at least as often.
+pub fn contains_all(seen: &[String], wanted: &[String]) -> bool {
+    let mut left: Vec<&String> = seen.iter().collect();
+    wanted
+        .iter()
+        .all(|k| match left.iter().position(|s| *s == k) {
+            Some(i) => {
+                left.swap_remove(i);
+                true
+            }
+            None => false,
+        })
 }
 
 /// Waits up to `wait` for `f` to give a value.
@@ -184,4 +291,139 @@ async fn concurrent_starts_on_two_machines_make_one_run_per_issue() {
     for c in clients {
         c.close().await;
     }
+}
+
+/// Done-means 1 and 2: a complete run on machine A, driven step by step
+/// over MCP: after every step, each event A's log gained shows on B's
+/// `baton events --json --follow` within 2 s, marked with A's name; when
+/// the run is done it is in B's `baton ls --json` within 3 s, as A's
+/// (completed), and B's `baton events --json` lists A's events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_complete_run_on_one_machine_reaches_the_other_live() {
+    use crate::common::pipeline::{Script, create, describe, perform};
+    let world = World::new();
+    let (a, b) = (world.machine("a"), world.machine("b"));
+    let c = a.serve().await;
+    let follow = b.follow(&["events", "--json", "--follow", "-n", "1000"]);
+    let ws = create(&c, "fix the login typo in the sign-in form", "S", "--nopr").await;
+    let folder = ws.rsplit('/').next().unwrap().to_string();
+    let mut script = Script::default();
+    let mut answers = std::collections::VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let mut steps = Vec::new();
+    for _ in 0..80 {
+        let action = c.ok("pipeline_next_action", args.clone()).await;
+        steps.push(describe(&action));
+        // Everything A logged so far reaches B within 2 s.
+        let mine: Vec<String> = a
+            .local_events()
+            .iter()
+            .filter(|e| e["workspace"] == ws.as_str())
+            .map(event_key)
+            .collect();
+        let arrived = until(Duration::from_secs(2), || {
+            let seen: Vec<String> = follow.lines().iter().map(event_key).collect();
+            contains_all(&seen, &mine).then_some(())
+        });
+        assert!(
+            arrived.is_some(),
+            "after {}: B did not show A's events within 2 s\nA: {mine:#?}\nB: {:#?}",
+            steps.last().unwrap(),
+            follow.lines()
+        );
+        if action["type"] == "done" {
+            break;
+        }
+        args = perform(&a.dir, &ws, &action, &mut script, &mut answers);
+    }
+    assert_eq!(steps.last().map(String::as_str), Some("done"), "{steps:?}");
+    let a_name = a.name();
+    // Each event as often as A logged it (none twice), each marked as A's.
+    let shown = follow.lines();
+    let keys: Vec<String> = shown.iter().map(event_key).collect();
+    let count = |keys: &[String]| {
+        let mut m = std::collections::BTreeMap::new();
+        for k in keys {
+            *m.entry(k.clone()).or_insert(0) += 1;
+        }
+        m
+    };
+    let a_keys: Vec<String> = a
+        .local_events()
+        .iter()
+        .filter(|e| e["workspace"] == ws.as_str())
+        .map(event_key)
+        .collect();
+    assert_eq!(
+        count(&keys),
+        count(&a_keys),
+        "B shows A's log, each event once"
+    );
+    for e in &shown {
+        assert_eq!(e["machine"]["name"], a_name.as_str(), "{e}");
+        assert_eq!(e["machine"]["thisMachine"], false, "{e}");
+    }
+    assert!(
+        keys.iter().any(|k| k.contains("pipeline-complete")),
+        "{keys:#?}"
+    );
+
+    // Done-means 1: the complete run in B's `baton ls --json` within 3 s.
+    let row = until(Duration::from_secs(3), || {
+        b.ls()["workspaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["workspace"]
+                    .as_str()
+                    .is_some_and(|w| w.starts_with(&format!("{folder}@")))
+                    && r["status"] == "completed"
+            })
+            .cloned()
+    })
+    .unwrap_or_else(|| panic!("A's completed run is not in B's ls: {}", b.ls()));
+    assert_eq!(row["machine"]["name"], a_name.as_str(), "{row}");
+    assert_eq!(row["machine"]["thisMachine"], false, "{row}");
+    // A's own ls marks it as this machine's.
+    let mine = a.ls();
+    let own = mine["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["workspace"] == ws.as_str())
+        .cloned()
+        .expect("A lists its run");
+    assert_eq!(own["machine"]["thisMachine"], true, "{own}");
+
+    // B's `baton events --json` (no follow) lists A's events too.
+    let out = b.cli(&["events", "--json", "-n", "500"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|e| event_key(&e))
+        .collect();
+    for k in &keys {
+        assert!(
+            listed.contains(k),
+            "{k} missing from B's events: {listed:#?}"
+        );
+    }
+    // B's `baton show` shows A's run, with where it runs.
+    let id = row["workspace"].as_str().unwrap();
+    let out = b.cli(&["show", id, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["status"], "completed", "{shown}");
+    assert_eq!(shown["machine"]["name"], a_name.as_str());
+    c.close().await;
 }
