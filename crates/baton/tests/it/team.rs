@@ -427,3 +427,165 @@ async fn a_complete_run_on_one_machine_reaches_the_other_live() {
     assert_eq!(shown["machine"]["name"], a_name.as_str());
     c.close().await;
 }
+
+/// Done-means 6: a person's answer given on B's dashboard moves A's
+/// waiting run on. A's `baton serve` stays open (as the agent's server
+/// does); B's dashboard lists A's run, shows its question, and the signed-in
+/// person's answer is applied on A under A's lock by the answer use case,
+/// recorded as the dashboard's, given on B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_on_the_other_machines_dashboard_moves_the_run_on() {
+    use crate::common::pipeline::{Script, create};
+    use baton_testkit::http::{request, start};
+    const TOKEN: &str = "team-test-token-0123456789";
+    let world = World::new();
+    let (a, b) = (world.machine("a"), world.machine("b"));
+    let c = a.serve().await;
+    let ws = create(&c, "rename the retry flag of the uploader", "M", "--nopr").await;
+    let folder = ws.rsplit('/').next().unwrap().to_string();
+    // Drive A's run to its first question (nobody answers it on A).
+    let mut script = Script::default();
+    let question = drive_to(&c, &a, &ws, &mut script, |x| x["type"] == "checkpoint").await;
+    let name = question["name"].as_str().unwrap().to_string();
+    let option = question["options"][0].as_str().unwrap().to_string();
+    let state_a = || -> Value {
+        let dir = a.dir.join(&ws);
+        let live = dir.join(".state.live.json");
+        let path = if live.is_file() {
+            live
+        } else {
+            dir.join("state.json")
+        };
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    assert_eq!(state_a()["currentPhase"], question["phase"]);
+
+    // B's dashboard, signed in with its token (bound beyond loopback).
+    let mut cmd = std::process::Command::new(crate::common::baton_bin());
+    cmd.args(["dashboard", "--port", "0", "--bind", "0.0.0.0"])
+        .current_dir(&b.dir)
+        .env("BATON_DASHBOARD_TOKEN", TOKEN)
+        .env("BATON_FSYNC", "off")
+        .stdin(std::process::Stdio::null());
+    let server = start(cmd, "dashboard at ");
+    let addr = server.addr.as_str();
+    let origin = format!("http://{addr}");
+    let login = request(
+        addr,
+        "POST",
+        "/api/login",
+        &[("Origin", &origin)],
+        Some(&format!(r#"{{"token":"{TOKEN}"}}"#)),
+    );
+    assert_eq!(login.status, 200, "{}", login.body);
+    let cookie = login
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let csrf = login.json()["csrf"].as_str().unwrap().to_string();
+    let bearer = format!("Bearer {TOKEN}");
+
+    // B's list has A's run, waiting, marked as A's.
+    let id = until(Duration::from_secs(5), || {
+        let list = request(
+            addr,
+            "GET",
+            "/api/runs?status=waiting",
+            &[("Authorization", &bearer)],
+            None,
+        );
+        (list.status == 200).then_some(())?;
+        list.json()["runs"]
+            .as_array()?
+            .iter()
+            .find(|r| {
+                r["id"]
+                    .as_str()
+                    .is_some_and(|i| i.starts_with(&format!("{folder}@")))
+            })
+            .map(|r| r["id"].as_str().unwrap().to_string())
+    })
+    .expect("A's waiting run on B's dashboard");
+    let shown = request(
+        addr,
+        "GET",
+        &format!("/api/runs/{id}"),
+        &[("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    let shown = shown.json();
+    assert_eq!(shown["question"]["name"], name.as_str(), "{shown}");
+    assert_eq!(shown["machine"]["name"], a.name().as_str());
+    assert_eq!(shown["actions"]["answer"], true);
+
+    // The person answers on B.
+    let answered = request(
+        addr,
+        "POST",
+        &format!("/api/runs/{id}/answer"),
+        &[
+            ("Cookie", cookie.as_str()),
+            ("Origin", origin.as_str()),
+            ("X-Baton-Csrf", csrf.as_str()),
+        ],
+        Some(&json!({"question": name, "answer": option}).to_string()),
+    );
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    let b_name = b.name();
+    assert_eq!(
+        answered.json()["by"],
+        format!("person:dashboard@{b_name}").as_str(),
+        "{}",
+        answered.body
+    );
+
+    // A's run moved on, and A recorded who answered, through which channel,
+    // on which machine.
+    let moved = until(Duration::from_secs(10), || {
+        let s = state_a();
+        let answered = s["answers"].as_array().and_then(|a| {
+            a.iter()
+                .find(|x| x["question"] == name.as_str() && x["by"]["channel"] == "dashboard")
+                .cloned()
+        })?;
+        Some((s, answered))
+    });
+    let (s, record) = moved.expect("A's run took B's answer");
+    assert_eq!(record["by"]["who"], "person", "{record}");
+    assert_eq!(record["by"]["machine"], b_name.as_str(), "{record}");
+    assert_ne!(
+        (s["currentPhase"].clone(), s["currentPhaseStatus"].clone()),
+        (question["phase"].clone(), json!("awaiting_human")),
+        "the run moved on: {s}"
+    );
+    // A's agent carries on from there.
+    let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_ne!(next["type"], "checkpoint", "{next}");
+    c.close().await;
+}
+
+/// Performs actions on machine `m` until one satisfies `stop` and returns
+/// it, unperformed (the run must not end first).
+pub async fn drive_to(
+    c: &Client,
+    m: &Machine,
+    ws: &str,
+    script: &mut crate::common::pipeline::Script,
+    stop: impl Fn(&Value) -> bool,
+) -> Value {
+    let mut answers = std::collections::VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    for _ in 0..100 {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if stop(&a) {
+            return a;
+        }
+        assert_ne!(a["type"], "done", "the run ended first: {a}");
+        args = crate::common::pipeline::perform(&m.dir, ws, &a, script, &mut answers);
+    }
+    panic!("no such action within 100 steps")
+}
