@@ -14,8 +14,10 @@ use crate::{Inner, RETRY_EVERY, TeamError, db, lock, schema};
 const BATCH: usize = 64;
 
 /// How long a failure makes callers fail at once instead of waiting for
-/// the database again.
-const FAIL_FAST_FOR: Duration = Duration::from_secs(2);
+/// the database again: while it is away, calls answer at once from the
+/// files. The sender keeps trying (on every queued write, and every
+/// [`RETRY_EVERY`]); its first success ends this at once.
+const FAIL_FAST_FOR: Duration = Duration::from_secs(10);
 
 /// How long taking a connection may wait (a server that does not answer).
 const ACQUIRE_WAIT: Duration = Duration::from_secs(3);

@@ -24,8 +24,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// The diagnostics shown without `BATON_LOG`: warnings, except rmcp's note
-/// on every error response it sends (baton logs what matters itself).
-const DEFAULT_LOG: &str = "warn,rmcp::service=error";
+/// on every error response it sends and sqlx's notes on each dropped
+/// connection in team mode (baton logs what matters itself: team mode says
+/// once that the database is away, and again when it is back).
+const DEFAULT_LOG: &str = "warn,rmcp::service=error,sqlx=error";
 
 fn main() -> ExitCode {
     limit_malloc_arenas();

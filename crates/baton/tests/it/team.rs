@@ -589,3 +589,141 @@ pub async fn drive_to(
     }
     panic!("no such action within 100 steps")
 }
+
+/// Done-means 5: after three completed runs on A, a similar run started on
+/// B gets a spawn_agent prompt whose Layer 4 names one of A's runs, as the
+/// team's history (quoted, under the untrusted label, like any past run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_run_on_another_machine_learns_from_the_teams_runs() {
+    use crate::common::pipeline::{Script, create};
+    let world = World::new();
+    let (a, b) = (world.machine("a"), world.machine("b"));
+    let mut a_runs = Vec::new();
+    for text in [
+        "fix the login session timeout on the web app",
+        "extend the login session timeout for admin users",
+        "login session timeout is too short on mobile",
+    ] {
+        let out = a.cli(&["run", text, "--agent", "builtin:scripted", "--auto", "--nopr", "--effort", "M"]);
+        assert!(
+            out.status.success(),
+            "baton run on A: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let folder = std::fs::read_dir(a.dir.join(".specs"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| !n.starts_with('.') && !a_runs.contains(n))
+            .max()
+            .expect("a new run on A");
+        a_runs.push(folder);
+    }
+    let a_name = a.name();
+    let c = b.serve().await;
+    let ws = create(&c, "make the login session timeout configurable", "M", "--nopr").await;
+    let architect = drive_to(&c, &b, &ws, &mut Script::default(), |x| {
+        x["type"] == "spawn_agent" && x["agent"] == "architect"
+    })
+    .await;
+    let prompt = architect["prompt"].as_str().unwrap();
+    let label = prompt
+        .find(baton_engine::pipeline::prompt::UNTRUSTED_HEADING)
+        .unwrap_or_else(|| panic!("Layer 4 sits under its untrusted label: {prompt}"));
+    let similar = prompt
+        .find("\n### Similar Past Pipelines\n")
+        .unwrap_or_else(|| panic!("B's architect sees similar past runs: {prompt}"));
+    assert!(label < similar);
+    let lines: Vec<String> = prompt[similar + 1..]
+        .lines()
+        .skip(1)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| l.starts_with("- "))
+        .map(|l| serde_json::from_str::<String>(&l[2..]).expect("a quoted line"))
+        .collect();
+    assert!(
+        lines.iter().any(|l| a_runs
+            .iter()
+            .any(|r| l.starts_with(&format!("{r}@{a_name}")))),
+        "Layer 4 names one of A's runs ({a_runs:?} on {a_name}): {lines:#?}"
+    );
+    c.close().await;
+}
+
+/// Done-means 4: PostgreSQL stops in the middle of A's run, driven over MCP
+/// by a `baton serve` that stays open: A's calls keep answering and the run
+/// completes; within 10 s of PostgreSQL's return B shows the run completed
+/// with all of its events (as many as A's log holds), none twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_goes_on_while_the_database_is_away_and_nothing_is_lost() {
+    use crate::common::pipeline::{Script, create, describe, perform};
+    // A cluster of its own: this test stops it.
+    let pg = Postgres::start();
+    let world = World::on(&pg);
+    let (a, b) = (world.machine("a"), world.machine("b"));
+    let c = a.serve().await;
+    let ws = create(&c, "fix the login typo in the sign-in form", "M", "--nopr").await;
+    let folder = ws.rsplit('/').next().unwrap().to_string();
+    let mut script = Script::default();
+    let mut answers = std::collections::VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let mut steps = 0;
+    let mut stopped_at = None;
+    for _ in 0..100 {
+        // Every call answers, with the database there or not.
+        let action = c.ok("pipeline_next_action", args.clone()).await;
+        steps += 1;
+        if steps == 4 {
+            pg.stop();
+            stopped_at = Some(describe(&action));
+        }
+        if action["type"] == "done" {
+            break;
+        }
+        args = perform(&a.dir, &ws, &action, &mut script, &mut answers);
+    }
+    assert!(stopped_at.is_some(), "the database stopped mid-run");
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(a.dir.join(&ws).join("state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["currentPhaseStatus"], "completed", "the run completed on A");
+    let queued = std::fs::read_dir(a.dir.join(".baton/team/outbox"))
+        .map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count())
+        .unwrap_or(0);
+    assert!(queued > 0, "what was not written waits on disk");
+
+    pg.start_again();
+    let a_log: Vec<String> = a
+        .local_events()
+        .iter()
+        .filter(|e| e["workspace"] == ws.as_str())
+        .map(event_key)
+        .collect();
+    let complete = until(Duration::from_secs(10), || {
+        let ls = b.cli(&["ls", "--json"]);
+        let ls: Value = serde_json::from_slice(&ls.stdout).ok()?;
+        ls["workspaces"]
+            .as_array()?
+            .iter()
+            .find(|r| {
+                r["workspace"].as_str().is_some_and(|w| w.starts_with(&format!("{folder}@")))
+                    && r["status"] == "completed"
+            })?;
+        let out = b.cli(&["events", "--json", "-n", "10000"]);
+        let shown: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["workspace"] == ws.as_str())
+            .map(|e| event_key(&e))
+            .collect();
+        (shown.len() == a_log.len()).then_some(shown)
+    })
+    .unwrap_or_else(|| panic!("B did not show the completed run with its {} events", a_log.len()));
+    let mut shown = complete;
+    let mut mine = a_log.clone();
+    shown.sort();
+    mine.sort();
+    assert_eq!(shown, mine, "every event of A's log, none twice");
+    c.close().await;
+}
