@@ -233,13 +233,15 @@ impl Team {
         Ok(())
     }
 
-    /// Waits up to `wait` until the writes this process queued are in the
-    /// database; returns how many are still queued. Returns at once when
-    /// the database is known to be away.
+    /// Waits up to `wait` until the writes this process queued — and those
+    /// earlier processes left in the outbox — are in the database; returns
+    /// how many of them are still queued. Returns at once when the
+    /// database is known to be away.
     pub fn flush(&self, wait: Duration) -> usize {
         let deadline = Instant::now() + wait;
         self.inner.wake_pusher.notify_one();
         let mut mine = lock(&self.inner.mine);
+        mine.extend(self.inner.outbox.list(usize::MAX));
         loop {
             mine.retain(|p| p.exists());
             if mine.is_empty() || self.inner.link.is_away() {

@@ -5,8 +5,8 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection, PgPool};
 
 use crate::{Inner, RETRY_EVERY, TeamError, db, lock, schema};
 
@@ -172,6 +172,21 @@ pub(crate) async fn connect_loop(inner: Arc<Inner>) {
     let mut delay = Duration::from_millis(250);
     loop {
         let outcome = async {
+            // One connection of its own first: its error says exactly what
+            // is wrong (refused, a password, no such database), where the
+            // pool would only say it found no connection in time.
+            match tokio::time::timeout(ACQUIRE_WAIT, link.options.connect()).await {
+                Ok(Ok(conn)) => {
+                    let _ = conn.close().await;
+                }
+                Ok(Err(e)) => return Err(db::classify(e, &link.url, &link.outbox)),
+                Err(_) => {
+                    return Err(TeamError::Unreachable {
+                        url: link.url.clone(),
+                        reason: format!("no answer within {} s", ACQUIRE_WAIT.as_secs()),
+                    });
+                }
+            }
             let version = schema::migrate(&pool, &link.url, inner.version, &link.outbox).await?;
             db::register_machine(&pool, &inner.machine, &inner.repo, inner.version)
                 .await

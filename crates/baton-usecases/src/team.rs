@@ -44,7 +44,7 @@ pub const CROSSING_CHANNELS: [&str; 2] = ["terminal", "dashboard"];
 /// opened on first use.
 pub struct TeamLink {
     settings: Option<TeamSettings>,
-    team: OnceLock<Option<Team>>,
+    team: OnceLock<Result<Team, TeamError>>,
 }
 
 impl std::fmt::Debug for TeamLink {
@@ -52,7 +52,8 @@ impl std::fmt::Debug for TeamLink {
         match (&self.settings, self.team.get()) {
             (None, _) => f.write_str("TeamLink(off)"),
             (Some(s), None) => write!(f, "TeamLink({s:?}, not opened)"),
-            (Some(_), Some(t)) => write!(f, "TeamLink({t:?})"),
+            (Some(_), Some(Ok(t))) => write!(f, "TeamLink({t:?})"),
+            (Some(s), Some(Err(e))) => write!(f, "TeamLink({s:?}, {})", e.code()),
         }
     }
 }
@@ -78,18 +79,34 @@ impl TeamLink {
     }
 
     /// The team handle, opened on first use; `None` when team mode is off
-    /// (or could not open: logged once).
+    /// or could not open (see [`TeamLink::problem`]; logged once).
     pub fn get(&self) -> Option<&Team> {
+        self.open()?.as_ref().ok()
+    }
+
+    /// Why team mode is configured but could not open (a URL that is not
+    /// one, team mode's folder not writable).
+    pub fn problem(&self) -> Option<&TeamError> {
+        self.open()?.as_ref().err()
+    }
+
+    fn open(&self) -> Option<&Result<Team, TeamError>> {
         let settings = self.settings.as_ref()?;
-        self.team
-            .get_or_init(|| match Team::open(settings.clone()) {
-                Ok(team) => Some(team),
-                Err(e) => {
-                    tracing::error!("team mode is off for this process: {e}");
-                    None
-                }
+        Some(self.team.get_or_init(|| {
+            Team::open(settings.clone()).inspect_err(|e| {
+                tracing::error!("team mode is off for this process: {e}");
             })
-            .as_ref()
+        }))
+    }
+
+    /// The handle, or — team mode configured but not opened — the error
+    /// that says why; `Ok(None)` when team mode is off.
+    fn usable(&self) -> Result<Option<&Team>> {
+        match self.open() {
+            None => Ok(None),
+            Some(Ok(team)) => Ok(Some(team)),
+            Some(Err(e)) => Err(team_error(e.clone())),
+        }
     }
 }
 
@@ -144,6 +161,22 @@ fn team_error(e: TeamError) -> Error {
     Error::new(ErrorCode::TeamUnavailable, e.to_string()).with_details(serde_json::json!({
         "team": e.code(),
     }))
+}
+
+/// How long `baton team status` waits for the database to answer.
+pub const STATUS_WAIT: Duration = Duration::from_secs(5);
+
+/// Team mode's state for a person (`baton team status`): this working
+/// copy, the database (password hidden), the schema versions, writes
+/// waiting, how other machines' events arrive, and the problem if any.
+/// `Ok(None)`: team mode is off.
+pub fn status(svc: &Services) -> Result<Option<baton_team::TeamStatus>> {
+    let Some(team) = svc.team.usable()? else {
+        return Ok(None);
+    };
+    // The first connection attempt decides what there is to say.
+    let _ = team.wait_connected(STATUS_WAIT);
+    Ok(Some(team.status()))
 }
 
 // ---------------------------------------------------------------------
@@ -324,7 +357,7 @@ impl RemoteRun {
 /// bare folder name no local run has that exactly one other machine has.
 /// `Ok(None)` when team mode is off or nothing matches.
 pub fn find_remote(svc: &Services, id: &str) -> Result<Option<RemoteRun>> {
-    let Some(team) = svc.team.get() else {
+    let Some(team) = svc.team.usable()? else {
         return Ok(None);
     };
     let (folder, prefix) = match split_remote_id(id) {
@@ -468,7 +501,7 @@ pub fn other_runs_page(
     search: Option<&str>,
     limit: usize,
 ) -> Result<Option<OtherRuns>> {
-    let Some(team) = svc.team.get() else {
+    let Some(team) = svc.team.usable()? else {
         return Ok(None);
     };
     use crate::overview::RunFilter as F;
@@ -555,7 +588,7 @@ pub fn last_events(
     limit: usize,
     run: Option<&str>,
 ) -> Result<Option<Vec<TeamEventView>>> {
-    let Some(team) = svc.team.get() else {
+    let Some(team) = svc.team.usable()? else {
         return Ok(None);
     };
     let key = run.map(|r| run_key_of(svc, team, r)).transpose()?;
@@ -584,7 +617,7 @@ pub fn events_after(
     limit: usize,
     run: Option<&str>,
 ) -> Result<Option<Vec<TeamEventView>>> {
-    let Some(team) = svc.team.get() else {
+    let Some(team) = svc.team.usable()? else {
         return Ok(None);
     };
     let key = run.map(|r| run_key_of(svc, team, r)).transpose()?;
@@ -610,7 +643,7 @@ pub fn follow_events(
     run: Option<&str>,
     mut print: impl FnMut(&[TeamEventView]) -> bool,
 ) -> Result<bool> {
-    let Some(team) = svc.team.get() else {
+    let Some(team) = svc.team.usable()? else {
         return Ok(false);
     };
     let key = run.map(|r| run_key_of(svc, team, r)).transpose()?;

@@ -190,12 +190,27 @@ Examples:
         #[arg(long, default_value = "127.0.0.1")]
         bind: std::net::IpAddr,
     },
+    /// Team mode (one PostgreSQL for every machine of a team): this machine, the database, what waits to be sent (docs/team.md).
+    Team {
+        #[command(subcommand)]
+        command: TeamCommand,
+    },
     /// How runs went: time per phase, review loops, per workflow.
     Stats {
         /// Only runs of this workflow (e.g. forge, issue).
         #[arg(long)]
         workflow: Option<String>,
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TeamCommand {
+    /// This working copy's identity, the database (password hidden), whether it answers, the schema, writes waiting, how events arrive.
+    Status {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -393,6 +408,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Answer { workspace, answer } => {
             let config = Config::load(&overrides)?;
             crate::answer_cmd::run(config, &workspace, &answer)
+        }
+        Command::Team {
+            command: TeamCommand::Status { json },
+        } => {
+            let config = Config::load(&overrides)?;
+            crate::team_cmd::status(config, json)
         }
         Command::Stats { workflow, json } => {
             let config = Config::load(&overrides)?;

@@ -16,6 +16,7 @@ mod ls_cmd;
 mod manuals_cmd;
 mod scripted;
 mod show_cmd;
+mod team_cmd;
 mod text_table;
 mod workflow_cmd;
 

@@ -604,7 +604,16 @@ async fn the_next_run_on_another_machine_learns_from_the_teams_runs() {
         "extend the login session timeout for admin users",
         "login session timeout is too short on mobile",
     ] {
-        let out = a.cli(&["run", text, "--agent", "builtin:scripted", "--auto", "--nopr", "--effort", "M"]);
+        let out = a.cli(&[
+            "run",
+            text,
+            "--agent",
+            "builtin:scripted",
+            "--auto",
+            "--nopr",
+            "--effort",
+            "M",
+        ]);
         assert!(
             out.status.success(),
             "baton run on A: {}",
@@ -621,7 +630,13 @@ async fn the_next_run_on_another_machine_learns_from_the_teams_runs() {
     }
     let a_name = a.name();
     let c = b.serve().await;
-    let ws = create(&c, "make the login session timeout configurable", "M", "--nopr").await;
+    let ws = create(
+        &c,
+        "make the login session timeout configurable",
+        "M",
+        "--nopr",
+    )
+    .await;
     let architect = drive_to(&c, &b, &ws, &mut Script::default(), |x| {
         x["type"] == "spawn_agent" && x["agent"] == "architect"
     })
@@ -683,13 +698,19 @@ async fn a_run_goes_on_while_the_database_is_away_and_nothing_is_lost() {
         args = perform(&a.dir, &ws, &action, &mut script, &mut answers);
     }
     assert!(stopped_at.is_some(), "the database stopped mid-run");
-    let state: Value = serde_json::from_str(
-        &std::fs::read_to_string(a.dir.join(&ws).join("state.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(state["currentPhaseStatus"], "completed", "the run completed on A");
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(a.dir.join(&ws).join("state.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        state["currentPhaseStatus"], "completed",
+        "the run completed on A"
+    );
     let queued = std::fs::read_dir(a.dir.join(".baton/team/outbox"))
-        .map(|d| d.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count())
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                .count()
+        })
         .unwrap_or(0);
     assert!(queued > 0, "what was not written waits on disk");
 
@@ -703,13 +724,12 @@ async fn a_run_goes_on_while_the_database_is_away_and_nothing_is_lost() {
     let complete = until(Duration::from_secs(10), || {
         let ls = b.cli(&["ls", "--json"]);
         let ls: Value = serde_json::from_slice(&ls.stdout).ok()?;
-        ls["workspaces"]
-            .as_array()?
-            .iter()
-            .find(|r| {
-                r["workspace"].as_str().is_some_and(|w| w.starts_with(&format!("{folder}@")))
-                    && r["status"] == "completed"
-            })?;
+        ls["workspaces"].as_array()?.iter().find(|r| {
+            r["workspace"]
+                .as_str()
+                .is_some_and(|w| w.starts_with(&format!("{folder}@")))
+                && r["status"] == "completed"
+        })?;
         let out = b.cli(&["events", "--json", "-n", "10000"]);
         let shown: Vec<String> = String::from_utf8_lossy(&out.stdout)
             .lines()
@@ -719,11 +739,239 @@ async fn a_run_goes_on_while_the_database_is_away_and_nothing_is_lost() {
             .collect();
         (shown.len() == a_log.len()).then_some(shown)
     })
-    .unwrap_or_else(|| panic!("B did not show the completed run with its {} events", a_log.len()));
+    .unwrap_or_else(|| {
+        panic!(
+            "B did not show the completed run with its {} events",
+            a_log.len()
+        )
+    });
     let mut shown = complete;
     let mut mine = a_log.clone();
     shown.sort();
     mine.sort();
     assert_eq!(shown, mine, "every event of A's log, none twice");
     c.close().await;
+}
+
+/// Done-means 8, at the binary: a wrong URL, a refused password and a
+/// database of a newer schema are each a clear error that never shows the
+/// password; this machine's own work goes on, and what it wrote waits on
+/// disk until the database can take it.
+#[test]
+fn bad_urls_passwords_and_schemas_are_clear_errors_and_work_goes_on() {
+    let world = World::new();
+    let a = world.machine("a");
+    let secret = baton_testkit::postgres::PASSWORD;
+    let with = |url: &str, args: &[&str]| {
+        std::process::Command::new(crate::common::baton_bin())
+            .args(args)
+            .current_dir(&a.dir)
+            .env("BATON_DATABASE_URL", url)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("baton runs")
+    };
+    let text = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+
+    // Not a PostgreSQL URL: refused before anything starts, value hidden.
+    let o = with(&format!("mysql://baton:{secret}@127.0.0.1/x"), &["ls"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(text(&o).contains("BATON_DATABASE_URL"), "{}", text(&o));
+    assert!(!text(&o).contains(secret), "{}", text(&o));
+    // A PostgreSQL URL that does not parse: team mode says why.
+    let bad_port = format!("postgres://baton:{secret}@127.0.0.1:notaport/x");
+    let o = with(&bad_port, &["team", "status"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("invalid port number"), "{}", text(&o));
+    assert!(!text(&o).contains(secret), "{}", text(&o));
+
+    // A refused password: a clear message; work goes on, writes wait.
+    let wrong = world.url.replace(secret, "not-the-password-4711");
+    let o = with(&wrong, &["team", "status"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("refused the password"), "{}", text(&o));
+    assert!(!text(&o).contains("not-the-password-4711"), "{}", text(&o));
+    let o = with(
+        &wrong,
+        &[
+            "run",
+            "fix the login typo",
+            "--agent",
+            "builtin:scripted",
+            "--auto",
+            "--nopr",
+        ],
+    );
+    assert!(o.status.success(), "the run goes on: {}", text(&o));
+    assert!(!text(&o).contains("not-the-password-4711"), "{}", text(&o));
+    let queued = || {
+        std::fs::read_dir(a.dir.join(".baton/team/outbox"))
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let waiting = queued();
+    assert!(waiting > 0, "the run's writes wait on disk");
+    let o = with(&wrong, &["ls", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("refused the password"),
+        "{}",
+        text(&o)
+    );
+    let listed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        listed["workspaces"].as_array().unwrap().len(),
+        1,
+        "A's own run"
+    );
+
+    // With the right password the next baton process sends them.
+    let o = with(&world.url, &["team", "status", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let sent = until(Duration::from_secs(10), || (queued() == 0).then_some(()));
+    assert!(
+        sent.is_some(),
+        "the queued writes were sent ({} left)",
+        queued()
+    );
+
+    // A newer schema than this baton knows: refused, clearly.
+    let db = world.url.rsplit('/').next().unwrap().to_string();
+    Postgres::shared().psql(
+        &db,
+        "INSERT INTO baton._sqlx_migrations (version, description, success, checksum, execution_time)
+         VALUES (99, 'from a newer baton', true, '\\x00', 0)",
+    );
+    let o = with(&world.url, &["team", "status"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("schema version 99, newer than this baton knows"),
+        "{}",
+        text(&o)
+    );
+    let o = with(&world.url, &["ls"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("upgrade"), "{}", text(&o));
+}
+
+/// Done-means 8: a run id collision between machines. Two machines start
+/// runs with the same folder name (the same request on the same day): they
+/// are two runs of the team, each shown with its machine, their events
+/// apart; naming the bare folder where it is ambiguous asks which. A
+/// working copy copied with its identity file becomes a machine of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_with_the_same_folder_on_two_machines_stay_apart() {
+    let world = World::new();
+    let (a, b, c) = (world.machine("a"), world.machine("b"), world.machine("c"));
+    for m in [&a, &b] {
+        let o = m.cli(&[
+            "run",
+            "fix the login typo",
+            "--agent",
+            "builtin:scripted",
+            "--auto",
+            "--nopr",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let folder = std::fs::read_dir(a.dir.join(".specs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .find(|n| !n.starts_with('.'))
+        .unwrap();
+    assert!(
+        b.dir.join(".specs").join(&folder).is_dir(),
+        "the same folder on B"
+    );
+    let rows = until(Duration::from_secs(5), || {
+        let ls = c.ls();
+        let rows: Vec<Value> = ls["workspaces"]
+            .as_array()?
+            .iter()
+            .filter(|r| {
+                r["workspace"]
+                    .as_str()
+                    .is_some_and(|w| w.starts_with(&format!("{folder}@")))
+            })
+            .cloned()
+            .collect();
+        (rows.len() == 2).then_some(rows)
+    })
+    .expect("both runs on C");
+    let machines: std::collections::BTreeSet<String> = rows
+        .iter()
+        .map(|r| r["machine"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        machines,
+        [a.name(), b.name()].into_iter().collect(),
+        "{rows:#?}"
+    );
+    assert_ne!(rows[0]["workspace"], rows[1]["workspace"]);
+    // Each run's events are its own.
+    for r in &rows {
+        let id = r["workspace"].as_str().unwrap();
+        let o = c.cli(&["events", "--json", "-n", "1000", "--run", id]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let names: std::collections::BTreeSet<String> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .map(|e| {
+                e["machine"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(names.len(), 1, "{id}: {names:?}");
+        assert_eq!(
+            names.into_iter().next().as_deref(),
+            r["machine"]["name"].as_str()
+        );
+    }
+    // The bare folder is ambiguous on C: it says which to name.
+    let o = c.cli(&["show", &folder]);
+    assert_ne!(o.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("runs on 2 machines"), "{said}");
+
+    // A copy of A, identity file and all: a machine of its own.
+    let copy = a.dir.with_file_name("a-copy");
+    let ok = std::process::Command::new("cp")
+        .args(["-a"])
+        .arg(&a.dir)
+        .arg(&copy)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let o = std::process::Command::new(crate::common::baton_bin())
+        .args(["team", "status", "--json"])
+        .current_dir(&copy)
+        .env("BATON_DATABASE_URL", &world.url)
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let original: Value = serde_json::from_str(
+        &std::fs::read_to_string(a.dir.join(".baton/team/machine.json")).unwrap(),
+    )
+    .unwrap();
+    assert_ne!(status["machine"]["id"], original["id"], "{status}");
+    assert!(
+        status["machine"]["name"]
+            .as_str()
+            .unwrap()
+            .ends_with(":a-copy")
+    );
 }
