@@ -41,7 +41,8 @@ pub mod env {
     pub const TRANSCRIPT_MAX_PAYLOAD: &str = "BATON_TRANSCRIPT_MAX_PAYLOAD";
     /// Folder of project workflow definitions (default `<repo>/.baton/workflows`).
     pub const WORKFLOWS_DIR: &str = "BATON_WORKFLOWS_DIR";
-    /// `on`/`off`: fsync every state write (default on).
+    /// `on`/`off`/`strict`: make state changes survive power loss, synced
+    /// right after the reply (`on`, the default) or before it (`strict`).
     pub const FSYNC: &str = "BATON_FSYNC";
     /// How long a call waits for a workspace lock held by another call, in
     /// milliseconds, before it answers `busy` (default 5000).
@@ -151,8 +152,12 @@ pub struct Config {
     /// Tool profiles or groups to expose; `None` (or empty) exposes the
     /// default profile (`pipeline`).
     pub tool_groups: Option<Vec<String>>,
-    /// fsync every state write (file and folder) so it survives power loss.
+    /// Make every state change survive power loss (journaled, synced by a
+    /// background thread within a bounded window; docs/lifecycle.md).
     pub fsync: bool,
+    /// With `fsync`: sync each change before its call returns (`strict`)
+    /// instead of right after.
+    pub fsync_before_reply: bool,
     /// How long a call waits for a held workspace lock (milliseconds).
     pub lock_timeout_ms: u64,
     /// Token prices for the cost figures of analytics and estimates.
@@ -229,13 +234,21 @@ pub struct Overrides {
     pub no_transcript: bool,
 }
 
+/// `fsync` in baton.toml: `true`/`false`, or `"strict"` (also `"on"`/`"off"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FileFsync {
+    Switch(bool),
+    Word(String),
+}
+
 /// The shape of `baton.toml`. Unknown keys are errors so typos surface.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     specs_dir: Option<PathBuf>,
     workflows_dir: Option<PathBuf>,
-    fsync: Option<bool>,
+    fsync: Option<FileFsync>,
     lock_timeout_ms: Option<u64>,
     #[serde(default)]
     transcript: FileTranscript,
@@ -421,9 +434,25 @@ impl Config {
             None => file.tools.groups,
         };
 
-        let fsync = match env.var(env::FSYNC) {
-            Some(v) => parse_switch(env::FSYNC, &v)?,
-            None => file.fsync.unwrap_or(true),
+        let (fsync, fsync_before_reply) = match env.var(env::FSYNC) {
+            Some(v) if v.eq_ignore_ascii_case("strict") => (true, true),
+            Some(v) => (
+                parse_switch(env::FSYNC, &v).map_err(|e| match e {
+                    ConfigError::InvalidValue { name, value, .. } => ConfigError::InvalidValue {
+                        name,
+                        value,
+                        reason: "expected on, off or strict".into(),
+                    },
+                    other => other,
+                })?,
+                false,
+            ),
+            None => match file.fsync {
+                None => (true, false),
+                Some(FileFsync::Switch(on)) => (on, false),
+                Some(FileFsync::Word(w)) if w.eq_ignore_ascii_case("strict") => (true, true),
+                Some(FileFsync::Word(w)) => (parse_switch("fsync", &w)?, false),
+            },
         };
 
         let lock_timeout_ms = match env.var(env::LOCK_TIMEOUT_MS) {
@@ -494,6 +523,7 @@ impl Config {
             events,
             tool_groups,
             fsync,
+            fsync_before_reply,
             lock_timeout_ms,
             prices,
             notify: notify::resolve(file.notify, env)?,
@@ -664,6 +694,41 @@ mod tests {
         );
         assert_eq!(cfg.tool_groups, None);
         assert!(cfg.fsync);
+        assert!(!cfg.fsync_before_reply);
+    }
+
+    #[test]
+    fn fsync_is_on_off_or_strict_from_the_environment_or_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        struct Env<'a>(&'a [(&'a str, &'a str)]);
+        impl EnvSource for Env<'_> {
+            fn var(&self, name: &str) -> Option<String> {
+                self.0
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        }
+        let modes = |env: &[(&str, &str)]| {
+            Config::resolve(dir.path(), &Env(env), &Overrides::default())
+                .map(|c| (c.fsync, c.fsync_before_reply))
+        };
+        assert_eq!(modes(&[]).unwrap(), (true, false));
+        assert_eq!(modes(&[("BATON_FSYNC", "off")]).unwrap(), (false, false));
+        assert_eq!(modes(&[("BATON_FSYNC", "on")]).unwrap(), (true, false));
+        assert_eq!(modes(&[("BATON_FSYNC", "STRICT")]).unwrap(), (true, true));
+        let e = modes(&[("BATON_FSYNC", "sometimes")]).unwrap_err();
+        assert!(e.to_string().contains("on, off or strict"), "{e}");
+        for (text, want) in [
+            ("fsync = false\n", (false, false)),
+            ("fsync = \"strict\"\n", (true, true)),
+            ("fsync = \"off\"\n", (false, false)),
+        ] {
+            std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+            assert_eq!(modes(&[]).unwrap(), want, "{text}");
+        }
+        std::fs::write(dir.path().join(CONFIG_FILE), "fsync = \"maybe\"\n").unwrap();
+        assert!(modes(&[]).is_err());
     }
 
     #[test]

@@ -6,12 +6,19 @@
 //!   each returns the [`Transition`]s that happened so the caller can publish
 //!   events *after* the write succeeded. This crate knows nothing of events.
 //! * [`store`] — workspace folders under the specs root; every mutation is
-//!   load → modify → atomic write under an OS lock per workspace. No cache.
+//!   load → modify → journal → atomic write under an OS lock per workspace.
+//!   No cache.
+//! * [`journal`] — the write-ahead journal that lets a power cut lose only
+//!   the last moments, and puts torn files back after a restart.
+//! * [`durable`] — the durability modes and the syncer thread that syncs
+//!   journals off the reply's path.
 
 #![warn(missing_docs)]
 
 pub mod compact;
+pub mod durable;
 pub mod fs;
+pub mod journal;
 pub mod lifecycle;
 pub mod schema;
 pub mod store;
@@ -25,4 +32,5 @@ pub use schema::{
 /// A UTC timestamp, as stored in state.json.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;
 
+pub use durable::Durability;
 pub use store::{Finish, StateStore, StoreError, UpdateError, Updated, WorkspaceRef};

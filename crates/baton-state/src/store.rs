@@ -6,10 +6,12 @@
 //!   anything that would leave the specs root (`..`, other absolute paths,
 //!   symlinks) is refused.
 //! * Every mutation takes an exclusive OS lock on `<workspace>/.state.lock`,
-//!   reads `state.json` from disk, applies the change, and writes the result
-//!   atomically: a temp file in the same folder, fsync, rename, fsync of the
-//!   folder. There is no in-memory copy, so several processes can share a
-//!   repository.
+//!   reads `state.json` from disk, applies the change, appends it to the
+//!   workspace's journal ([`crate::journal`]) and writes the result
+//!   atomically: a temp file in the same folder renamed over the old one.
+//!   The journal is synced after the lock is released, by the syncer
+//!   ([`crate::durable`]). There is no in-memory copy, so several processes
+//!   can share a repository.
 //! * A `state.json` that does not parse is reported with its path and is
 //!   never overwritten.
 
@@ -17,6 +19,8 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::durable::{Durability, Job};
+use crate::journal::Op;
 use crate::schema::{SchemaError, WorkspaceState};
 
 /// The state file name inside a workspace.
@@ -194,7 +198,7 @@ pub fn strip_date_prefix(name: &str) -> &str {
 pub struct StateStore {
     repo_root: PathBuf,
     specs_root: PathBuf,
-    durable: bool,
+    durability: Durability,
     lock_timeout: std::time::Duration,
 }
 
@@ -204,7 +208,7 @@ impl StateStore {
         StateStore {
             repo_root: repo_root.to_path_buf(),
             specs_root: specs_root.to_path_buf(),
-            durable: true,
+            durability: Durability::Background,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
         }
     }
@@ -216,13 +220,29 @@ impl StateStore {
         self
     }
 
-    /// With `durable` (the default) every write is fsynced (file and folder),
-    /// so it survives power loss. Without, writes are still atomic renames:
-    /// a killed process never leaves a partial file, but the operating system
-    /// may lose the last writes if the machine itself goes down.
-    pub fn with_durability(mut self, durable: bool) -> StateStore {
-        self.durable = durable;
+    /// With `durable` (the default) every change is journaled and synced
+    /// in the background ([`Durability::Background`]), so it survives power
+    /// loss once the syncer has passed (docs/lifecycle.md). Without, writes
+    /// are still atomic renames: a killed process never leaves a partial
+    /// file, but the operating system may lose the last writes if the
+    /// machine itself goes down.
+    pub fn with_durability(self, durable: bool) -> StateStore {
+        self.with_durability_mode(if durable {
+            Durability::Background
+        } else {
+            Durability::Off
+        })
+    }
+
+    /// Sets how changes reach the disk ([`Durability`]).
+    pub fn with_durability_mode(mut self, durability: Durability) -> StateStore {
+        self.durability = durability;
         self
+    }
+
+    /// How changes reach the disk.
+    pub fn durability(&self) -> Durability {
+        self.durability
     }
 
     /// The specs root.
@@ -323,9 +343,9 @@ impl StateStore {
             path: self.specs_root.clone(),
             source,
         })?;
-        match std::fs::create_dir(&ws.dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        let new_folder = match std::fs::create_dir(&ws.dir) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
             Err(source) => {
                 return Err(StoreError::Io {
                     op: "create folder",
@@ -333,25 +353,68 @@ impl StateStore {
                     source,
                 });
             }
-        }
-        let _lock = self.lock(ws)?;
-        if std::fs::symlink_metadata(ws.state_file()).is_ok() {
-            return Err(StoreError::AlreadyExists {
-                path: ws.dir.clone(),
+        };
+        let jobs = {
+            let lock = self.lock(ws)?;
+            self.recover_if_needed(ws, Some(&lock))?;
+            if std::fs::symlink_metadata(ws.state_file()).is_ok() {
+                return Err(StoreError::AlreadyExists {
+                    path: ws.dir.clone(),
+                });
+            }
+            self.ensure_ignore_file(ws)?;
+            let mut jobs = self.commit(
+                ws,
+                vec![Op::Write(STATE_FILE.into(), state.to_json().into_bytes())],
+                false,
+            )?;
+            // The workspace's own entry in the specs folder (made here or
+            // by `prepare`) and the ignore file beside the state.
+            jobs.push(Job::Folder(self.specs_root.clone()));
+            jobs.push(Job::Folder(ws.dir.clone()));
+            let _ = new_folder;
+            jobs
+        };
+        self.submit(jobs);
+        Ok(())
+    }
+
+    /// Writes a file of the workspace (the run's `request.md`) whole, under
+    /// the workspace lock and journaled like the state, so a power cut never
+    /// leaves it torn once the run's state is on disk.
+    pub fn write_file(
+        &self,
+        ws: &WorkspaceRef,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<(), StoreError> {
+        if name.contains(['/', '\\', '\0']) || name == STATE_FILE || name == LIVE_STATE_FILE {
+            return Err(StoreError::InvalidWorkspace {
+                input: name.to_string(),
+                reason: "not a workspace file baton writes this way".into(),
             });
         }
-        self.ensure_ignore_file(ws)?;
-        write_atomic(
-            &ws.dir,
-            &ws.state_file(),
-            state.to_json().as_bytes(),
-            self.durable,
-        )
+        let jobs = {
+            let lock = self.lock(ws)?;
+            self.recover_if_needed(ws, Some(&lock))?;
+            let mut jobs = self.commit(ws, vec![Op::Write(name.into(), bytes.to_vec())], false)?;
+            jobs.push(Job::Folder(ws.dir.clone()));
+            jobs
+        };
+        self.submit(jobs);
+        Ok(())
     }
 
     /// Reads and migrates `state.json` (no lock: a reader sees either the old
     /// or the new file, never a partial one, because writes are renames).
+    /// The first read of a workspace in a process after the machine
+    /// restarted checks its files against the journal first (under the lock).
     pub fn load(&self, ws: &WorkspaceRef) -> Result<WorkspaceState, StoreError> {
+        self.recover_if_needed(ws, None)?;
+        self.read(ws)
+    }
+
+    fn read(&self, ws: &WorkspaceRef) -> Result<WorkspaceState, StoreError> {
         // A sealed run's live state is the authority until the run ends.
         let path = if self.is_sealed(ws) {
             ws.dir.join(LIVE_STATE_FILE)
@@ -432,71 +495,186 @@ impl StateStore {
         now: chrono::DateTime<chrono::Utc>,
         change: impl FnOnce(&mut WorkspaceState, bool) -> Result<(T, Finish), E>,
     ) -> Result<Updated<T>, UpdateError<E>> {
-        let _lock = self.lock(ws)?;
-        let sealed = self.is_sealed(ws);
-        let mut state = self.load(ws)?;
-        if sealed {
-            self.repair_seal(ws, &state)?;
-        }
-        let (value, finish) = change(&mut state, sealed).map_err(UpdateError::Rejected)?;
-        // Workspaces made by older versions (or the Go server) get it on
-        // their first change.
-        self.ensure_ignore_file(ws)?;
-        // The state stays small for the life of a run (not while sealed:
-        // the archive is committed with the run and must not change after).
-        crate::compact::trim_details(&mut state);
-        if !sealed && crate::compact::needed(&state) {
-            crate::compact::archive(&ws.dir, &mut state).map_err(|source| StoreError::Io {
-                op: "archive history to",
-                path: ws.dir.join(crate::compact::ARCHIVE_FILE),
-                source,
-            })?;
-        }
-        state.timestamps.last_updated = now;
-        let live = ws.dir.join(LIVE_STATE_FILE);
-        match finish {
-            Finish::Seal(mut final_form) => {
-                final_form.timestamps.last_updated = now;
-                // The live state carries the sealed form: a kill between the
-                // two writes is repaired on the next update.
-                state.extra.insert(
-                    SEALED_FINAL_KEY.into(),
-                    serde_json::to_value(&*final_form).unwrap_or_default(),
-                );
-                write_atomic(&ws.dir, &live, state.to_json().as_bytes(), self.durable)?;
-                write_atomic(
-                    &ws.dir,
-                    &ws.state_file(),
-                    final_form.to_json().as_bytes(),
-                    self.durable,
-                )?;
+        let (updated, jobs) = {
+            let lock = self.lock(ws)?;
+            self.recover_if_needed(ws, Some(&lock))?;
+            let sealed = self.is_sealed(ws);
+            let mut state = self.read(ws)?;
+            let mut jobs = Vec::new();
+            if sealed {
+                jobs = self.repair_seal(ws, &state)?;
             }
-            Finish::Plain if sealed => {
-                use crate::schema::PhaseStatus;
-                match state.current_phase_status {
-                    // The run ended as sealed: state.json already says so.
-                    PhaseStatus::Completed => self.remove_live(ws)?,
-                    // Any other end: state.json must say what happened.
-                    PhaseStatus::Abandoned => {
-                        write_atomic(
-                            &ws.dir,
-                            &ws.state_file(),
-                            state.to_json().as_bytes(),
-                            self.durable,
-                        )?;
-                        self.remove_live(ws)?;
-                    }
-                    _ => write_atomic(&ws.dir, &live, state.to_json().as_bytes(), self.durable)?,
+            let (value, finish) = change(&mut state, sealed).map_err(UpdateError::Rejected)?;
+            // Workspaces made by older versions (or the Go server) get it on
+            // their first change.
+            self.ensure_ignore_file(ws)?;
+            // The state stays small for the life of a run (not while sealed:
+            // the archive is committed with the run and must not change after).
+            crate::compact::trim_details(&mut state);
+            if !sealed && crate::compact::needed(&state) {
+                let archive = ws.dir.join(crate::compact::ARCHIVE_FILE);
+                let io = |source| StoreError::Io {
+                    op: "archive history to",
+                    path: archive.clone(),
+                    source,
+                };
+                crate::compact::archive(&ws.dir, &mut state).map_err(io)?;
+                // The journal holds the state without the archived entries:
+                // their lines reach the disk first (rare: every 200 changes).
+                if self.durability.journaled() {
+                    File::open(&archive)
+                        .and_then(|f| f.sync_data())
+                        .map_err(io)?;
                 }
             }
-            Finish::Plain => write_atomic(
-                &ws.dir,
-                &ws.state_file(),
-                state.to_json().as_bytes(),
-                self.durable,
-            )?,
+            state.timestamps.last_updated = now;
+            use crate::schema::PhaseStatus;
+            let ops = match finish {
+                Finish::Seal(mut final_form) => {
+                    final_form.timestamps.last_updated = now;
+                    // The live state carries the sealed form: a kill between the
+                    // two writes is repaired on the next update.
+                    state.extra.insert(
+                        SEALED_FINAL_KEY.into(),
+                        serde_json::to_value(&*final_form).unwrap_or_default(),
+                    );
+                    vec![
+                        Op::Write(LIVE_STATE_FILE.into(), state.to_json().into_bytes()),
+                        Op::Write(STATE_FILE.into(), final_form.to_json().into_bytes()),
+                    ]
+                }
+                Finish::Plain if sealed => match state.current_phase_status {
+                    // The run ended as sealed: state.json already says so.
+                    PhaseStatus::Completed => vec![Op::Remove(LIVE_STATE_FILE.into())],
+                    // Any other end: state.json must say what happened.
+                    PhaseStatus::Abandoned => vec![
+                        Op::Write(STATE_FILE.into(), state.to_json().into_bytes()),
+                        Op::Remove(LIVE_STATE_FILE.into()),
+                    ],
+                    _ => vec![Op::Write(
+                        LIVE_STATE_FILE.into(),
+                        state.to_json().into_bytes(),
+                    )],
+                },
+                Finish::Plain => vec![Op::Write(STATE_FILE.into(), state.to_json().into_bytes())],
+            };
+            let live_after = ops
+                .iter()
+                .any(|op| matches!(op, Op::Write(n, _) if n == LIVE_STATE_FILE))
+                || (sealed && !ops.iter().any(|op| matches!(op, Op::Remove(_))));
+            let ended = !live_after
+                && matches!(
+                    state.current_phase_status,
+                    PhaseStatus::Completed | PhaseStatus::Abandoned
+                );
+            jobs.extend(self.commit(ws, ops, ended)?);
+            (Updated { value, state }, jobs)
+        };
+        self.submit(jobs);
+        Ok(updated)
+    }
+
+    /// Journals `ops` and applies them to the workspace's files (the caller
+    /// holds the lock); returns what the syncer must do for them. `ended`:
+    /// the run has ended, its journal is removed once its files are synced.
+    fn commit(&self, ws: &WorkspaceRef, ops: Vec<Op>, ended: bool) -> Result<Vec<Job>, StoreError> {
+        let journal = ws.dir.join(crate::journal::JOURNAL_FILE);
+        let mut jobs = Vec::new();
+        if self.durability.journaled() {
+            let appended =
+                crate::journal::append(&ws.dir, &ops).map_err(|source| StoreError::Io {
+                    op: "append to the journal",
+                    path: journal.clone(),
+                    source,
+                })?;
+            jobs.push(Job::Data(journal.clone()));
+            if appended.created {
+                jobs.push(Job::Folder(ws.dir.clone()));
+            }
+            if ended || crate::journal::wants_checkpoint(appended) {
+                jobs.push(Job::Checkpoint {
+                    dir: ws.dir.clone(),
+                    remove: ended,
+                });
+            }
+        } else if std::fs::symlink_metadata(&journal).is_ok() {
+            // Changes no longer journaled: an older journal must never be
+            // replayed over them.
+            let _ = std::fs::remove_file(&journal);
+            crate::journal::forget(&ws.dir);
         }
-        Ok(Updated { value, state })
+        for op in ops {
+            match op {
+                Op::Write(name, bytes) => write_atomic(&ws.dir, &ws.dir.join(name), &bytes, false)?,
+                Op::Remove(name) => {
+                    let path = ws.dir.join(name);
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(source) => {
+                            return Err(StoreError::Io {
+                                op: "remove",
+                                path,
+                                source,
+                            });
+                        }
+                    }
+                    if !self.durability.journaled() {
+                        continue;
+                    }
+                    jobs.push(Job::Folder(ws.dir.clone()));
+                }
+            }
+        }
+        Ok(jobs)
+    }
+
+    /// Hands `jobs` to the syncer, or does them now ([`Durability`]). Called
+    /// once the workspace lock is released (a checkpoint takes it).
+    fn submit(&self, jobs: Vec<Job>) {
+        crate::durable::submit(self.durability, jobs, self.lock_timeout);
+    }
+
+    /// After the machine restarted: puts the workspace's files back as its
+    /// journal says ([`crate::journal::recover`]), once per workspace and
+    /// process. `held`: the caller's lock, else it is taken for this.
+    fn recover_if_needed(
+        &self,
+        ws: &WorkspaceRef,
+        held: Option<&crate::fs::HeldLock>,
+    ) -> Result<(), StoreError> {
+        let checked = crate::journal::checked();
+        if checked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&ws.dir)
+        {
+            return Ok(());
+        }
+        if crate::journal::written_in_another_boot(&ws.dir) {
+            let _own = match held {
+                Some(_) => None,
+                None => Some(self.lock(ws)?),
+            };
+            let recovered = crate::journal::recover(&ws.dir).map_err(|source| StoreError::Io {
+                op: "recover from the journal",
+                path: ws.dir.join(crate::journal::JOURNAL_FILE),
+                source,
+            })?;
+            if !recovered.restored.is_empty() || !recovered.removed.is_empty() {
+                tracing::warn!(
+                    "{}: the machine restarted before its last changes reached the disk; put back from the journal: {:?}, removed: {:?}",
+                    ws.display,
+                    recovered.restored,
+                    recovered.removed
+                );
+            }
+        }
+        checked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(ws.dir.clone());
+        Ok(())
     }
 
     /// Completes an interrupted seal: when the workspace is sealed and a
@@ -508,34 +686,45 @@ impl StateStore {
         if !self.is_sealed(ws) {
             return Ok(());
         }
-        let _lock = self.lock(ws)?;
-        if !self.is_sealed(ws) {
-            return Ok(());
-        }
-        let live = self.load(ws)?;
-        self.repair_seal(ws, &live)
+        let jobs = {
+            let lock = self.lock(ws)?;
+            self.recover_if_needed(ws, Some(&lock))?;
+            if !self.is_sealed(ws) {
+                return Ok(());
+            }
+            let live = self.read(ws)?;
+            self.repair_seal(ws, &live)?
+        };
+        self.submit(jobs);
+        Ok(())
     }
 
     /// Writes the sealed final form into `state.json` again if a kill came
     /// between the live state's write and its own.
-    fn repair_seal(&self, ws: &WorkspaceRef, live: &WorkspaceState) -> Result<(), StoreError> {
+    fn repair_seal(
+        &self,
+        ws: &WorkspaceRef,
+        live: &WorkspaceState,
+    ) -> Result<Vec<Job>, StoreError> {
         let Some(sealed) = live.extra.get(SEALED_FINAL_KEY) else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let on_disk = std::fs::read_to_string(ws.state_file())
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
         if on_disk.as_ref() == Some(sealed) {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let Ok(final_form) = serde_json::from_value::<WorkspaceState>(sealed.clone()) else {
-            return Ok(());
+            return Ok(Vec::new());
         };
-        write_atomic(
-            &ws.dir,
-            &ws.state_file(),
-            final_form.to_json().as_bytes(),
-            self.durable,
+        self.commit(
+            ws,
+            vec![Op::Write(
+                STATE_FILE.into(),
+                final_form.to_json().into_bytes(),
+            )],
+            false,
         )
     }
 
@@ -543,31 +732,6 @@ impl StateStore {
     /// its last steps run (see [`StateStore::update_sealing`]).
     pub fn is_sealed(&self, ws: &WorkspaceRef) -> bool {
         std::fs::symlink_metadata(ws.dir.join(LIVE_STATE_FILE)).is_ok_and(|m| m.is_file())
-    }
-
-    fn remove_live(&self, ws: &WorkspaceRef) -> Result<(), StoreError> {
-        let live = ws.dir.join(LIVE_STATE_FILE);
-        match std::fs::remove_file(&live) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(StoreError::Io {
-                    op: "remove",
-                    path: live,
-                    source,
-                });
-            }
-        }
-        if self.durable {
-            File::open(&ws.dir)
-                .and_then(|d| d.sync_all())
-                .map_err(|source| StoreError::Io {
-                    op: "fsync folder",
-                    path: ws.dir.clone(),
-                    source,
-                })?;
-        }
-        Ok(())
     }
 
     /// Every workspace folder under the specs root (those with a `state.json`),
@@ -638,6 +802,7 @@ impl StateStore {
                 let name = name.to_string_lossy();
                 let stale = name.starts_with(".state.json.")
                     && name.ends_with(".tmp")
+                    && name != crate::journal::JOURNAL_FILE
                     && entry.metadata().is_ok_and(|m| {
                         m.is_file()
                             && m.modified()
@@ -808,7 +973,7 @@ pub fn write_atomic(
         path: path.to_path_buf(),
         source: e.error,
     })?;
-    if durable && let Err(e) = fsync_dir(dir) {
+    if durable && let Err(e) = crate::durable::fsync_folder(dir) {
         tracing::warn!(
             "{} was written, but fsync of {} failed ({e}): the write may not survive a power loss",
             path.display(),
@@ -819,11 +984,130 @@ pub fn write_atomic(
     Ok(())
 }
 
-fn fsync_dir(dir: &Path) -> std::io::Result<()> {
-    if std::env::var_os("BATON_FAULT_DIR_FSYNC").is_some() {
-        return Err(std::io::Error::other(
-            "injected fault (BATON_FAULT_DIR_FSYNC)",
-        ));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::PhaseStatus;
+
+    fn store(dir: &Path) -> StateStore {
+        StateStore::new(dir, &dir.join(".specs"))
     }
-    File::open(dir).and_then(|d| d.sync_all())
+
+    /// A power cut: the journal reached the disk, the files did not (the
+    /// last renames are lost, or the state file is zeros).
+    #[test]
+    fn after_a_restart_the_journal_puts_back_what_the_disk_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path());
+        let ws = store.resolve("20260101-cut").unwrap();
+        store.prepare(&ws).unwrap();
+        store
+            .write_file(&ws, "request.md", b"fix the login\n")
+            .unwrap();
+        let first = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "cut",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        store.create(&ws, &first).unwrap();
+        let mut states = Vec::new();
+        for k in 0..3 {
+            let u = store
+                .update(&ws, chrono::Utc::now(), |s| {
+                    s.current_phase_status = if k % 2 == 0 {
+                        PhaseStatus::InProgress
+                    } else {
+                        PhaseStatus::Failed
+                    };
+                    Ok::<_, ()>(())
+                })
+                .unwrap();
+            states.push(std::fs::read(ws.state_file()).unwrap());
+            let _ = u;
+        }
+        crate::durable::flush();
+        // The state file holds an older version (its rename was lost) and
+        // the request was torn.
+        std::fs::write(ws.state_file(), &states[0]).unwrap();
+        std::fs::write(ws.dir.join("request.md"), [0u8; 14]).unwrap();
+        crate::journal::as_if_restarted(&ws.dir);
+        let loaded = store.load(&ws).unwrap();
+        assert_eq!(loaded.current_phase_status, PhaseStatus::InProgress);
+        assert_eq!(std::fs::read(ws.state_file()).unwrap(), states[2]);
+        assert_eq!(
+            std::fs::read_to_string(ws.dir.join("request.md")).unwrap(),
+            "fix the login\n"
+        );
+        // Nothing left to do: the journal was emptied once the files were synced.
+        assert_eq!(
+            std::fs::metadata(ws.dir.join(crate::journal::JOURNAL_FILE))
+                .unwrap()
+                .len(),
+            0
+        );
+
+        // A state file of zeros (renamed before its data reached the disk).
+        store
+            .update(&ws, chrono::Utc::now(), |s| {
+                s.debug = true;
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        let last = std::fs::read(ws.state_file()).unwrap();
+        std::fs::write(ws.state_file(), vec![0u8; last.len()]).unwrap();
+        crate::journal::as_if_restarted(&ws.dir);
+        // An update is the first access here: it recovers under its lock.
+        store
+            .update(&ws, chrono::Utc::now(), |s| {
+                assert!(s.debug, "the update saw the state put back");
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn without_durability_an_old_journal_is_dropped_and_never_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let journaled = store(dir.path());
+        let ws = journaled.resolve("20260101-off").unwrap();
+        let first = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "off",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        journaled.create(&ws, &first).unwrap();
+        assert!(ws.dir.join(crate::journal::JOURNAL_FILE).exists());
+        let off = store(dir.path()).with_durability(false);
+        off.update(&ws, chrono::Utc::now(), |s| {
+            s.debug = true;
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert!(!ws.dir.join(crate::journal::JOURNAL_FILE).exists());
+    }
+
+    #[test]
+    fn the_sweep_keeps_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path());
+        let ws = store.resolve("20260101-sweep").unwrap();
+        let first = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "s",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        store.create(&ws, &first).unwrap();
+        std::fs::write(ws.dir.join(".state.json.abc123.tmp"), "x").unwrap();
+        assert_eq!(store.sweep_temp_files(std::time::Duration::ZERO), 1);
+        assert!(ws.dir.join(crate::journal::JOURNAL_FILE).exists());
+    }
 }

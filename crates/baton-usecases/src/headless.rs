@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use baton_state::{Lifecycle, PhaseStatus, WorkspaceRef};
 use baton_workflow::{PhaseKind, WriteScope};
 
+use crate::events::Happened;
 use crate::validate::check_text;
 use crate::{Error, ErrorCode, Result, Services};
 
@@ -254,7 +255,7 @@ pub fn agent_failed(
     let happened = updated
         .value
         .into_iter()
-        .map(crate::events::Happened::Transition)
+        .map(Happened::Transition)
         .collect();
     svc.after_write(&ws, &updated.state, happened);
     Ok(())

@@ -102,7 +102,11 @@ impl Services {
     /// skipped and kept in [`Services::workflow_errors`]).
     pub fn new(config: Config, bus: Arc<EventBus>, version: &'static str) -> Services {
         let store = StateStore::new(&config.repo_root, &config.specs_root)
-            .with_durability(config.fsync)
+            .with_durability_mode(match (config.fsync, config.fsync_before_reply) {
+                (false, _) => baton_state::Durability::Off,
+                (true, false) => baton_state::Durability::Background,
+                (true, true) => baton_state::Durability::BeforeReply,
+            })
             .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms));
         let loaded = lazy_workflows::LoadedWorkflows::new(config.workflows_dir.clone());
         let workflows = lazy_workflows::Workflows(Arc::clone(&loaded));

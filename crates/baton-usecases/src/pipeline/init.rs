@@ -715,13 +715,9 @@ pub fn pipeline_init_with_context(
         }
     }
     svc.store.prepare(&ws)?;
-    baton_state::store::write_atomic(
-        &ws.dir,
-        &ws.dir.join("request.md"),
-        request.as_bytes(),
-        svc.config.fsync,
-    )
-    .map_err(Error::from)?;
+    svc.store
+        .write_file(&ws, "request.md", request.as_bytes())
+        .map_err(Error::from)?;
     svc.store.create(&ws, &state)?;
     svc.after_write(
         &ws,
