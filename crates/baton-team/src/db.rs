@@ -220,7 +220,8 @@ async fn upsert_run(
         "INSERT INTO baton.runs (run_key, machine, repo, workspace, display, workflow, spec_name,
              issue, branch, phase, status, active, waiting, created_at, updated_at, revision, state,
              done, total)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                 $17::text::jsonb, $18, $19)
          ON CONFLICT (run_key) DO UPDATE SET machine = EXCLUDED.machine, repo = EXCLUDED.repo,
              display = EXCLUDED.display, workflow = EXCLUDED.workflow,
              spec_name = EXCLUDED.spec_name, issue = EXCLUDED.issue, branch = EXCLUDED.branch,
@@ -246,7 +247,7 @@ async fn upsert_run(
     .bind(w.created)
     .bind(w.updated)
     .bind(w.revision)
-    .bind(Json(&w.state))
+    .bind(&w.state)
     .bind(i32::try_from(w.done).unwrap_or(i32::MAX))
     .bind(i32::try_from(w.total).unwrap_or(i32::MAX))
     .execute(&mut **tx)

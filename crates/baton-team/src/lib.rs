@@ -62,6 +62,12 @@ pub const CALL_WAIT: Duration = Duration::from_secs(5);
 /// next baton process of the working copy.
 pub const FLUSH_WAIT: Duration = Duration::from_secs(3);
 
+/// How long other machines' history, once fetched, counts as current for
+/// a prompt: a listening process fetches every new record as it is
+/// written (and every 5 s anyway), so its prompts never wait for the
+/// database; others fetch at most this often.
+pub const HISTORY_FRESH: Duration = Duration::from_secs(6);
+
 /// How often a running process looks for queued writes it did not make
 /// (a process that ended left them) and retries after a failure, at most.
 pub const RETRY_EVERY: Duration = Duration::from_secs(4);
@@ -128,6 +134,9 @@ pub(crate) struct Inner {
     pub(crate) sinks: Mutex<listen::Sinks>,
     pub(crate) listening: std::sync::atomic::AtomicBool,
     pub(crate) history_cursor: PathBuf,
+    /// When other machines' history was last fetched successfully (the
+    /// listener's deliveries included).
+    pub(crate) history_fetched: Mutex<Option<Instant>>,
 }
 
 impl Team {
@@ -180,6 +189,7 @@ impl Team {
             sinks: Mutex::new(listen::Sinks::default()),
             listening: std::sync::atomic::AtomicBool::new(false),
             history_cursor: settings.team_dir.join("history-cursor"),
+            history_fetched: Mutex::new(None),
         });
         runtime.spawn(link::connect_loop(Arc::clone(&inner)));
         runtime.spawn(link::push_loop(Arc::clone(&inner)));
@@ -443,6 +453,12 @@ impl Team {
         wait: Duration,
         sink: &mut dyn FnMut(Vec<TeamHistory>),
     ) -> Result<usize, TeamError> {
+        // Fresh enough: the listener (woken by every new record) or a sync
+        // a moment ago fetched it; a call's prompt does not wait for the
+        // database again.
+        if lock(&self.inner.history_fetched).is_some_and(|at| at.elapsed() < HISTORY_FRESH) {
+            return Ok(0);
+        }
         let mut delivered = 0;
         loop {
             let cursor = listen::read_cursor(&self.inner.history_cursor);
@@ -451,6 +467,7 @@ impl Team {
                 db::history_after(&pool, &repo, &me, cursor, listen::HISTORY_BATCH).await
             })?;
             let Some(last) = batch.last().map(|h| h.seq) else {
+                *lock(&self.inner.history_fetched) = Some(Instant::now());
                 return Ok(delivered);
             };
             let full = batch.len() as i64 == listen::HISTORY_BATCH;
@@ -459,6 +476,7 @@ impl Team {
             sink(batch);
             listen::write_cursor(&self.inner.history_cursor, last);
             if !full {
+                *lock(&self.inner.history_fetched) = Some(Instant::now());
                 return Ok(delivered);
             }
         }

@@ -180,6 +180,7 @@ pub(crate) async fn deliver_history(
         let batch =
             db::history_after(pool, &inner.repo, &inner.machine.id, cursor, HISTORY_BATCH).await?;
         let Some(last) = batch.last().map(|h| h.seq) else {
+            *lock(&inner.history_fetched) = Some(std::time::Instant::now());
             return Ok(delivered);
         };
         let full = batch.len() as i64 == HISTORY_BATCH;
@@ -190,6 +191,7 @@ pub(crate) async fn deliver_history(
         cursor = last;
         write_cursor(&inner.history_cursor, cursor);
         if !full {
+            *lock(&inner.history_fetched) = Some(std::time::Instant::now());
             return Ok(delivered);
         }
     }

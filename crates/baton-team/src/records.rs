@@ -50,8 +50,9 @@ pub struct RunWrite {
     pub created: DateTime<Utc>,
     /// When this write happened.
     pub updated: DateTime<Utc>,
-    /// The whole state as written.
-    pub state: Value,
+    /// The whole state as written, as JSON text (serialised once; stored
+    /// as `jsonb`).
+    pub state: String,
     /// The events of the write, in order.
     #[serde(default)]
     pub events: Vec<Value>,
@@ -268,7 +269,7 @@ pub(crate) mod tests {
             total: 5,
             created: at,
             updated: at,
-            state: serde_json::json!({"workflow": "forge"}),
+            state: r#"{"workflow":"forge"}"#.into(),
             events: vec![serde_json::json!({"event": "phase-start", "workspace": workspace})],
             history: None,
         }

@@ -79,7 +79,7 @@ fn write(workspace: &str, revision: i64, phase: &str, active: bool, events: &[&s
         total: 5,
         created: DateTime::<Utc>::from_timestamp_nanos(1_700_000_000_000_000_000),
         updated: at,
-        state: json!({"currentPhase": phase}),
+        state: json!({"currentPhase": phase}).to_string(),
         events: events
             .iter()
             .map(|e| json!({"event": e, "workspace": format!(".specs/{workspace}")}))

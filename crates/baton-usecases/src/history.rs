@@ -133,7 +133,7 @@ fn run_texts(ws: &WorkspaceRef) -> (String, Option<String>) {
 /// one of its similar past runs. Empty without history.
 pub fn layer4(svc: &Services, ws: &WorkspaceRef, agent: &str) -> Vec<LearningBlock> {
     // Team mode: the team's history too (other machines' new records).
-    crate::team::sync_history(svc);
+    crate::team::sync_history_for_prompt(svc);
     let (request, design) = run_texts(ws);
     let blocks = svc.history.layer4_for(
         Some(&ws.name),

@@ -243,7 +243,7 @@ pub fn run_write(
             .map_or(0, |d| d.phases.len() as u32),
         created: state.timestamps.created,
         updated: state.timestamps.last_updated,
-        state: serde_json::to_value(state).unwrap_or_default(),
+        state: serde_json::to_string(state).unwrap_or_default(),
         events: events
             .iter()
             .filter_map(|e| serde_json::to_value(e).ok())
@@ -704,15 +704,16 @@ fn find_local(svc: &Services, run: &str) -> Result<Option<WorkspaceRef>> {
 /// records reach the local run history (Layer 4, estimates, stats), and
 /// answers given elsewhere for this machine's runs are applied here. Does
 /// nothing when team mode is off.
-pub fn start_background<S>(svc: &Arc<S>)
+pub fn start_background<S>(shared: &Arc<S>)
 where
-    S: std::ops::Deref<Target = Services> + Send + Sync + 'static,
+    S: std::borrow::Borrow<Services> + Send + Sync + 'static,
 {
+    let svc: &Services = (**shared).borrow();
     let Some(team) = svc.team.get() else {
         return;
     };
     let me = team.machine().id.clone();
-    let weak: Weak<S> = Arc::downgrade(svc);
+    let weak: Weak<S> = Arc::downgrade(shared);
     // Events from now on: a subscriber replays recent ones from the log it
     // follows; the team's past is in `baton events`.
     let after = team
@@ -742,24 +743,36 @@ where
     let history_svc = weak.clone();
     team.on_history(Arc::new(move |batch: Vec<TeamHistory>| {
         if let Some(svc) = history_svc.upgrade() {
-            mirror_history(&svc, batch);
+            mirror_history((*svc).borrow(), batch);
         }
     }));
     team.on_answers(Arc::new(move |a: &RemoteAnswer| match weak.upgrade() {
-        Some(svc) => apply_remote_answer(&svc, a),
+        Some(svc) => apply_remote_answer((*svc).borrow(), a),
         None => Err("this baton process is ending".into()),
     }));
     team.listen();
 }
 
-/// Registers the history sink (for processes that do not run
-/// [`start_background`]) and fetches other machines' new history records
-/// now, waiting a little for the database. Returns how many arrived.
+/// Fetches other machines' new history records into the local history
+/// now (at most every few seconds; a listening process has them already),
+/// waiting up to 2 s for the database: for a person's views (stats,
+/// patterns, estimates). Returns how many arrived.
 pub fn sync_history(svc: &Services) -> usize {
+    sync_history_within(svc, HISTORY_WAIT)
+}
+
+/// Like [`sync_history`] for an agent's prompt (Layer 4): waits at most
+/// 300 ms for a database that is still connecting, so a prompt is never
+/// held up; the records come with the next prompt.
+pub fn sync_history_for_prompt(svc: &Services) -> usize {
+    sync_history_within(svc, Duration::from_millis(300))
+}
+
+fn sync_history_within(svc: &Services, wait: Duration) -> usize {
     let Some(team) = svc.team.get() else {
         return 0;
     };
-    match team.sync_history_with(HISTORY_WAIT, &mut |batch| mirror_history(svc, batch)) {
+    match team.sync_history_with(wait, &mut |batch| mirror_history(svc, batch)) {
         Ok(n) => n,
         Err(e) => {
             tracing::info!("team: other machines' history is not here now: {e}");

@@ -382,6 +382,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     .map_err(|e| anyhow::anyhow!(e.message))?,
             );
             let notifier = baton_notify::start_for_services(std::sync::Arc::clone(&svc));
+            // Team mode (off: nothing): answers given on other machines for
+            // this machine's runs, other machines' history and events.
+            baton_usecases::team::start_background(&svc);
             let opts = crate::driver::RunOptions {
                 text,
                 effort,
