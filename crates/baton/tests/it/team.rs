@@ -522,6 +522,31 @@ async fn an_answer_on_the_other_machines_dashboard_moves_the_run_on() {
     assert_eq!(shown["machine"]["name"], a.name().as_str());
     assert_eq!(shown["actions"]["answer"], true);
 
+    // B's dashboard streams the team's events live (LISTEN → `/events`).
+    let streamed: std::sync::Arc<std::sync::Mutex<Vec<Value>>> = Default::default();
+    {
+        use std::io::{BufRead, Write};
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            stream,
+            "GET /events HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {bearer}\r\n\r\n"
+        )
+        .unwrap();
+        let sink = std::sync::Arc::clone(&streamed);
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stream)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(data) = line.strip_prefix("data: ")
+                    && let Ok(v) = serde_json::from_str::<Value>(data.trim())
+                {
+                    sink.lock().unwrap().push(v);
+                }
+            }
+        });
+    }
+
     // The person answers on B.
     let answered = request(
         addr,
@@ -561,6 +586,20 @@ async fn an_answer_on_the_other_machines_dashboard_moves_the_run_on() {
         (s["currentPhase"].clone(), s["currentPhaseStatus"].clone()),
         (question["phase"].clone(), json!("awaiting_human")),
         "the run moved on: {s}"
+    );
+    // The answer's events on A reach B's open dashboard, named as A's run there.
+    let live = until(Duration::from_secs(5), || {
+        streamed
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|e| e["workspace"] == id.as_str())
+            .cloned()
+    });
+    assert!(
+        live.is_some(),
+        "B's /events stream shows A's run's events: {:?}",
+        streamed.lock().unwrap()
     );
     // A's agent carries on from there.
     let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
