@@ -450,3 +450,93 @@ fn a_stopped_server_loses_nothing_and_a_dropped_transaction_is_retried() {
         "2"
     );
 }
+
+/// A connection pooler in transaction mode accepts `LISTEN` and never
+/// delivers a notification. A proxy that drops every NotificationResponse
+/// does the same here: the listener's self-test finds out, it polls, and
+/// another machine's events still arrive.
+#[test]
+fn without_notifications_the_listener_polls_and_misses_nothing() {
+    let url = cluster().fresh_database();
+    let proxy = NotificationEater::start(cluster().port());
+    let through = url.replace(
+        &format!(":{}/", cluster().port()),
+        &format!(":{}/", proxy.port),
+    ) + "?sslmode=disable";
+    let origin = Origin::new();
+    let a = open(&origin.clone("a"), &url);
+    let b = open(&origin.clone("b"), &through);
+    a.wait_connected(Duration::from_secs(20)).unwrap();
+    b.wait_connected(Duration::from_secs(20)).unwrap();
+    let seen: Arc<Mutex<Vec<TeamEvent>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    b.on_events(0, Arc::new(move |batch| sink.lock().unwrap().extend(batch)));
+    b.listen();
+    until(Duration::from_secs(10), || {
+        (b.status().delivery == "poll").then_some(())
+    })
+    .unwrap_or_else(|| panic!("the self-test finds no notifications: {:?}", b.status()));
+    a.record(write(
+        "20260101-p-1",
+        10,
+        "phase-1",
+        true,
+        &["pipeline-init", "phase-start"],
+    ))
+    .unwrap();
+    assert_eq!(a.flush(Duration::from_secs(10)), 0);
+    let got = until(Duration::from_secs(5), || {
+        let s = seen.lock().unwrap();
+        (s.len() >= 2).then(|| s.clone())
+    })
+    .expect("polling brings A's events");
+    assert_eq!(names(&got), ["pipeline-init", "phase-start"]);
+}
+
+/// A TCP proxy to PostgreSQL that drops every notification the server
+/// sends (as a transaction-mode pooler does).
+struct NotificationEater {
+    port: u16,
+}
+
+impl NotificationEater {
+    fn start(server_port: u16) -> NotificationEater {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", server_port)) else {
+                    continue;
+                };
+                let (mut c_read, mut s_write) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut c_read, &mut s_write);
+                });
+                let (mut s_read, mut c_write) = (server, client);
+                std::thread::spawn(move || {
+                    // Server → client: typed messages (type, length, body).
+                    loop {
+                        let mut head = [0u8; 5];
+                        if s_read.read_exact(&mut head).is_err() {
+                            return;
+                        }
+                        let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+                        let mut body = vec![0u8; len.saturating_sub(4)];
+                        if s_read.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        if head[0] == b'A' {
+                            continue;
+                        }
+                        if c_write.write_all(&head).is_err() || c_write.write_all(&body).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        NotificationEater { port }
+    }
+}
