@@ -49,8 +49,8 @@ test('a person watches, revises, approves and abandons runs driven by other proc
   // Another process drives a run; it stops at the first checkpoint (no
   // terminal to answer on). The open page learns of it over SSE.
   const first = await baton(bin, repo, ['run', 'Add a greeting feature', '--effort', 'M', '--nopr', '--agent', 'builtin:scripted']);
-  assert.notEqual(first.code, 0, 'the run stops at checkpoint-a');
-  assert.match(first.stderr, /checkpoint-a needs a person's answer/);
+  assert.equal(first.code, 3, 'the run stops at checkpoint-a');
+  assert.match(first.stderr, /checkpoint-a waits for your answer/);
   const [runA] = runIds();
   const row = page.locator(`[data-run="${runA}"]`);
   await row.waitFor();
@@ -101,18 +101,26 @@ test('a person watches, revises, approves and abandons runs driven by other proc
   assert.ok(text.includes(feedback), 'the revision text is in the architect prompt');
   rmSync(prompt);
 
-  // The scripted agent takes the run on; the page follows it live back to
-  // the checkpoint, the design redone.
-  await page.locator('.phase-graph [data-phase="phase-3"][data-state="running"]').waitFor();
+  // The failed agent is recorded: the design phase shows as failed. The
+  // scripted agent takes the run on; the page follows it live back to the
+  // checkpoint, the design redone.
+  await page.locator('.phase-graph [data-phase="phase-3"][data-state="failed"]').waitFor();
   const again = await baton(bin, repo, ['run', `.specs/${runA}`, '--nopr', '--agent', 'builtin:scripted']);
   assert.notEqual(again.code, 0);
   await question.waitFor();
   assert.equal(await page.locator('.phase-graph [data-phase="phase-3"]').getAttribute('data-state'), 'done');
-  assert.match(await page.locator('.phase-graph [data-phase="phase-3"] text.sub').textContent(), /2×/);
+  // Three starts: the first design, the revision whose agent failed, the redo.
+  assert.match(await page.locator('.phase-graph [data-phase="phase-3"] text.sub').textContent(), /3×/);
 
   // Approve, and let the scripted agent finish the run: tasks, reviews, commit.
   await page.locator('[data-answer=proceed]').click();
   await question.waitFor({ state: 'hidden' });
+  // Nothing drives the run now: the page says so, with the command that
+  // resumes it (the agent it ran with), never a tool call for an agent.
+  const next = page.locator('.next-step');
+  await next.filter({ hasText: 'Nothing is driving it now' }).waitFor();
+  assert.ok((await next.textContent()).includes(`baton run .specs/${runA} --agent builtin:scripted`), await next.textContent());
+  assert.doesNotMatch(await next.textContent(), /pipeline_next_action/);
   const rest = await baton(bin, repo, ['run', `.specs/${runA}`, '--nopr', '--agent', 'builtin:scripted']);
   assert.equal(rest.code, 0, rest.stderr);
   await page.locator('[data-testid=run-status]', { hasText: 'completed' }).waitFor();
@@ -194,7 +202,9 @@ test('a page from another origin cannot act, and a person without the link canno
   await p.locator('[data-testid=question]').waitFor();
   await p.locator('[data-testid=session]', { hasText: 'read-only' }).waitFor();
   assert.ok(await p.locator('[data-answer=proceed]').isDisabled());
-  assert.match(await p.locator('.q-how').textContent(), /baton answer/);
+  const how = await p.locator('.q-how').textContent();
+  assert.ok(how.includes(`baton answer .specs/${id} proceed`), how);
+  assert.doesNotMatch(how, /pipeline_next_action|user_response/, 'text for a person, not for an agent');
   const status = await p.evaluate(async (run) => (await fetch(`/api/runs/${run}/answer`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ question: 'checkpoint-a', answer: 'proceed' }),
@@ -231,6 +241,11 @@ test('the stats view and a run\'s summary show the run history\'s numbers', asyn
   assert.equal(await stat('tokens'), d.tokens ? d.tokens.toLocaleString('en-US') : '—');
   const phases = stats.locator('[data-testid=stats-phase] tbody tr');
   assert.equal(await phases.count(), d.by_phase.length);
+  // Numbers sit right-aligned under right-aligned headers.
+  const aligns = await stats.locator('[data-testid=stats-phase] thead th').evaluateAll((ths) => ths.map((t) => getComputedStyle(t).textAlign));
+  assert.deepEqual(aligns.slice(0, 6), ['left', 'right', 'right', 'right', 'right', 'right']);
+  const cells = await stats.locator('[data-testid=stats-phase] tbody tr:first-child td').evaluateAll((tds) => tds.map((t) => getComputedStyle(t).textAlign));
+  assert.deepEqual(cells.slice(0, 6), aligns.slice(0, 6));
   const design = d.by_phase.find((p) => p.phase === 'phase-3');
   assert.equal(await stats.locator('[data-testid=stats-phase] tr[data-phase="phase-3"] td:nth-child(3)').textContent(), String(design.visits));
   assert.equal(await stats.locator('[data-testid=stats-effort] tbody tr').count(), d.by_effort.length);
@@ -251,7 +266,48 @@ test('the stats view and a run\'s summary show the run history\'s numbers', asyn
   assert.match(await reviewer.textContent(), /Consider logging the new path 2× · MINOR/);
   await insights.scrollIntoViewIfNeeded();
   await shot('08-run-summary.png');
+  // One duration for the run, not three.
+  const facts = await page.locator('.facts dt').allTextContents();
+  assert.ok(facts.includes('time'), facts.join(', '));
+  for (const gone of ['elapsed', 'reported time', 'wall time', 'agent work']) assert.ok(!facts.includes(gone), `${gone}: ${facts.join(', ')}`);
   // The stats view is a link of its own.
   await page.goto(`${dash.url}/stats`);
   assert.equal(await page.locator('[data-testid=stats] [data-stat=runs]').textContent(), String(d.runs));
+
+  // Requests like the completed one: an estimate needs three similar ended
+  // runs, and it names them as links (it read "Most similar: ,http://…"
+  // when the links were turned to text).
+  for (const where of ['footer', 'login page']) {
+    const more = await baton(bin, repo, ['run', `Add a greeting feature to the ${where}`, '--effort', 'S', '--nopr', '--auto', '--agent', 'builtin:scripted']);
+    assert.equal(more.code, 0, more.stderr);
+  }
+  const like = await baton(bin, repo, ['run', 'Add a greeting feature to the help page', '--effort', 'S', '--nopr', '--agent', 'builtin:scripted']);
+  assert.equal(like.code, 3, like.stderr);
+  const likeId = runIds().find((n) => n.includes('greeting-feature-to-the-help'));
+  await page.goto(`${dash.url}/runs/${likeId}`);
+  const estimate = page.locator('[data-testid=insights] .estimate');
+  await estimate.locator('a').first().waitFor();
+  const estimateText = await estimate.textContent();
+  assert.match(estimateText, /Most similar: \d{8}-/, estimateText);
+  assert.doesNotMatch(estimateText, /http|: ,|, ,/, estimateText);
+  assert.equal(await estimate.locator(`a[href="/runs/${done}"]`).count(), 1, estimateText);
+});
+
+test('a failed agent shows as a failed run, with its exit status and how to resume', async () => {
+  const r = await baton(bin, repo, ['run', 'Fix the flaky upload test', '--effort', 'S', '--nopr', '--auto', '--agent', 'echo upload service down >&2; exit 3']);
+  assert.equal(r.code, 2, r.stderr);
+  const id = runIds().find((n) => n.includes('fix-the-flaky-upload-test'));
+  await page.goto(`${dash.url}/`);
+  await page.locator('[data-filter=failed]').click();
+  await page.locator('#range', { hasText: '1–1 of 1' }).waitFor();
+  const row = page.locator(`[data-run="${id}"]`);
+  await row.locator('[data-testid=row-status]', { hasText: 'failed' }).waitFor();
+  await row.click();
+  await page.locator('[data-testid=run-status]', { hasText: 'failed' }).waitFor();
+  const error = await page.locator('.error-line').textContent();
+  assert.match(error, /exited with status 3/);
+  assert.match(error, /upload service down/);
+  const next = await page.locator('.next-step').textContent();
+  assert.ok(next.includes(`baton run .specs/${id} --agent 'echo upload service down >&2; exit 3'`), next);
+  await shot('09-failed-run.png');
 });

@@ -73,12 +73,17 @@ pub mod env {
     pub const DATABASE_URL: &str = "BATON_DATABASE_URL";
 }
 
+pub mod budget;
 pub mod dashboard;
+pub mod manuals;
 pub mod notify;
+pub mod person;
 pub mod team;
 
+pub use budget::Budget;
 pub use dashboard::DashboardConfig;
 pub use notify::{NotifyConfig, NotifyOn, Secret, Webhook, WebhookFormat};
+pub use person::PersonSettings;
 pub use team::TeamConfig;
 
 /// Name of the optional configuration file at the repository root.
@@ -166,6 +171,8 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// The dashboard.
     pub dashboard: DashboardConfig,
+    /// What one headless run may spend (`[budget]`).
+    pub budget: Budget,
     /// Team mode (one PostgreSQL for every machine of a team); off by default.
     pub team: TeamConfig,
 }
@@ -262,6 +269,8 @@ struct FileConfig {
     notify: notify::FileNotify,
     #[serde(default)]
     dashboard: dashboard::FileDashboard,
+    #[serde(default)]
+    budget: budget::FileBudget,
     #[serde(default)]
     team: team::FileTeam,
 }
@@ -528,6 +537,7 @@ impl Config {
             prices,
             notify: notify::resolve(file.notify, env)?,
             dashboard: dashboard::resolve(file.dashboard, env)?,
+            budget: budget::resolve(file.budget)?,
             team: team::resolve(file.team, env)?,
         })
     }
@@ -830,6 +840,33 @@ mod tests {
         assert!(err.to_string().contains(env::PRICE_USD_PER_MTOK));
         std::fs::write(dir.path().join(CONFIG_FILE), "[prices]\nopus = \"x\"\n").unwrap();
         assert!(Config::resolve(dir.path(), &[], &Overrides::default()).is_err());
+    }
+
+    #[test]
+    fn a_budget_is_read_from_baton_toml_and_bad_values_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let cfg = Config::resolve(dir.path(), &[], &Overrides::default()).unwrap();
+        assert_eq!(cfg.budget, Budget::default());
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[budget]\nmax_cost_usd = 2.5\nmax_tokens = 400000\n",
+        )
+        .unwrap();
+        let cfg = Config::resolve(dir.path(), &[], &Overrides::default()).unwrap();
+        assert_eq!(cfg.budget.max_cost_usd, Some(2.5));
+        assert_eq!(cfg.budget.max_tokens, Some(400_000));
+        for (bad, says) in [
+            ("[budget]\nmax_cost_usd = -1\n", "budget.max_cost_usd"),
+            ("[budget]\nmax_cost_usd = 0\n", "budget.max_cost_usd"),
+            ("[budget]\nmax_tokens = 0\n", "budget.max_tokens"),
+            ("[budget]\nmax_cost_usd = \"lots\"\n", "max_cost_usd"),
+            ("[budget]\nmax_costs = 1\n", "max_costs"),
+        ] {
+            std::fs::write(dir.path().join(CONFIG_FILE), bad).unwrap();
+            let err = Config::resolve(dir.path(), &[], &Overrides::default()).unwrap_err();
+            assert!(err.to_string().contains(says), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use baton_engine::completion::evidence::{ReportEvidence, check_report};
 use baton_engine::instruction::{RepoProfile, instruction};
-use baton_engine::report::{ReportEvidence, check_report};
 use baton_engine::route::decide;
 use baton_engine::{FileInfo, WorkspaceFiles};
 use baton_state::WorkspaceState;
@@ -82,8 +82,8 @@ fn build_instruction(bencher: divan::Bencher) {
 /// pipeline (task DAG, inputs filtered by the files that exist).
 #[divan::bench]
 fn plan_pipeline_fan_out(bencher: divan::Bencher) {
-    use baton_engine::pipeline::next::{PlanInput, plan};
     use baton_engine::pipeline::tasks::parse_tasks;
+    use baton_engine::plan::{PlanInput, plan};
     let registry = Registry::builtin();
     let forge = registry.get("forge").unwrap();
     let mut state = WorkspaceState::fresh(

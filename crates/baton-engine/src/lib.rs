@@ -1,16 +1,26 @@
 //! The engine: pure decisions over (state, workflow definition, a read-only
-//! view of the workspace's files). No I/O, no clock, deterministic.
+//! view of the workspace's files). No I/O, no clock, deterministic; the use
+//! cases (`baton-usecases`) read the files and the time and apply what the
+//! engine decides in one locked write.
 //!
-//! * [`guards`] — may this lifecycle call go ahead (seed 003 path 2 guards)?
+//! * [`plan`] — what does the run do next (the pipeline loop's planner)?
+//! * [`completion`] — may this phase complete? (the one gatekeeper, artifact
+//!   rules, freshness, the one verdict parser, report evidence, the
+//!   lifecycle tools' guards)
+//! * [`route`] — where does a run go when a phase reports, within its loop
+//!   limits?
+//! * [`pipeline`] — the seed pipeline's inputs: initialisation rules,
+//!   tasks.md, the 4-layer prompt of a spawned agent.
+//! * [`instruction`] — the instruction an agent receives for a phase.
 //! * [`summary`] — read-only views of a workspace: resume info, list rows.
+//! * [`stats`] — run analytics from the workspaces' history.
 
 #![warn(missing_docs)]
 
-pub mod gate;
-pub mod guards;
+pub mod completion;
 pub mod instruction;
 pub mod pipeline;
-pub mod report;
+pub mod plan;
 pub mod route;
 pub mod scope;
 pub mod stats;

@@ -4,7 +4,7 @@
 use baton_state::WorkspaceState;
 use baton_workflow::{COMPLETED, ResultKind, WorkflowDefinition};
 
-use crate::guards::GuardViolation;
+use crate::completion::guards::GuardViolation;
 
 /// What the engine decided for a reported phase.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -125,7 +125,7 @@ pub fn next_step(state: &WorkspaceState, definition: &WorkflowDefinition) -> Str
     let person = definition.answerer(phase) == baton_workflow::Answerer::Person;
     let waits = state.current_phase_status == PhaseStatus::AwaitingHuman
         || (state.current_phase_status == PhaseStatus::Pending
-            && crate::guards::is_human_phase(definition, phase));
+            && crate::completion::guards::is_human_phase(definition, phase));
     match state.current_phase_status {
         PhaseStatus::Completed => return "the workflow is complete; nothing to do".into(),
         PhaseStatus::Abandoned => return "the workflow was abandoned; start a new one".into(),

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use baton_engine::pipeline::verdict::Severity;
+use baton_engine::completion::verdict::Severity;
 use baton_history::file::HistoryFile;
 use baton_history::record::{FindingRecord, FrictionRecord, Outcome, PhaseRecord, RunRecord};
 use baton_history::terms::{MAX_DOC_TERMS, weighted_terms};
@@ -221,6 +221,7 @@ fn synthetic_run(i: usize) -> RunRecord {
         findings,
         friction,
         reason: None,
+        branch: None,
         terms,
         len,
     }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use baton_engine::pipeline::verdict::Severity;
+use baton_engine::completion::verdict::Severity;
 use baton_state::Effort;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -546,6 +546,7 @@ mod tests {
             tokens,
             work_ms: 120_000,
             reason: None,
+            branch: None,
             terms: vec![],
             len: 0,
         }

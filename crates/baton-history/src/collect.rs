@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use baton_engine::pipeline::verdict::{Verdict, parse_review};
+use baton_engine::completion::verdict::{Verdict, parse_review};
 use baton_state::{HistoryAction, PhaseStatus, WorkspaceState};
 use baton_workflow::{PerTask, PhaseDefinition, PhaseKind, WorkflowDefinition};
 
@@ -141,6 +141,7 @@ pub fn build_record(
         findings,
         friction,
         reason,
+        branch: state.branch.clone(),
         terms,
         len,
     }

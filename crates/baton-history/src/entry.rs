@@ -1,8 +1,10 @@
-//! What the index keeps in memory per record: the few fields searches and
-//! estimates need, and where the full record lives in the file. A record's
-//! phases, findings and friction are read from the file when a query needs
-//! them (patterns read the newest few hundred, a summary one), so loading
-//! 10,000 runs reads little more than their search terms.
+//! What the index keeps in memory per record: the few fixed-size fields
+//! searches and estimates need, and where the full record lives in the
+//! file. Its search terms live only in the BM25 postings; its request, its
+//! terms in the file's form, its phases, findings and friction are read
+//! from the file when a query needs them (the few runs a search returns,
+//! the newest few hundred for patterns), so memory grows by about a hundred
+//! bytes per past run, and loading 10,000 runs reads the file line by line.
 
 use std::borrow::Cow;
 
@@ -28,10 +30,9 @@ pub struct Entry {
     pub work_ms: u64,
     /// Loops.
     pub loops: u32,
-    /// The request in one line.
-    pub request: String,
-    /// Search terms in the file's form (`term:count term:count …`, sorted by term).
-    pub terms: String,
+    /// A hash of the search terms in the file's form: a newer record of the
+    /// same workspace with the same terms changes nothing.
+    pub terms_hash: u64,
     /// BM25 document length.
     pub len: u32,
     /// Whether the record has findings or verdicts (a reviewed run).
@@ -60,8 +61,6 @@ struct Slim<'a> {
     #[serde(default)]
     loops: u32,
     #[serde(default, borrow)]
-    request: Cow<'a, str>,
-    #[serde(default, borrow)]
     terms: Cow<'a, str>,
     #[serde(default)]
     len: u32,
@@ -78,23 +77,17 @@ struct Slim<'a> {
     created: serde::de::IgnoredAny,
 }
 
-/// Reads the in-memory part of one line (`None`: not a record).
-pub fn parse_line(line: &[u8], offset: u64) -> Option<Entry> {
+/// Reads the in-memory part of one line and its search terms in the
+/// file's form (`None`: not a record).
+pub fn parse_line(line: &[u8], offset: u64) -> Option<(Entry, Cow<'_, str>)> {
     // Empty lists are never written, so presence means "has some".
     let slim: Slim<'_> = serde_json::from_slice(line).ok()?;
     // A line anyone could have written: a workspace that is no folder name
-    // makes it no record; its request is cut and cleaned as baton writes it.
+    // makes it no record.
     if !crate::record::valid_workspace_name(&slim.workspace) {
         return None;
     }
-    let request = if slim.request.chars().count() <= crate::collect::REQUEST_SUMMARY_CHARS
-        && !slim.request.chars().any(char::is_control)
-    {
-        slim.request.into_owned()
-    } else {
-        crate::text::prompt_line(&slim.request, crate::collect::REQUEST_SUMMARY_CHARS)
-    };
-    Some(Entry {
+    let entry = Entry {
         workspace: slim.workspace.into_owned(),
         outcome: slim.outcome,
         effort: slim.effort,
@@ -102,13 +95,45 @@ pub fn parse_line(line: &[u8], offset: u64) -> Option<Entry> {
         tokens: slim.tokens,
         work_ms: slim.work_ms,
         loops: slim.loops,
-        request,
-        terms: slim.terms.into_owned(),
+        terms_hash: hash_terms(&slim.terms),
         len: slim.len,
         reviewed: slim.findings.is_some() || slim.verdicts.is_some(),
         reported: slim.friction.is_some(),
         offset,
         line_len: u32::try_from(line.len()).unwrap_or(u32::MAX),
+    };
+    Some((entry, slim.terms))
+}
+
+/// The fields of a line a search result shows: its terms (the file's form)
+/// and its request.
+#[derive(Deserialize)]
+struct Shown<'a> {
+    #[serde(default, borrow)]
+    terms: Cow<'a, str>,
+    #[serde(default, borrow)]
+    request: Cow<'a, str>,
+}
+
+/// The terms (file's form) and the request of one record line, the request
+/// cut and cleaned as baton writes it (a line anyone could have written).
+pub fn terms_and_request(line: &[u8]) -> Option<(String, String)> {
+    let shown: Shown<'_> = serde_json::from_slice(line).ok()?;
+    let request = if shown.request.chars().count() <= crate::collect::REQUEST_SUMMARY_CHARS
+        && !shown.request.chars().any(char::is_control)
+    {
+        shown.request.into_owned()
+    } else {
+        crate::text::prompt_line(&shown.request, crate::collect::REQUEST_SUMMARY_CHARS)
+    };
+    Some((shown.terms.into_owned(), request))
+}
+
+/// A stable hash of a terms string.
+pub fn hash_terms(terms: &str) -> u64 {
+    // FNV-1a: the same in every process and build.
+    terms.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
@@ -175,9 +200,14 @@ mod tests {
     #[test]
     fn lines_without_the_required_fields_are_not_records() {
         let ok = br#"{"workspace":"w","workflow":"forge","outcome":"completed","created":"2026-01-01T00:00:00Z","ended":"2026-01-01T00:00:00Z","findings":[{"x":1}],"terms":"a:1"}"#;
-        let e = parse_line(ok, 7).unwrap();
+        let (e, terms) = parse_line(ok, 7).unwrap();
         assert_eq!((e.offset, e.reviewed, e.reported), (7, true, false));
-        assert_eq!(e.terms, "a:1");
+        assert_eq!(terms, "a:1");
+        assert_eq!(e.terms_hash, hash_terms("a:1"));
+        assert_eq!(
+            terms_and_request(ok).unwrap(),
+            ("a:1".into(), String::new())
+        );
         assert!(parse_line(br#"{"workspace":"w","outcome":"completed"}"#, 0).is_none());
         assert!(parse_line(b"not json", 0).is_none());
     }

@@ -16,7 +16,7 @@
 //! (`<specs root>/history.jsonl`) is moved into the folder once.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -77,11 +77,12 @@ impl Header {
     }
 }
 
-/// What reading the file from some offset found.
+/// What reading the file from some offset found (the records themselves
+/// went to the caller, one at a time).
 #[derive(Debug, Default)]
 pub struct Chunk {
-    /// The records' in-memory parts, in file order.
-    pub entries: Vec<Entry>,
+    /// Records read.
+    pub records: usize,
     /// Lines that are not records.
     pub bad_lines: usize,
     /// Whether the last line had no newline (a crashed writer).
@@ -293,36 +294,52 @@ impl HistoryFile {
         }
     }
 
-    /// Reads the records from byte `offset` to the end.
-    pub fn read_from(&self, offset: u64) -> Result<Chunk, HistoryError> {
+    /// Reads the records from byte `offset` to the end, line by line (never
+    /// the whole file at once), handing each record's in-memory part and
+    /// its search terms (the file's form) to `each`, in file order.
+    pub fn read_from(
+        &self,
+        offset: u64,
+        mut each: impl FnMut(Entry, &str),
+    ) -> Result<Chunk, HistoryError> {
         let path = self.path();
         let mut file = self
             .open_read()
             .map_err(|e| HistoryError::io("open", &path, e))?;
         file.seek(SeekFrom::Start(offset))
             .map_err(|e| HistoryError::io("seek", &path, e))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| HistoryError::io("read", &path, e))?;
         let mut chunk = Chunk {
             end: offset,
             ..Chunk::default()
         };
-        for_each_line(&bytes, |at, line| match line {
+        for_each_line_of(file, offset, |start, line| match line {
             Some(line) => {
-                let start = offset + at as u64;
                 chunk.end = start + line.len() as u64 + 1;
                 if line.iter().all(u8::is_ascii_whitespace) {
                     return;
                 }
                 match crate::entry::parse_line(line, start) {
-                    Some(e) => chunk.entries.push(e),
+                    Some((e, terms)) => {
+                        chunk.records += 1;
+                        each(e, &terms);
+                    }
                     None => chunk.bad_lines += 1,
                 }
             }
             None => chunk.torn_tail = true,
-        });
+        })
+        .map_err(|e| HistoryError::io("read", &path, e))?;
         Ok(chunk)
+    }
+
+    /// The terms (the file's form) and request of the record line at
+    /// `(offset, length)`; `None` when it no longer reads as one.
+    pub fn read_details(&self, offset: u64, len: u32) -> Option<(String, String)> {
+        let mut file = self.open_read().ok()?;
+        let mut buf = vec![0u8; len as usize];
+        file.seek(SeekFrom::Start(offset)).ok()?;
+        file.read_exact(&mut buf).ok()?;
+        crate::entry::terms_and_request(&buf)
     }
 
     /// The full records of lines at `(offset, length)`, in order; `None`
@@ -347,25 +364,31 @@ impl HistoryFile {
             .collect()
     }
 
-    /// The lines of the file after the header that are records, verbatim.
-    pub fn good_lines(&self) -> Result<Vec<Vec<u8>>, HistoryError> {
+    /// Copies the lines of the file after the header that are records,
+    /// verbatim, to `out` (each with its newline), line by line.
+    fn copy_good_lines(&self, out: &mut dyn Write) -> Result<(), HistoryError> {
         let path = self.path();
-        let mut bytes = Vec::new();
-        self.open_read()
-            .and_then(|mut f| f.read_to_end(&mut bytes))
+        let file = self
+            .open_read()
             .map_err(|e| HistoryError::io("read", &path, e))?;
-        let mut out = Vec::new();
         let mut first = true;
-        for_each_line(&bytes, |at, line| {
+        let mut failed = None;
+        for_each_line_of(file, 0, |at, line| {
             let Some(line) = line else { return };
-            if std::mem::take(&mut first) {
+            if std::mem::take(&mut first) || failed.is_some() {
                 return;
             }
-            if crate::entry::parse_line(line, at as u64).is_some() {
-                out.push(line.to_vec());
+            if crate::entry::parse_line(line, at).is_some()
+                && let Err(e) = out.write_all(line).and_then(|()| out.write_all(b"\n"))
+            {
+                failed = Some(e);
             }
-        });
-        Ok(out)
+        })
+        .map_err(|e| HistoryError::io("read", &path, e))?;
+        match failed {
+            Some(e) => Err(HistoryError::io("write", &path, e)),
+            None => Ok(()),
+        }
     }
 
     /// Appends one record line (writing a header first when the file is new
@@ -401,21 +424,47 @@ impl HistoryFile {
     /// Replaces the file with `records` under a new generation (atomic
     /// rename). The caller holds the exclusive lock. Returns the header.
     pub fn rewrite(&self, lock: &Lock, records: &[RunRecord]) -> Result<Header, HistoryError> {
-        let mut lines = Vec::with_capacity(records.len());
-        for r in records {
-            lines.push(serde_json::to_vec(r).map_err(|e| HistoryError::Encode(e.to_string()))?);
-        }
-        self.rewrite_lines(lock, &lines)
+        self.rewrite_each(lock, &mut records.iter().cloned())
+            .map(|(h, _)| h)
     }
 
-    /// Replaces the file with these record lines (each without its newline).
-    pub fn rewrite_lines(&self, _lock: &Lock, lines: &[Vec<u8>]) -> Result<Header, HistoryError> {
+    /// Like [`HistoryFile::rewrite`], writing each record as it comes (a
+    /// rebuild never holds them all). Returns the header and how many
+    /// records were written.
+    pub fn rewrite_each(
+        &self,
+        lock: &Lock,
+        records: &mut dyn Iterator<Item = RunRecord>,
+    ) -> Result<(Header, usize), HistoryError> {
+        let mut written = 0;
+        let header = self.rewrite_with(lock, &mut |out| {
+            for r in &mut *records {
+                let mut line =
+                    serde_json::to_vec(&r).map_err(|e| HistoryError::Encode(e.to_string()))?;
+                line.push(b'\n');
+                out.write_all(&line)
+                    .map_err(|e| HistoryError::io("write", Path::new(FILE_NAME), e))?;
+                written += 1;
+            }
+            Ok(())
+        })?;
+        Ok((header, written))
+    }
+
+    /// Rewrites the file keeping only the lines that are records (a
+    /// repair), copied line by line.
+    pub fn rewrite_good_lines(&self, lock: &Lock) -> Result<Header, HistoryError> {
+        self.rewrite_with(lock, &mut |out| self.copy_good_lines(out))
+    }
+
+    /// Replaces the file with a new generation whose records `body` writes
+    /// after the header, through a temp file renamed over the old one.
+    fn rewrite_with(
+        &self,
+        _lock: &Lock,
+        body: &mut dyn FnMut(&mut dyn Write) -> Result<(), HistoryError>,
+    ) -> Result<Header, HistoryError> {
         let header = Header::fresh();
-        let mut text = header.line().into_bytes();
-        for line in lines {
-            text.extend_from_slice(line);
-            text.push(b'\n');
-        }
         let path = self.path();
         let tmp = self
             .dir()
@@ -423,7 +472,7 @@ impl HistoryFile {
         let result = (|| {
             // A temp file a crashed rewrite of this pid left (never a link's target).
             let _ = std::fs::remove_file(&tmp);
-            let created = baton_state::fs::create_new(&tmp, &text)
+            let created = baton_state::fs::create_new(&tmp, header.line().as_bytes())
                 .map_err(|e| HistoryError::io("create", &tmp, e))?;
             if !created {
                 return Err(HistoryError::io(
@@ -432,9 +481,15 @@ impl HistoryFile {
                     std::io::Error::from(std::io::ErrorKind::AlreadyExists),
                 ));
             }
+            let file = baton_state::fs::open_regular(&tmp, true)
+                .map_err(|e| HistoryError::io("open", &tmp, e))?;
+            let mut out = std::io::BufWriter::with_capacity(64 * 1024, file);
+            body(&mut out)?;
+            let file = out
+                .into_inner()
+                .map_err(|e| HistoryError::io("write", &tmp, e.into_error()))?;
             if self.durable {
-                File::open(&tmp)
-                    .and_then(|f| f.sync_all())
+                file.sync_all()
                     .map_err(|e| HistoryError::io("sync", &tmp, e))?;
             }
             std::fs::rename(&tmp, &path).map_err(|e| HistoryError::io("rename", &path, e))
@@ -452,20 +507,34 @@ impl HistoryFile {
     }
 }
 
-/// Calls `f(offset, Some(line))` for every newline-terminated line (without
-/// the newline) and `f(offset, None)` for a last line without one.
-fn for_each_line(bytes: &[u8], mut f: impl FnMut(usize, Option<&[u8]>)) {
-    let mut pos = 0usize;
-    while pos < bytes.len() {
-        match bytes[pos..].iter().position(|b| *b == b'\n') {
-            Some(nl) => {
-                f(pos, Some(&bytes[pos..pos + nl]));
-                pos += nl + 1;
-            }
-            None => {
-                f(pos, None);
-                break;
-            }
+/// Calls `f(offset, Some(line))` for every newline-terminated line of
+/// `file` (without the newline; offsets count from `start`, where `file`
+/// is positioned) and `f(offset, None)` for a last line without one.
+/// Reads through a 64 KiB buffer, one line at a time.
+fn for_each_line_of(
+    file: File,
+    start: u64,
+    mut f: impl FnMut(u64, Option<&[u8]>),
+) -> std::io::Result<()> {
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let mut line = Vec::new();
+    let mut at = start;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if line.last() == Some(&b'\n') {
+            f(at, Some(&line[..n - 1]));
+        } else {
+            f(at, None);
+            return Ok(());
+        }
+        at += n as u64;
+        // A huge line is not kept around for the next ones.
+        if line.capacity() > 1024 * 1024 {
+            line = Vec::new();
         }
     }
 }

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use baton_engine::completion::verdict::Severity;
 use baton_engine::pipeline::prompt::LearningBlock;
-use baton_engine::pipeline::verdict::Severity;
 use baton_state::{Effort, WorkspaceState};
 use baton_workflow::{Registry, WorkflowDefinition};
 use schemars::JsonSchema;
@@ -33,7 +33,7 @@ use crate::friction::{FrictionObservation, FrictionPoint};
 use crate::layer4::ReviewerPatterns;
 use crate::merge::{Observation, Pattern, merge_findings};
 use crate::record::{Outcome, RunRecord};
-use crate::similar::{LAYER4_MIN_MATCHED, SimilarRun, rank, strong};
+use crate::similar::{Corpus, LAYER4_MIN_MATCHED, SimilarRun, rank, strong};
 
 /// Runs whose findings and friction count, newest first (older ones weigh
 /// under 0.1 %).
@@ -139,12 +139,15 @@ struct Derived {
 }
 
 impl Loaded {
-    fn add(&mut self, entry: Entry) {
+    /// Adds a record's entry with its search terms (the file's form);
+    /// a newer record of the same workspace replaces the older one (whose
+    /// terms are read back from `file`: they are not kept in memory).
+    fn add(&mut self, entry: Entry, terms: &str, file: &HistoryFile) {
         if let Some(old) = self.by_workspace.get(&entry.workspace).copied() {
             let same = {
                 let o = &self.entries[old];
                 o.ended == entry.ended
-                    && o.terms == entry.terms
+                    && o.terms_hash == entry.terms_hash
                     && o.tokens == entry.tokens
                     && o.outcome == entry.outcome
                     && o.line_len == entry.line_len
@@ -155,16 +158,28 @@ impl Loaded {
                 return;
             }
             self.alive[old] = false;
-            self.bm25
-                .remove(old, crate::entry::terms(&self.entries[old].terms));
+            let (o_offset, o_len) = (self.entries[old].offset, self.entries[old].line_len);
+            let old_terms = file
+                .read_details(o_offset, o_len)
+                .map(|(t, _)| t)
+                .unwrap_or_default();
+            self.bm25.remove(old, crate::entry::terms(&old_terms));
         }
-        let doc = self.bm25.add(crate::entry::terms(&entry.terms), entry.len);
+        let doc = self.bm25.add(crate::entry::terms(terms), entry.len);
         debug_assert_eq!(doc, self.entries.len());
         self.by_workspace.insert(entry.workspace.clone(), doc);
         self.entries.push(entry);
         self.alive.push(true);
         self.derived = None;
         self.similar_cache = None;
+    }
+
+    /// Gives back the room a whole load grew the index into.
+    fn shrink(&mut self) {
+        self.entries.shrink_to_fit();
+        self.alive.shrink_to_fit();
+        self.by_workspace.shrink_to_fit();
+        self.bm25.shrink();
     }
 
     /// Live documents, newest first (by end time, then workspace name).
@@ -177,6 +192,12 @@ impl Loaded {
                 .then_with(|| eb.workspace.cmp(&ea.workspace))
         });
         docs
+    }
+
+    /// A document's terms (the file's form) and request, read from the file.
+    fn details(&self, file: &HistoryFile, doc: usize) -> Option<(String, String)> {
+        let e = self.entries.get(doc)?;
+        file.read_details(e.offset, e.line_len)
     }
 
     /// Full records of documents, read from the file (unreadable ones left out).
@@ -393,7 +414,22 @@ impl HistoryIndex {
 
     fn catch_up_loaded(&self, l: &mut Loaded) -> Result<usize, HistoryError> {
         l.caught_up = true;
-        let mut found = Vec::new();
+        // Built and appended a batch at a time: 10,000 unrecorded runs are
+        // never all in memory, and other processes' appends wait for one
+        // batch at most.
+        const BATCH: usize = 64;
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut recorded = 0;
+        let flush = |batch: &mut Vec<RunRecord>| -> Result<(), HistoryError> {
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let guard = self.file.exclusive()?;
+            for r in batch.drain(..) {
+                self.file.append(&guard, &r)?;
+            }
+            Ok(())
+        };
         for (name, dir) in workspace_dirs(&self.file.root) {
             if l.by_workspace.contains_key(&name) {
                 continue;
@@ -401,23 +437,22 @@ impl HistoryIndex {
             if let Ok(state) = read_state(&dir)
                 && outcome(&state) != Outcome::Running
             {
-                found.push(self.build(&dir, &state));
+                batch.push(self.build(&dir, &state));
+                recorded += 1;
+                if batch.len() == BATCH {
+                    flush(&mut batch)?;
+                }
             }
         }
-        if found.is_empty() {
+        flush(&mut batch)?;
+        if recorded == 0 {
             return Ok(0);
-        }
-        {
-            let guard = self.file.exclusive()?;
-            for r in &found {
-                self.file.append(&guard, r)?;
-            }
         }
         let mut slot = Some(std::mem::take(l));
         self.refresh(&mut slot);
         *l = slot.unwrap_or_default();
         l.caught_up = true;
-        Ok(found.len())
+        Ok(recorded)
     }
 
     /// Rebuilds the file from every workspace under the specs root (a new
@@ -429,21 +464,25 @@ impl HistoryIndex {
 
     fn rebuild(&self, slot: &mut Option<Loaded>) -> Result<Reindexed, HistoryError> {
         let mut report = Reindexed::default();
-        let mut records = Vec::new();
-        for (name, dir) in workspace_dirs(&self.file.root) {
-            if !crate::file::is_workspace(&dir) {
-                continue;
-            }
-            match read_state(&dir) {
-                Ok(state) if outcome(&state) == Outcome::Running => report.running += 1,
-                Ok(state) => records.push(self.build(&dir, &state)),
-                Err(_) => report.unreadable.push(name),
-            }
-        }
-        report.runs = records.len() as u32;
         {
             let guard = self.file.exclusive()?;
-            self.file.rewrite(&guard, &records)?;
+            // Each record is written as it is built: never all in memory.
+            let mut built = workspace_dirs(&self.file.root)
+                .into_iter()
+                .filter(|(_, dir)| crate::file::is_workspace(dir))
+                .filter_map(|(name, dir)| match read_state(&dir) {
+                    Ok(state) if outcome(&state) == Outcome::Running => {
+                        report.running += 1;
+                        None
+                    }
+                    Ok(state) => Some(self.build(&dir, &state)),
+                    Err(_) => {
+                        report.unreadable.push(name);
+                        None
+                    }
+                });
+            let (_, runs) = self.file.rewrite_each(&guard, &mut built)?;
+            report.runs = runs as u32;
         }
         *slot = Some(self.full_load(true, false));
         Ok(report)
@@ -501,7 +540,13 @@ impl HistoryIndex {
         let chunk = {
             let _shared = self.file.shared();
             let identity = self.file.identity();
-            match self.file.read_from(l.offset) {
+            let from = l.offset;
+            // Entries go in as read; a damaged part makes the caller load
+            // (and repair) the whole file instead, dropping these.
+            match self
+                .file
+                .read_from(from, |e, terms| l.add(e, terms, &self.file))
+            {
                 Ok(c) => {
                     l.identity = identity;
                     c
@@ -516,9 +561,6 @@ impl HistoryIndex {
             return false;
         }
         l.offset = chunk.end;
-        for e in chunk.entries {
-            l.add(e);
-        }
         true
     }
 
@@ -562,7 +604,17 @@ impl HistoryIndex {
                 }
             }
             Some(Ok((header, offset))) => {
-                let chunk = match self.file.read_from(offset) {
+                let mut l = Loaded {
+                    generation: header.generation,
+                    identity,
+                    caught_up,
+                    ..Loaded::default()
+                };
+                // Line by line, each record into the index as it is read.
+                let chunk = match self
+                    .file
+                    .read_from(offset, |e, terms| l.add(e, terms, &self.file))
+                {
                     Ok(c) => c,
                     Err(e) => {
                         self.warn(format!("history: {e}"));
@@ -571,18 +623,11 @@ impl HistoryIndex {
                 };
                 drop(shared);
                 if (chunk.bad_lines > 0 || chunk.torn_tail) && repair {
+                    drop(l);
                     return self.repair(chunk.bad_lines, chunk.torn_tail);
                 }
-                let mut l = Loaded {
-                    generation: header.generation,
-                    offset: chunk.end,
-                    identity,
-                    caught_up,
-                    ..Loaded::default()
-                };
-                for e in chunk.entries {
-                    l.add(e);
-                }
+                l.offset = chunk.end;
+                l.shrink();
                 l
             }
         }
@@ -604,8 +649,7 @@ impl HistoryIndex {
         ));
         let result = (|| {
             let guard = self.file.exclusive()?;
-            let lines = self.file.good_lines()?;
-            self.file.rewrite_lines(&guard, &lines)
+            self.file.rewrite_good_lines(&guard)
         })();
         if let Err(e) = result {
             self.warn(format!("history: repairing failed: {e}"));
@@ -631,6 +675,22 @@ impl HistoryIndex {
         self.len() == 0
     }
 
+    /// Every recorded run, newest first: workspace, outcome and when it
+    /// ended (the full record, with its request and branch: [`Self::get`]).
+    pub fn ended_runs(&self) -> Vec<(String, crate::record::Outcome, baton_state::Timestamp)> {
+        self.with(|l, _| {
+            let mut runs: Vec<_> = l
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| l.alive.get(*i).copied().unwrap_or(false))
+                .map(|(_, e)| (e.workspace.clone(), e.outcome, e.ended))
+                .collect();
+            runs.sort_by_key(|r| std::cmp::Reverse(r.2));
+            runs
+        })
+    }
+
     /// The record of one workspace, if any.
     pub fn get(&self, workspace: &str) -> Option<RunRecord> {
         self.with(|l, file| {
@@ -642,7 +702,20 @@ impl HistoryIndex {
     /// The `k` past runs most like `text` (a request, a design, a few
     /// words), with the words each shares with it.
     pub fn similar(&self, text: &str, k: usize) -> Vec<SimilarRun> {
-        self.with(|l, _| rank(&l.bm25, &l.entries, text, "", k, 1, &|d| l.alive[d]))
+        self.with(|l, file| {
+            rank(
+                Corpus {
+                    bm25: &l.bm25,
+                    entries: &l.entries,
+                    details: &|d| l.details(file, d),
+                },
+                text,
+                "",
+                k,
+                1,
+                &|d| l.alive[d],
+            )
+        })
     }
 
     /// Review patterns, heaviest first.
@@ -720,8 +793,11 @@ impl HistoryIndex {
                     Some((k, hits)) if *k == key => hits.clone(),
                     _ => {
                         let hits = strong(rank(
-                            &l.bm25,
-                            &l.entries,
+                            Corpus {
+                                bm25: &l.bm25,
+                                entries: &l.entries,
+                                details: &|d| l.details(file, d),
+                            },
                             request,
                             design,
                             3,
@@ -766,8 +842,11 @@ impl HistoryIndex {
                     && e.workspace != own
             };
             let similar = strong(rank(
-                &l.bm25,
-                &l.entries,
+                Corpus {
+                    bm25: &l.bm25,
+                    entries: &l.entries,
+                    details: &|d| l.details(file, d),
+                },
                 request,
                 "",
                 10,

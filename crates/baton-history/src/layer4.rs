@@ -2,8 +2,8 @@
 //! knowledge each agent gets, rendered as prompt blocks within a budget
 //! (docs/history.md §7).
 
+use baton_engine::completion::verdict::Severity;
 use baton_engine::pipeline::prompt::LearningBlock;
-use baton_engine::pipeline::verdict::Severity;
 
 use crate::friction::FrictionPoint;
 use crate::merge::{Pattern, to_weight};

@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use baton_engine::pipeline::verdict::Severity;
+use baton_engine::completion::verdict::Severity;
 use serde::Serialize;
 
 use crate::text::normalize;

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use baton_engine::pipeline::verdict::Severity;
+use baton_engine::completion::verdict::Severity;
 use baton_state::{Effort, FlowTemplate, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -86,6 +86,10 @@ pub struct RunRecord {
     /// Why the run was abandoned, when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The git branch the run worked on (its committed files are there, so
+    /// a run stays findable after a switch back to another branch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     /// Search terms of the request and design with their weighted counts
     /// (docs/history.md §4), at most [`crate::terms::MAX_DOC_TERMS`].
     #[serde(

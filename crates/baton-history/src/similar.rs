@@ -52,11 +52,27 @@ pub fn query_terms(request: &str, design: &str) -> Vec<(String, u32)> {
     weighted_terms(request, design, MAX_QUERY_TERMS * 4).0
 }
 
-/// Ranks `entries` (already in `bm25`) for a query: the `k` best runs that
-/// share at least `min_matched` terms with it and pass `keep`.
+/// A run's terms (the file's form) and request, read for a search result.
+pub type Details<'a> = &'a dyn Fn(usize) -> Option<(String, String)>;
+
+/// What a search runs over: the index, the runs' in-memory parts, and how
+/// to read a hit's terms and request (from the file: they are not kept in
+/// memory).
+#[derive(Clone, Copy)]
+pub struct Corpus<'a> {
+    /// The index of the runs' terms.
+    pub bm25: &'a Bm25,
+    /// The runs, by document number.
+    pub entries: &'a [Entry],
+    /// A hit's terms and request.
+    pub details: Details<'a>,
+}
+
+/// Ranks the runs of `corpus` for a query: the `k` best that share at
+/// least `min_matched` terms with it and pass `keep` (a hit whose details
+/// cannot be read is left out).
 pub fn rank(
-    bm25: &Bm25,
-    entries: &[Entry],
+    corpus: Corpus<'_>,
     request: &str,
     design: &str,
     k: usize,
@@ -65,6 +81,11 @@ pub fn rank(
 ) -> Vec<SimilarRun> {
     // A request.md passed whole: its front matter is not the request.
     let request = crate::text::front_matter(request).1;
+    let Corpus {
+        bm25,
+        entries,
+        details,
+    } = corpus;
     let query = query_terms(request, design);
     let hits = bm25.search(&query, k, min_matched, keep);
     let query_tf: HashMap<&str, u32> = query.iter().map(|(t, n)| (t.as_str(), *n)).collect();
@@ -76,8 +97,9 @@ pub fn rank(
     hits.into_iter()
         .filter_map(|hit| {
             let r = entries.get(hit.doc)?;
+            let (terms, run_request) = details(hit.doc)?;
             // A term's share of this run's score explains the match.
-            let doc: HashMap<&str, u32> = crate::entry::terms(&r.terms).collect();
+            let doc: HashMap<&str, u32> = crate::entry::terms(&terms).collect();
             let weight = |term: &str| -> f64 {
                 match (doc.get(term), query_tf.get(term)) {
                     (Some(tf), Some(qtf)) => bm25.term_score(term, *tf, r.len, query_weight(*qtf)),
@@ -89,7 +111,7 @@ pub fn rank(
                 score: (hit.score * 100.0).round() / 100.0,
                 outcome: r.outcome,
                 effort: r.effort,
-                request: r.request.clone(),
+                request: run_request,
                 matched: reason_words(&text, &weight, MAX_REASONS),
                 loops: r.loops,
                 tokens: r.tokens,
@@ -114,47 +136,73 @@ mod tests {
     use super::*;
     use crate::entry::format_terms;
 
-    fn entry(ws: &str, request: &str, design: &str) -> Entry {
-        let (terms, len) = weighted_terms(request, design, crate::terms::MAX_DOC_TERMS);
-        Entry {
-            workspace: ws.into(),
-            outcome: Outcome::Completed,
-            effort: None,
-            ended: "2026-01-01T00:00:00Z".parse().unwrap(),
-            tokens: 0,
-            work_ms: 0,
-            loops: 0,
-            request: request.into(),
-            terms: format_terms(&terms),
-            len,
-            reviewed: false,
-            reported: false,
-            offset: 0,
-            line_len: 0,
+    /// Entries, their details and their index.
+    struct Runs {
+        entries: Vec<Entry>,
+        details: Vec<(String, String)>,
+        bm25: Bm25,
+    }
+
+    impl Runs {
+        fn rank(&self, request: &str, design: &str, k: usize, min: usize) -> Vec<SimilarRun> {
+            rank(
+                Corpus {
+                    bm25: &self.bm25,
+                    entries: &self.entries,
+                    details: &|d| self.details.get(d).cloned(),
+                },
+                request,
+                design,
+                k,
+                min,
+                &|_| true,
+            )
         }
     }
 
-    fn index(entries: &[Entry]) -> Bm25 {
-        let mut bm25 = Bm25::default();
-        for e in entries {
-            bm25.add(crate::entry::terms(&e.terms), e.len);
+    fn runs(list: &[(&str, &str, &str)]) -> Runs {
+        let mut out = Runs {
+            entries: Vec::new(),
+            details: Vec::new(),
+            bm25: Bm25::default(),
+        };
+        for (ws, request, design) in list {
+            let (terms, len) = weighted_terms(request, design, crate::terms::MAX_DOC_TERMS);
+            let terms = format_terms(&terms);
+            out.bm25.add(crate::entry::terms(&terms), len);
+            out.entries.push(Entry {
+                workspace: (*ws).into(),
+                outcome: Outcome::Completed,
+                effort: None,
+                ended: "2026-01-01T00:00:00Z".parse().unwrap(),
+                tokens: 0,
+                work_ms: 0,
+                loops: 0,
+                terms_hash: crate::entry::hash_terms(&terms),
+                len,
+                reviewed: false,
+                reported: false,
+                offset: 0,
+                line_len: 0,
+            });
+            out.details.push((terms, (*request).to_string()));
         }
-        bm25
+        out
     }
 
     #[test]
     fn the_request_outweighs_the_design_and_design_text_still_matches() {
-        let entries = [
-            entry("a", "Cache the pricing lookups", "Uses a map."),
-            entry(
+        let r = runs(&[
+            ("a", "Cache the pricing lookups", "Uses a map."),
+            (
                 "b",
                 "Rewrite the onboarding guide",
                 "Mentions the pricing cache once.",
             ),
-            entry("c", "Speed up search", "Nothing shared."),
-        ];
-        let bm25 = index(&entries);
-        let hits = rank(&bm25, &entries, "pricing cache", "", 5, 1, &|_| true);
+            ("c", "Speed up search", "Nothing shared."),
+        ]);
+        let hits = r.rank("pricing cache", "", 5, 1);
+        assert_eq!(hits[0].request, "Cache the pricing lookups");
         let order: Vec<&str> = hits.iter().map(|h| h.workspace.as_str()).collect();
         assert_eq!(order, ["a", "b"]);
         assert_eq!(
@@ -163,46 +211,26 @@ mod tests {
             "equal shares: by word"
         );
         // The query's design counts too: "onboarding" only occurs in b's request.
-        let hits = rank(
-            &bm25,
-            &entries,
-            "pricing",
-            "onboarding guide",
-            5,
-            1,
-            &|_| true,
-        );
+        let hits = r.rank("pricing", "onboarding guide", 5, 1);
         assert_eq!(hits[0].workspace, "b");
     }
 
     #[test]
     fn front_matter_in_the_query_is_ignored() {
-        let entries = [entry("a", "Fix github webhooks", "")];
-        let bm25 = index(&entries);
+        let r = runs(&[("a", "Fix github webhooks", "")]);
         let q = "---\nsource_type: github\n---\n\nRotate the logs";
-        assert!(rank(&bm25, &entries, q, "", 5, 1, &|_| true).is_empty());
+        assert!(r.rank(q, "", 5, 1).is_empty());
     }
 
     #[test]
     fn prompts_need_two_shared_terms_and_a_score_near_the_best() {
-        let entries = [
-            entry("a", "Fix the login session timeout", ""),
-            entry("b", "Login page colours", ""),
-        ];
-        let bm25 = index(&entries);
-        let hits = rank(
-            &bm25,
-            &entries,
-            "login session timeout",
-            "",
-            5,
-            LAYER4_MIN_MATCHED,
-            &|_| true,
-        );
+        let r = runs(&[
+            ("a", "Fix the login session timeout", ""),
+            ("b", "Login page colours", ""),
+        ]);
+        let hits = r.rank("login session timeout", "", 5, LAYER4_MIN_MATCHED);
         assert_eq!(hits.len(), 1, "b shares one term only");
-        let loose = rank(&bm25, &entries, "login session timeout", "", 5, 1, &|_| {
-            true
-        });
+        let loose = r.rank("login session timeout", "", 5, 1);
         assert_eq!(loose.len(), 2);
         let mut weak = loose.clone();
         weak[1].score = weak[0].score * 0.1;

@@ -43,7 +43,7 @@ pub fn is_topical(term: &str) -> bool {
 
 /// The topical terms of `text`, in order, repeats kept.
 pub fn topical_terms(text: &str) -> Vec<String> {
-    baton_manuals::index_terms(text)
+    baton_text::index_terms(text)
         .into_iter()
         .filter(|t| is_topical(t))
         .collect()
@@ -142,7 +142,7 @@ pub fn reason_words(query: &str, weight: &dyn Fn(&str) -> f64, max: usize) -> Ve
             if !checked.insert(word.clone()) {
                 continue;
             }
-            let w: f64 = baton_manuals::index_terms(&word)
+            let w: f64 = baton_text::index_terms(&word)
                 .iter()
                 .map(|t| weight(t))
                 .fold(0.0, f64::max);
@@ -158,7 +158,7 @@ pub fn reason_words(query: &str, weight: &dyn Fn(&str) -> f64, max: usize) -> Ve
 
 /// The weight of a raw bigram after normalisation (full-width forms).
 fn index_weight(bigram: &str, weight: &dyn Fn(&str) -> f64) -> f64 {
-    baton_manuals::index_terms(bigram)
+    baton_text::index_terms(bigram)
         .iter()
         .filter(|t| t.chars().count() == 2)
         .map(|t| weight(t))

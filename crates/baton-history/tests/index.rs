@@ -4,7 +4,7 @@
 
 mod common;
 
-use baton_engine::pipeline::verdict::Severity;
+use baton_engine::completion::verdict::Severity;
 use baton_history::layer4::{FRICTION_HEADING, PATTERNS_HEADING, SIMILAR_HEADING};
 use baton_history::{Basis, HistoryIndex, Outcome, PatternFilter, PriceTable};
 use baton_state::{Effort, PhaseStatus, WorkspaceState};

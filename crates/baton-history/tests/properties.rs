@@ -2,7 +2,7 @@
 //! only (never on their order), merging a result again changes nothing, and
 //! the distance filter never changes what merges.
 
-use baton_engine::pipeline::verdict::Severity;
+use baton_engine::completion::verdict::Severity;
 use baton_history::merge::{Group, Observation, Pattern, cluster, merge_findings, sort_groups};
 use proptest::prelude::*;
 

@@ -252,7 +252,12 @@ fn find_japanese_1_5_mb(bencher: Bencher, query: &str) {
     let service = japanese_1_5_mb();
     bencher.bench(|| {
         service
-            .find(json!({"query": query, "manual_id": "ja", "use_cache": false}))
+            .find(
+                baton_manuals::FindInput::from_json(
+                    &json!({"query": query, "manual_id": "ja", "use_cache": false}),
+                )
+                .expect("request"),
+            )
             .expect("find")
     });
 }
@@ -264,7 +269,10 @@ fn find_japanese_1_5_mb_in_30_manuals(bencher: Bencher, query: &str) {
     let service = japanese_1_5_mb_in_30_manuals();
     bencher.bench(|| {
         service
-            .find(json!({"query": query, "use_cache": false}))
+            .find(
+                baton_manuals::FindInput::from_json(&json!({"query": query, "use_cache": false}))
+                    .expect("request"),
+            )
             .expect("find")
     });
 }
@@ -275,7 +283,12 @@ fn find_japanese_1_5_mb_cached(bencher: Bencher) {
     let service = japanese_1_5_mb();
     bencher.bench(|| {
         service
-            .find(json!({"query": QUERIES[0], "manual_id": "ja"}))
+            .find(
+                baton_manuals::FindInput::from_json(
+                    &json!({"query": QUERIES[0], "manual_id": "ja"}),
+                )
+                .expect("request"),
+            )
             .expect("find")
     });
 }
@@ -362,7 +375,12 @@ fn open_and_first_find_130_mb(bencher: Bencher) {
     bencher.bench_local(|| {
         let service = ManualService::open(large_config(&l.root, &l.index_dir)).expect("open");
         service
-            .find(json!({"query": QUERIES[1], "use_cache": false}))
+            .find(
+                baton_manuals::FindInput::from_json(
+                    &json!({"query": QUERIES[1], "use_cache": false}),
+                )
+                .expect("request"),
+            )
             .expect("find")
     });
 }
@@ -383,7 +401,10 @@ fn find_130_mb(bencher: Bencher, query: &str) {
     let service = large_service();
     bencher.bench(|| {
         service
-            .find(json!({"query": query, "use_cache": false}))
+            .find(
+                baton_manuals::FindInput::from_json(&json!({"query": query, "use_cache": false}))
+                    .expect("request"),
+            )
             .expect("find")
     });
 }

@@ -120,7 +120,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut pages = 0;
     let mut largest = 0usize;
     while let Some(o) = offset {
-        let toc = service.toc(json!({"manual_id": "hostile", "offset": o}))?;
+        let toc = service.toc(baton_manuals::TocInput::from_json(
+            &json!({"manual_id": "hostile", "offset": o}),
+        )?)?;
         largest = largest.max(serde_json::to_string(&toc)?.len());
         offset = toc.next_offset;
         pages += 1;
@@ -138,7 +140,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "入院給付金",
     ] {
         let t = Instant::now();
-        let found = service.find(json!({"query": q, "use_cache": false}))?;
+        let found = service.find(baton_manuals::FindInput::from_json(
+            &json!({"query": q, "use_cache": false}),
+        )?)?;
         println!(
             "manual_find {q:?}: {} candidates in {:.1} ms",
             found.summary.candidates,

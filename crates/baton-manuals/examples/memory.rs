@@ -124,7 +124,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for i in 0..finds {
         let q = &queries[i % queries.len()];
         let t = Instant::now();
-        service.find(json!({"query": q, "use_cache": false}))?;
+        service.find(baton_manuals::FindInput::from_json(
+            &json!({"query": q, "use_cache": false}),
+        )?)?;
         times.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     times.sort_by(f64::total_cmp);

@@ -104,7 +104,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let qs = corpus_gen::queries(&eval);
     let t = Instant::now();
     let service = ManualService::open(config())?;
-    let first = service.find(json!({"query": qs[0], "use_cache": false}))?;
+    let first = service.find(baton_manuals::FindInput::from_json(
+        &json!({"query": qs[0], "use_cache": false}),
+    )?)?;
     println!(
         "open + first manual_find (index on disk): {:.1} ms ({} candidates)",
         t.elapsed().as_secs_f64() * 1000.0,
@@ -120,7 +122,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for q in qs.iter().cycle().take(qs.len() * 2) {
         let t = Instant::now();
         let c = thread_cpu_ms();
-        service.find(json!({"query": q, "use_cache": false}))?;
+        service.find(baton_manuals::FindInput::from_json(
+            &json!({"query": q, "use_cache": false}),
+        )?)?;
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         cpu.push(thread_cpu_ms() - c);
         times.push(ms);

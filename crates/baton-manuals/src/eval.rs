@@ -15,10 +15,11 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::json;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::{ManualError, ManualService};
+use crate::service::state::ManualService;
+use crate::wire::error::ManualError;
+use crate::wire::types::{FindInput, HitsInput, TocInput};
 
 /// How many candidates are inspected per query.
 pub const EVAL_DEPTH: u64 = 10;
@@ -323,12 +324,16 @@ pub fn evaluate(
     let mut headings = HeadingCache::default();
     let mut results = Vec::with_capacity(gold.len());
     for g in gold {
-        let mut args = json!({ "query": g.query, "manual_id": manual_id, "use_cache": false });
+        let mut request = FindInput::new(&g.query);
+        request.manual_id = Some(manual_id.to_string());
+        request.use_cache = Some(false);
         if options.with_required_terms && !g.required_terms.is_empty() {
-            args["required_terms"] = json!(g.required_terms);
+            request.required_terms = Some(g.required_terms.clone());
         }
-        let found = service.find(args)?;
-        let hits = service.hits(json!({ "trace_id": found.trace_id, "limit": EVAL_DEPTH }))?;
+        let found = service.find(request)?;
+        let mut page = HitsInput::new(found.trace_id);
+        page.limit = Some(EVAL_DEPTH);
+        let hits = service.hits(page)?;
         let mut rank = None;
         let mut top = Vec::new();
         for (i, item) in hits.items.iter().enumerate() {
@@ -387,7 +392,11 @@ impl HeadingCache {
                 .unwrap_or_default();
             let lines: Vec<&str> = text.split('\n').collect();
             service
-                .toc(json!({ "manual_id": manual_id, "path_prefix": path }))
+                .toc(TocInput {
+                    manual_id: manual_id.to_string(),
+                    path_prefix: Some(path.to_string()),
+                    offset: None,
+                })
                 .ok()
                 .and_then(|t| t.items.into_iter().find(|f| f.path == path))
                 .map(|f| f.headings)

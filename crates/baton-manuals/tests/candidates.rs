@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::JsonTools;
+
 use baton_manuals::{ManualConfig, ManualService};
 use common::write;
 use serde_json::json;
@@ -16,15 +18,15 @@ fn service(files: &[(&str, &str)]) -> (tempfile::TempDir, ManualService) {
     let mut config = ManualConfig::new(dir.path().join("manuals"));
     config.builtin_thesaurus = false;
     let service = ManualService::open(config).unwrap();
-    service.ls(json!({})).unwrap();
+    service.ls_json(json!({})).unwrap();
     (dir, service)
 }
 
 fn titles(s: &ManualService, query: &str) -> Vec<String> {
     let found = s
-        .find(json!({"query": query, "manual_id": "m", "use_cache": false}))
+        .find_json(json!({"query": query, "manual_id": "m", "use_cache": false}))
         .unwrap();
-    let hits = s.hits(json!({"trace_id": found.trace_id})).unwrap();
+    let hits = s.hits_json(json!({"trace_id": found.trace_id})).unwrap();
     hits.items
         .iter()
         .map(|i| i["title"].as_str().unwrap_or("").to_string())

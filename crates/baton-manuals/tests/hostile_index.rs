@@ -4,15 +4,17 @@
 
 mod common;
 
+use common::JsonTools;
+
 use baton_manuals::{ManualConfig, ManualService};
 use common::write;
 use serde_json::json;
 
 fn top_path(s: &ManualService, query: &str) -> Option<String> {
     let out = s
-        .find(json!({"query": query, "manual_id": "big", "use_cache": false}))
+        .find_json(json!({"query": query, "manual_id": "big", "use_cache": false}))
         .ok()?;
-    let hits = s.hits(json!({"trace_id": out.trace_id})).ok()?;
+    let hits = s.hits_json(json!({"trace_id": out.trace_id})).ok()?;
     hits.items
         .first()
         .and_then(|i| i["ref"]["path"].as_str().map(str::to_string))
@@ -103,7 +105,7 @@ fn a_segment_truncated_while_mapped_is_reindexed_not_fatal() {
         assert!(std::fs::metadata(&seg).expect("meta").len() > 64 * 1024);
     }
     let found = service
-        .find(json!({"query": "whqdzf", "manual_id": "big", "use_cache": false}))
+        .find_json(json!({"query": "whqdzf", "manual_id": "big", "use_cache": false}))
         .expect("find");
     assert_eq!(found.summary.scanned_files, 61, "no file counted twice");
 }
@@ -126,7 +128,7 @@ fn a_linked_index_folder_is_never_followed() {
     let service = ManualService::open(config).expect("open");
     service.build_index(&mut |_| {}).expect("build");
     let found = service
-        .find(json!({"query": "alpha", "use_cache": false}))
+        .find_json(json!({"query": "alpha", "use_cache": false}))
         .expect("find");
     assert_eq!(found.summary.candidates, 1, "search works from memory");
     let names: Vec<String> = std::fs::read_dir(&elsewhere)
@@ -172,7 +174,36 @@ fn a_linked_index_folder_is_never_followed() {
         "the link was replaced by baton's own folder"
     );
     let found = service
-        .find(json!({"query": "alpha", "use_cache": false}))
+        .find_json(json!({"query": "alpha", "use_cache": false}))
         .expect("find");
     assert_eq!(found.summary.candidates, 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_put_in_place_of_an_indexed_file_never_blocks_a_search() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("manuals");
+    write(&root.join("m1/a.md"), "# Alpha\nalpha beta gamma\n");
+    write(&root.join("m1/b.md"), "# Other\nalpha only\n");
+    let mut config = ManualConfig::new(&root);
+    // No sweep before the search: the index still names a.md as a file.
+    config.stat_interval = std::time::Duration::from_secs(3600);
+    let service = std::sync::Arc::new(ManualService::open(config).expect("open"));
+    service.build_index(&mut |_| {}).expect("build");
+    std::fs::remove_file(root.join("m1/a.md")).expect("rm");
+    let fifo =
+        std::ffi::CString::new(root.join("m1/a.md").to_string_lossy().as_bytes()).expect("path");
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s = std::sync::Arc::clone(&service);
+    std::thread::spawn(move || {
+        let found = s.find(baton_manuals::FindInput::new("alpha beta gamma"));
+        let _ = tx.send(found.map(|f| f.summary.candidates));
+    });
+    let answered = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the search answered instead of blocking on the FIFO");
+    assert!(answered.is_ok(), "{answered:?}");
 }

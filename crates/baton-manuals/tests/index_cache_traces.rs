@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::JsonTools;
+
 use std::sync::Arc;
 
 use baton_manuals::{
@@ -12,11 +14,11 @@ use serde_json::json;
 
 fn top_path(s: &ManualService, query: &str, manual: &str) -> Option<String> {
     let out = s
-        .find(
+        .find_json(
             json!({"query": query, "manual_id": manual, "use_cache": false, "expand_scope": false}),
         )
         .ok()?;
-    let hits = s.hits(json!({"trace_id": out.trace_id})).ok()?;
+    let hits = s.hits_json(json!({"trace_id": out.trace_id})).ok()?;
     hits.items
         .first()
         .and_then(|i| i["ref"]["path"].as_str().map(str::to_string))
@@ -112,19 +114,19 @@ fn result_cache_hits_and_any_manual_change_invalidates_it() {
     let f = Fixture::new();
     let s = f.service();
     let args = json!({"query": "対象外", "manual_id": "m1"});
-    let a = s.find(args.clone()).expect("find");
-    let b = s.find(args.clone()).expect("find");
+    let a = s.find_json(args.clone()).expect("find");
+    let b = s.find_json(args.clone()).expect("find");
     assert_eq!(s.cache_stats().hits, 1);
     assert_ne!(a.trace_id, b.trace_id, "a cache hit gets its own trace");
     assert_eq!(a.summary, b.summary);
-    let hits_b = s.hits(json!({"trace_id": b.trace_id})).expect("hits");
+    let hits_b = s.hits_json(json!({"trace_id": b.trace_id})).expect("hits");
     assert_eq!(hits_b.total, u64::from(a.summary.candidates));
     // An edit in another manual invalidates as well.
     f.write("m2/new.md", "# 新規\n新しい手順。\n");
-    s.find(args.clone()).expect("find");
+    s.find_json(args.clone()).expect("find");
     let stats = s.cache_stats();
     assert_eq!((stats.hits, stats.misses), (1, 2));
-    s.find(args).expect("find");
+    s.find_json(args).expect("find");
     assert_eq!(s.cache_stats().hits, 2);
 }
 
@@ -133,15 +135,18 @@ fn trace_count_is_bounded_by_trace_max_keep() {
     let f = Fixture::new();
     let s = f.service_with(|c| c.trace_max_keep = 2);
     let first = s
-        .find(json!({"query": "対象外", "manual_id": "m1"}))
+        .find_json(json!({"query": "対象外", "manual_id": "m1"}))
         .expect("find")
         .trace_id;
     for q in ["総則", "参照"] {
-        s.find(json!({"query": q, "manual_id": "m1"}))
+        s.find_json(json!({"query": q, "manual_id": "m1"}))
             .expect("find");
     }
     assert_eq!(s.trace_count(), 2);
-    assert_eq!(code(s.hits(json!({"trace_id": first}))), Code::NotFound);
+    assert_eq!(
+        code(s.hits_json(json!({"trace_id": first}))),
+        Code::NotFound
+    );
 }
 
 #[test]
@@ -149,10 +154,10 @@ fn trace_age_is_bounded_by_trace_ttl() {
     let f = Fixture::new();
     let s = f.service_with(|c| c.trace_ttl = std::time::Duration::ZERO);
     let id = s
-        .find(json!({"query": "対象外", "manual_id": "m1"}))
+        .find_json(json!({"query": "対象外", "manual_id": "m1"}))
         .expect("find")
         .trace_id;
-    assert_eq!(code(s.hits(json!({"trace_id": id}))), Code::NotFound);
+    assert_eq!(code(s.hits_json(json!({"trace_id": id}))), Code::NotFound);
 }
 
 struct PreferAppendix;
@@ -169,7 +174,9 @@ impl LateReranker for PreferAppendix {
 #[test]
 fn late_reranker_hook_is_applied_when_set() {
     let f = Fixture::new();
-    f.write("m1/more.md", "# 説明\n対象です。説明です。\n");
+    // "対象" outside the page's lead sentence: plain ranking prefers
+    // rules.md, whose lead says it; the hook must turn that round.
+    f.write("m1/more.md", "# 説明\n説明の補足です。なお対象です。\n");
     let mut config = f.config();
     config.scoring.late_rerank_enabled = false;
     config.scoring.late_rerank_weight = 5.0;
@@ -179,8 +186,11 @@ fn late_reranker_hook_is_applied_when_set() {
         .with_late_reranker(Arc::new(PreferAppendix));
     let q = json!({"query": "対象", "manual_id": "m1", "use_cache": false});
     let top = |s: &ManualService| {
-        let out = s.find(q.clone()).expect("find");
-        let hits = json(&s.hits(json!({"trace_id": out.trace_id})).expect("hits"));
+        let out = s.find_json(q.clone()).expect("find");
+        let hits = json(
+            &s.hits_json(json!({"trace_id": out.trace_id}))
+                .expect("hits"),
+        );
         hits["items"][0].clone()
     };
     assert_eq!(top(&plain)["ref"]["path"], "rules.md");
@@ -213,7 +223,7 @@ fn the_late_rerank_sees_the_merged_head_of_all_manuals_once() {
     f.write("m2/terms.md", "# 対象\n対象となる場合です。\n");
     let recorder = Arc::new(RecordManuals::default());
     let s = f.service().with_late_reranker(recorder.clone());
-    s.find(json!({"query": "対象", "use_cache": false}))
+    s.find_json(json!({"query": "対象", "use_cache": false}))
         .expect("find");
     let calls = recorder.0.lock().unwrap().clone();
     assert_eq!(calls, [vec!["m1".to_string(), "m2".to_string()]]);
@@ -226,17 +236,19 @@ fn corrective_enabled_promotes_weak_results_to_stage4() {
     f.write("m7/b.md", "# 入院給付\n入院給付金の支払条件と給付金額。\n");
     let args = json!({"query": "入院給付金の支払条件", "manual_id": "m6", "use_cache": false});
     let plain = f.service();
-    let out = plain.find(args.clone()).expect("find");
-    let hits = plain.hits(json!({"trace_id": out.trace_id})).expect("hits");
+    let out = plain.find_json(args.clone()).expect("find");
+    let hits = plain
+        .hits_json(json!({"trace_id": out.trace_id}))
+        .expect("hits");
     assert_eq!(
         hits.manual_id.as_deref(),
         Some("m6"),
         "stage 3 found something: no expansion"
     );
     let corrective = f.service_with(|c| c.corrective.enabled = true);
-    let out = corrective.find(args).expect("find");
+    let out = corrective.find_json(args).expect("find");
     let hits = corrective
-        .hits(json!({"trace_id": out.trace_id}))
+        .hits_json(json!({"trace_id": out.trace_id}))
         .expect("hits");
     assert!(
         hits.manual_id.is_none(),

@@ -5,16 +5,18 @@
 
 mod common;
 
+use common::JsonTools;
+
 use baton_manuals::{ManualConfig, ManualErrorCode, ManualService, TOC_MAX_HEADINGS};
 use common::{code, write};
 use serde_json::json;
 
 fn top_path(s: &ManualService, query: &str) -> Option<String> {
     let found = s
-        .find(json!({"query": query, "manual_id": "m", "use_cache": false}))
+        .find_json(json!({"query": query, "manual_id": "m", "use_cache": false}))
         .expect("find");
     let hits = s
-        .hits(json!({"trace_id": found.trace_id, "limit": 1}))
+        .hits_json(json!({"trace_id": found.trace_id, "limit": 1}))
         .expect("hits");
     hits.items
         .first()
@@ -46,11 +48,13 @@ fn files_over_the_size_limit_are_skipped_with_a_warning_and_not_served() {
     s.build_index(&mut |_| {}).expect("build");
     assert!(s.take_index_warnings().is_empty());
     let found = s
-        .find(json!({"query": "手術給付金", "manual_id": "m", "use_cache": false}))
+        .find_json(json!({"query": "手術給付金", "manual_id": "m", "use_cache": false}))
         .expect("find");
-    let hits = s.hits(json!({"trace_id": found.trace_id})).expect("hits");
+    let hits = s
+        .hits_json(json!({"trace_id": found.trace_id}))
+        .expect("hits");
     assert!(hits.items.iter().all(|i| i["ref"]["path"] != "big.md"));
-    let read = s.read(json!({"ref": {"manual_id": "m", "path": "big.md"}}));
+    let read = s.read_json(json!({"ref": {"manual_id": "m", "path": "big.md"}}));
     assert_eq!(code(read), ManualErrorCode::Forbidden);
 }
 
@@ -75,9 +79,9 @@ fn a_fifo_is_skipped_with_a_warning_and_never_blocks() {
         "{warnings:?}"
     );
     // Reading it answers at once: it is no manual file.
-    let read = s.read(json!({"ref": {"manual_id": "m", "path": "pipe.md"}}));
+    let read = s.read_json(json!({"ref": {"manual_id": "m", "path": "pipe.md"}}));
     assert_eq!(code(read), ManualErrorCode::NotFound);
-    let scan = s.scan(json!({"manual_id": "m", "path": "pipe.md"}));
+    let scan = s.scan_json(json!({"manual_id": "m", "path": "pipe.md"}));
     assert_eq!(code(scan), ManualErrorCode::NotFound);
 }
 
@@ -98,7 +102,7 @@ fn manual_toc_is_paged_by_headings() {
     let mut pages = 0;
     loop {
         let toc = s
-            .toc(json!({"manual_id": "m", "offset": offset}))
+            .toc_json(json!({"manual_id": "m", "offset": offset}))
             .expect("toc");
         assert_eq!(toc.total_files, 5);
         let headings: usize = toc.items.iter().map(|i| i.headings.len()).sum();
@@ -118,7 +122,7 @@ fn manual_toc_is_paged_by_headings() {
         .map(|i| format!("## h{i}\nbody\n"))
         .collect();
     write(&root.join("big/one.md"), &text);
-    let toc = s.toc(json!({"manual_id": "big"})).expect("toc");
+    let toc = s.toc_json(json!({"manual_id": "big"})).expect("toc");
     assert_eq!(toc.items[0].headings.len(), TOC_MAX_HEADINGS);
     assert!(toc.items[0].headings_truncated);
     assert_eq!(toc.next_offset, None);
@@ -232,9 +236,9 @@ fn an_incrementally_updated_index_ranks_like_a_fresh_one() {
         ] {
             let ranked = |svc: &ManualService| -> Vec<(String, u64, f64)> {
                 let f = svc
-                    .find(json!({"query": q, "manual_id": "m", "use_cache": false}))
+                    .find_json(json!({"query": q, "manual_id": "m", "use_cache": false}))
                     .expect("find");
-                svc.hits(json!({"trace_id": f.trace_id, "limit": 20}))
+                svc.hits_json(json!({"trace_id": f.trace_id, "limit": 20}))
                     .expect("hits")
                     .items
                     .iter()

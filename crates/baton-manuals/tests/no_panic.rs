@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::JsonTools;
+
 use common::Fixture;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -53,20 +55,20 @@ proptest! {
     fn tools_never_panic_on_arbitrary_arguments(args in arb_json()) {
         let f = Fixture::new();
         let s = f.service();
-        let _ = s.ls(args.clone());
-        let _ = s.toc(args.clone());
-        let _ = s.find(args.clone());
-        let _ = s.hits(args.clone());
-        let _ = s.read(args.clone());
-        let _ = s.scan(args);
+        let _ = s.ls_json(args.clone());
+        let _ = s.toc_json(args.clone());
+        let _ = s.find_json(args.clone());
+        let _ = s.hits_json(args.clone());
+        let _ = s.read_json(args.clone());
+        let _ = s.scan_json(args);
     }
 
     #[test]
     fn find_never_panics_on_arbitrary_queries(query in "\\PC{1,60}") {
         let f = Fixture::new();
         let s = f.service();
-        if let Ok(out) = s.find(json!({"query": query})) {
-            let hits = s.hits(json!({"trace_id": out.trace_id, "kind": "gaps"}));
+        if let Ok(out) = s.find_json(json!({"query": query})) {
+            let hits = s.hits_json(json!({"trace_id": out.trace_id, "kind": "gaps"}));
             prop_assert!(hits.is_ok());
         }
     }
@@ -78,7 +80,7 @@ proptest! {
         let s = f.service();
         let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
         let total = normalized.chars().count() as u64;
-        let out = s.scan(json!({"manual_id": "m1", "path": "any.md", "cursor": start}));
+        let out = s.scan_json(json!({"manual_id": "m1", "path": "any.md", "cursor": start}));
         if start > total {
             prop_assert!(out.is_err());
         } else {

@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::JsonTools;
+
 use baton_manuals::ManualErrorCode as Code;
 use common::{Fixture, code, write};
 use serde_json::json;
@@ -18,12 +20,12 @@ fn dotdot_segments_are_out_of_scope() {
         "..\\secret.md",
     ] {
         assert_eq!(
-            code(s.scan(json!({"manual_id": "m1", "path": path}))),
+            code(s.scan_json(json!({"manual_id": "m1", "path": path}))),
             Code::OutOfScope,
             "{path}"
         );
         assert_eq!(
-            code(s.read(json!({"ref": {"manual_id": "m1", "path": path}}))),
+            code(s.read_json(json!({"ref": {"manual_id": "m1", "path": path}}))),
             Code::OutOfScope,
             "{path}"
         );
@@ -41,7 +43,7 @@ fn absolute_paths_are_out_of_scope() {
         "C:\\x.md".into(),
     ] {
         assert_eq!(
-            code(s.scan(json!({"manual_id": "m1", "path": path}))),
+            code(s.scan_json(json!({"manual_id": "m1", "path": path}))),
             Code::OutOfScope,
             "{path}"
         );
@@ -53,15 +55,15 @@ fn nul_bytes_are_invalid() {
     let f = Fixture::new();
     let s = f.service();
     assert_eq!(
-        code(s.scan(json!({"manual_id": "m1", "path": "rules.md\u{0}.txt"}))),
+        code(s.scan_json(json!({"manual_id": "m1", "path": "rules.md\u{0}.txt"}))),
         Code::InvalidPath
     );
     assert_eq!(
-        code(s.scan(json!({"manual_id": "m1\u{0}", "path": "rules.md"}))),
+        code(s.scan_json(json!({"manual_id": "m1\u{0}", "path": "rules.md"}))),
         Code::InvalidParameter
     );
     assert_eq!(
-        code(s.find(json!({"query": "a\u{0}b"}))),
+        code(s.find_json(json!({"query": "a\u{0}b"}))),
         Code::InvalidParameter
     );
 }
@@ -75,18 +77,18 @@ fn symlinked_file_pointing_outside_is_out_of_scope_and_never_indexed() {
     std::os::unix::fs::symlink(&outside, f.root.join("m1/link.md")).expect("symlink");
     let s = f.service();
     assert_eq!(
-        code(s.scan(json!({"manual_id": "m1", "path": "link.md"}))),
+        code(s.scan_json(json!({"manual_id": "m1", "path": "link.md"}))),
         Code::OutOfScope
     );
     assert_eq!(
-        code(s.read(json!({"ref": {"manual_id": "m1", "path": "link.md"}}))),
+        code(s.read_json(json!({"ref": {"manual_id": "m1", "path": "link.md"}}))),
         Code::OutOfScope
     );
     let found = s
-        .find(json!({"query": "社外秘", "expand_scope": false}))
+        .find_json(json!({"query": "社外秘", "expand_scope": false}))
         .expect("find");
     assert_eq!(found.summary.candidates, 0);
-    let listing = s.ls(json!({"id": "m1"})).expect("ls");
+    let listing = s.ls_json(json!({"id": "m1"})).expect("ls");
     assert!(listing.items.iter().all(|i| i.name != "link.md"));
 }
 
@@ -100,15 +102,18 @@ fn symlinked_directory_pointing_outside_is_out_of_scope() {
     std::os::unix::fs::symlink(&outside, f.root.join("evil")).expect("symlink");
     let s = f.service();
     assert_eq!(
-        code(s.scan(json!({"manual_id": "m1", "path": "escape/x.md"}))),
+        code(s.scan_json(json!({"manual_id": "m1", "path": "escape/x.md"}))),
         Code::OutOfScope
     );
     assert_eq!(
-        code(s.scan(json!({"manual_id": "evil", "path": "x.md"}))),
+        code(s.scan_json(json!({"manual_id": "evil", "path": "x.md"}))),
         Code::OutOfScope
     );
-    assert_eq!(code(s.ls(json!({"id": "m1/escape"}))), Code::OutOfScope);
-    let roots = s.ls(json!({})).expect("ls");
+    assert_eq!(
+        code(s.ls_json(json!({"id": "m1/escape"}))),
+        Code::OutOfScope
+    );
+    let roots = s.ls_json(json!({})).expect("ls");
     assert!(
         roots.items.iter().all(|i| i.id != "evil"),
         "symlinked manuals are not listed"
@@ -123,13 +128,16 @@ fn a_dangling_symlink_is_not_found_not_an_internal_error() {
         .expect("symlink");
     std::os::unix::fs::symlink("missing.md", f.root.join("m1/gone.md")).expect("symlink");
     let s = f.service();
-    assert_eq!(code(s.ls(json!({"id": "m1/dangling"}))), Code::NotFound);
     assert_eq!(
-        code(s.scan(json!({"manual_id": "m1", "path": "gone.md"}))),
+        code(s.ls_json(json!({"id": "m1/dangling"}))),
+        Code::NotFound
+    );
+    assert_eq!(
+        code(s.scan_json(json!({"manual_id": "m1", "path": "gone.md"}))),
         Code::NotFound
     );
     // The rest of the manual still works.
-    assert!(s.ls(json!({"id": "m1"})).is_ok());
+    assert!(s.ls_json(json!({"id": "m1"})).is_ok());
 }
 
 #[cfg(unix)]
@@ -140,7 +148,7 @@ fn symlink_inside_the_manual_is_readable() {
         .expect("symlink");
     let out = f
         .service()
-        .scan(json!({"manual_id": "m1", "path": "alias.md"}))
+        .scan_json(json!({"manual_id": "m1", "path": "alias.md"}))
         .expect("scan");
     assert!(out.text.starts_with("# 総則"));
 }
@@ -152,19 +160,19 @@ fn hidden_entries_are_forbidden_and_other_files_invalid() {
     f.write(".hidden/a.md", "# hidden manual\n");
     let s = f.service();
     assert_eq!(
-        code(s.scan(json!({"manual_id": "m1", "path": ".git/config.md"}))),
+        code(s.scan_json(json!({"manual_id": "m1", "path": ".git/config.md"}))),
         Code::Forbidden
     );
     assert_eq!(
-        code(s.scan(json!({"manual_id": ".hidden", "path": "a.md"}))),
+        code(s.scan_json(json!({"manual_id": ".hidden", "path": "a.md"}))),
         Code::Forbidden
     );
     assert_eq!(
-        code(s.scan(json!({"manual_id": "m1", "path": "notes.txt"}))),
+        code(s.scan_json(json!({"manual_id": "m1", "path": "notes.txt"}))),
         Code::InvalidPath
     );
     assert!(
-        s.ls(json!({}))
+        s.ls_json(json!({}))
             .expect("ls")
             .items
             .iter()
@@ -179,7 +187,7 @@ fn nfd_file_names_resolve_from_nfc_paths() {
     f.write("m1/か\u{3099}いド.md", "# 概要\n本文\n");
     let out = f
         .service()
-        .scan(json!({"manual_id": "m1", "path": "がいド.md"}))
+        .scan_json(json!({"manual_id": "m1", "path": "がいド.md"}))
         .expect("scan");
     assert!(out.text.starts_with("# 概要"));
 }

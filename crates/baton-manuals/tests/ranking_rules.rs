@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::JsonTools;
+
 use baton_manuals::{ManualConfig, ManualErrorCode, ManualService};
 use common::{code, write};
 use serde_json::{Value, json};
@@ -23,9 +25,9 @@ fn service(files: &[(&str, &str)]) -> (tempfile::TempDir, ManualService) {
 
 /// `path#start_line` of the ranked candidates.
 fn ranked(service: &ManualService, args: Value) -> Vec<String> {
-    let found = service.find(args).expect("find");
+    let found = service.find_json(args).expect("find");
     let hits = service
-        .hits(json!({"trace_id": found.trace_id, "limit": 100}))
+        .hits_json(json!({"trace_id": found.trace_id, "limit": 100}))
         .expect("hits");
     hits.items
         .iter()
@@ -190,9 +192,9 @@ fn required_terms_are_a_soft_filter_with_okurigana_variants() {
     // A term found nowhere filters nothing.
     let found = ranked(&s, args(json!(["存在しない語"])));
     assert_eq!(found.len(), 2);
-    let f = s.find(args(json!(["存在しない語"]))).expect("find");
+    let f = s.find_json(args(json!(["存在しない語"]))).expect("find");
     let trace = s
-        .hits(json!({"trace_id": f.trace_id, "kind": "candidates"}))
+        .hits_json(json!({"trace_id": f.trace_id, "kind": "candidates"}))
         .expect("hits");
     assert_eq!(trace.total, 2);
 }
@@ -200,7 +202,7 @@ fn required_terms_are_a_soft_filter_with_okurigana_variants() {
 #[test]
 fn required_terms_are_validated() {
     let (_d, s) = service(&[("a.md", "# a\ntext\n")]);
-    let call = |terms: Value| s.find(json!({"query": "text", "required_terms": terms}));
+    let call = |terms: Value| s.find_json(json!({"query": "text", "required_terms": terms}));
     assert_eq!(code(call(json!([]))), ManualErrorCode::InvalidParameter);
     assert_eq!(
         code(call(json!(["a", "b", "c"]))),

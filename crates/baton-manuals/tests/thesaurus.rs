@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::JsonTools;
+
 use std::path::Path;
 
 use baton_manuals::{ManualConfig, ManualService};
@@ -26,12 +28,12 @@ fn manuals(dir: &Path) -> std::path::PathBuf {
 
 /// The `path#title` of the best candidate for `query`, if any.
 fn top(service: &ManualService, query: &str) -> Option<String> {
-    service.ls(json!({})).expect("ls");
+    service.ls_json(json!({})).expect("ls");
     let found = service
-        .find(json!({"query": query, "manual_id": "help", "use_cache": false}))
+        .find_json(json!({"query": query, "manual_id": "help", "use_cache": false}))
         .expect("find");
     let hits = service
-        .hits(json!({"trace_id": found.trace_id, "limit": 1}))
+        .hits_json(json!({"trace_id": found.trace_id, "limit": 1}))
         .expect("hits");
     hits.items.first().map(|i| {
         format!(

@@ -1,5 +1,5 @@
 //! What every handler needs: the use-case [`Services`] (configuration, state
-//! store, workflow registry, event bus) plus the manual search service.
+//! store, workflow registry, event bus, run history, manual search).
 //! Built once per process; cheap to share. Derefs to [`Services`], so a
 //! handler passes `ctx` straight to a use case.
 
@@ -16,8 +16,6 @@ use crate::error::{ToolError, manual_error};
 pub struct AppContext {
     /// The use cases' services.
     pub services: Services,
-    /// The manual search service, opened on first use (it may index).
-    manuals: std::sync::OnceLock<Result<Arc<baton_manuals::ManualService>, ToolError>>,
 }
 
 impl std::ops::Deref for AppContext {
@@ -39,30 +37,21 @@ impl AppContext {
     pub fn new(config: Config, bus: Arc<EventBus>) -> AppContext {
         AppContext {
             services: Services::new(config, bus, env!("CARGO_PKG_VERSION")),
-            manuals: std::sync::OnceLock::new(),
         }
     }
 
     /// A context over already built services.
     pub fn with_services(services: Services) -> AppContext {
-        AppContext {
-            services,
-            manuals: std::sync::OnceLock::new(),
-        }
+        AppContext { services }
     }
 
     /// The manual service (seed 002), opened on first use with the
-    /// `MANUALS_ROOT`… environment resolved against the repository root.
+    /// `MANUALS_ROOT`… configuration resolved against the repository root;
+    /// the same one the use cases search for prompt references.
     pub fn manuals(&self) -> Result<Arc<baton_manuals::ManualService>, ToolError> {
-        self.manuals
-            .get_or_init(|| {
-                let config = baton_manuals::ManualConfig::from_env(&self.config.repo_root);
-                let service = baton_manuals::ManualService::open(config).map_err(manual_error)?;
-                for warning in service.startup_warnings() {
-                    tracing::warn!("manuals: {warning}");
-                }
-                Ok(Arc::new(service))
-            })
-            .clone()
+        self.services
+            .manuals
+            .service(&self.services.config)
+            .map_err(manual_error)
     }
 }

@@ -1,9 +1,17 @@
-//! A person's answer through the client itself: when `pipeline_next_action`
-//! stops at a question only a person may answer and the client declared the
-//! MCP elicitation capability, the server asks the client to ask its user
-//! (a form with the question's options and a text field for a revision).
-//! The answer goes through the same use case as `baton answer`, recorded as
-//! `person:elicitation`; the agent never sees or gives it.
+//! An answer through the client itself: when `pipeline_next_action` stops
+//! at a question only a person may answer, the client declared the MCP
+//! elicitation capability **and the person trusts that channel in their own
+//! configuration** (`[answers] trust = ["elicitation"]`,
+//! `baton_config::person`), the server asks the client to ask its user (a
+//! form with the question's options and a text field for a revision).
+//!
+//! The answer is the client's, not a person's channel: a client the agent
+//! starts can declare the capability and fill the form itself (and Claude
+//! Code's own Elicitation hook can answer without the person). It is
+//! recorded as `client:elicitation` and goes through the same use case as
+//! `baton answer`, where `baton_usecases::trust` counts it as the person's
+//! only because the person said so. Without that trust no form is sent:
+//! the question waits for the terminal or the dashboard.
 
 use std::sync::Arc;
 
@@ -12,7 +20,7 @@ use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::Peer;
 use serde_json::{Value, json};
 
-use baton_state::Actor;
+use baton_state::{Actor, Channel};
 use baton_usecases::pipeline::step::{AnswerArgs, NextArgs, answer_question, next_action};
 
 use crate::context::AppContext;
@@ -73,7 +81,9 @@ pub async fn answer_through_client(
     workspace: &str,
     mut reply: Value,
 ) -> Result<Value, ToolError> {
-    if !supported(peer) {
+    // Asked only where the person trusts the channel: otherwise the answer
+    // could not count, and the question waits for a person's channel.
+    if !supported(peer) || !ctx.person().trusts(Channel::Elicitation.as_str()) {
         return Ok(reply);
     }
     for _ in 0..MAX_QUESTIONS {
@@ -123,7 +133,7 @@ pub async fn answer_through_client(
                     workspace: ws.clone(),
                     answer,
                 },
-                Actor::person("elicitation"),
+                Actor::client(Channel::Elicitation),
             )?;
             let next = next_action(&svc, NextArgs::for_workspace(&ws))?;
             serde_json::to_value(next)

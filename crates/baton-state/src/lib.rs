@@ -25,9 +25,10 @@ pub mod store;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
-    Actor, AnswerRecord, CommandGuard, DecisionReason, Effort, FlowTemplate, HistoryAction,
-    HistoryEntry, HumanFeedback, OutstandingAction, PendingDecision, PhaseLogEntry, PhaseReport,
-    PhaseStatus, RepoBaseline, ReportMemo, SCHEMA_VERSION, Task, Who, WorkspaceState,
+    Actor, AnswerRecord, Channel, CommandGuard, DecisionReason, DefinitionPin, Effort,
+    FlowTemplate, HistoryAction, HistoryEntry, HumanFeedback, OutstandingAction, PendingDecision,
+    PhaseLogEntry, PhaseReport, PhaseStatus, PinSource, RepoBaseline, ReportMemo, SCHEMA_VERSION,
+    TamperNote, Task, Who, WorkspaceState,
 };
 /// A UTC timestamp, as stored in state.json.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;

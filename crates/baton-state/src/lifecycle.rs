@@ -131,6 +131,11 @@ impl<'a> Lifecycle<'a> {
         }
     }
 
+    /// The instant these operations are stamped with.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.now
+    }
+
     /// The same operations, recording `by` (e.g. `person:terminal`) in each
     /// history entry they write.
     pub fn by(self, by: &'a str) -> Lifecycle<'a> {

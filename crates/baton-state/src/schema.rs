@@ -31,6 +31,11 @@ pub struct WorkspaceState {
     pub baton_version: String,
     /// Id of the workflow definition this workspace runs.
     pub workflow: String,
+    /// The definition the run started with, pinned: a changed project
+    /// definition applies to new runs only. Absent in runs started before
+    /// pinning (they use the current definition, flagged as unpinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<DefinitionPin>,
     /// Workspace folder name without the `YYYYMMDD-` prefix.
     pub spec_name: String,
     /// The workspace, relative to the repository root when inside it.
@@ -44,9 +49,17 @@ pub struct WorkspaceState {
     /// Flow template light, standard or full.
     #[serde(default)]
     pub flow_template: Option<FlowTemplate>,
-    /// `--auto`: checkpoints may proceed without a person when reviews approve.
+    /// `--auto` was asked for: checkpoints may proceed without a person —
+    /// once the person granted it ([`WorkspaceState::auto_granted_by`], or
+    /// their own configuration). Asking alone grants nothing.
     #[serde(default)]
     pub auto_approve: bool,
+    /// Who granted `--auto` for this run (`auto:terminal`: `baton run` at a
+    /// terminal; `auto:driver`: `baton run` for a run it started itself).
+    /// Absent: not granted with the run (the person's configuration may
+    /// still allow it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_granted_by: Option<Actor>,
     /// `--nopr`: no pull request.
     #[serde(default)]
     pub skip_pr: bool,
@@ -131,6 +144,10 @@ pub struct WorkspaceState {
     /// Every answer to a question, with who gave it and through which channel.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<AnswerRecord>,
+    /// Changes to this file made outside baton that baton found and
+    /// handled (a person's question passed without an answer, reopened).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tampering: Vec<TamperNote>,
     /// What the repository held when the run started: the final commit never
     /// stages these files (they were not the run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,35 +186,182 @@ pub struct WorkspaceState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Who {
-    /// A person, through a channel the agent does not control.
+    /// A person, through one of a person's own channels ([`Channel::is_persons`]).
     Person,
     /// The agent (its MCP calls).
     Agent,
-    /// The `--auto` choice a person made when the run started.
+    /// The `--auto` choice a person made (at a terminal, for a run
+    /// `baton run` started, or in their own configuration).
     Auto,
+    /// The client's side of the connection, not the agent's calls and not
+    /// a person's channel (an `elicitation/create` answer): a client the
+    /// agent may control. It counts as the person only where the person
+    /// trusted that channel in their own configuration.
+    Client,
 }
 
-/// Who acted and through which channel (`terminal`, `dashboard`,
-/// `elicitation`, `mcp`, `driver`, `auto`).
+impl Who {
+    /// The wire name (`person`, `agent`, `auto`, `client`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Who::Person => "person",
+            Who::Agent => "agent",
+            Who::Auto => "auto",
+            Who::Client => "client",
+        }
+    }
+}
+
+/// The channel an answer or action came through. Recorded as its name;
+/// names this build does not know load as [`Channel::Other`] (older files
+/// keep loading, newer ones are kept as written).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(from = "String", into = "String")]
+#[schemars(with = "String")]
+pub enum Channel {
+    /// `baton answer` (or `baton run`) at a terminal.
+    Terminal,
+    /// A signed-in dashboard session.
+    Dashboard,
+    /// The person's own chat message in the client, recorded by the
+    /// client's prompt hook.
+    Prompt,
+    /// A chat round trip (Slack, webhook) to the person.
+    Chat,
+    /// An MCP `elicitation/create` form answered through the client.
+    Elicitation,
+    /// The agent's MCP calls.
+    Mcp,
+    /// `--auto` granted by `baton run` for a run it started itself.
+    Driver,
+    /// `--auto` allowed by the person's own configuration.
+    Config,
+    /// `--auto` as recorded before channels of grants were told apart.
+    Auto,
+    /// Any other name.
+    Other(String),
+}
+
+impl Channel {
+    /// The recorded name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Channel::Terminal => "terminal",
+            Channel::Dashboard => "dashboard",
+            Channel::Prompt => "prompt",
+            Channel::Chat => "chat",
+            Channel::Elicitation => "elicitation",
+            Channel::Mcp => "mcp",
+            Channel::Driver => "driver",
+            Channel::Config => "config",
+            Channel::Auto => "auto",
+            Channel::Other(name) => name,
+        }
+    }
+
+    /// Whether this is one of a person's own channels: the terminal, a
+    /// signed-in dashboard session, the person's chat message in the
+    /// client (`prompt`), a chat round trip. Anything else is the client's
+    /// or the agent's.
+    pub fn is_persons(&self) -> bool {
+        matches!(
+            self,
+            Channel::Terminal | Channel::Dashboard | Channel::Prompt | Channel::Chat
+        )
+    }
+}
+
+impl From<String> for Channel {
+    fn from(name: String) -> Channel {
+        match name.as_str() {
+            "terminal" => Channel::Terminal,
+            "dashboard" => Channel::Dashboard,
+            "prompt" => Channel::Prompt,
+            "chat" => Channel::Chat,
+            "elicitation" => Channel::Elicitation,
+            "mcp" => Channel::Mcp,
+            "driver" => Channel::Driver,
+            "config" => Channel::Config,
+            "auto" => Channel::Auto,
+            _ => Channel::Other(name),
+        }
+    }
+}
+
+impl From<&str> for Channel {
+    fn from(name: &str) -> Channel {
+        Channel::from(name.to_string())
+    }
+}
+
+impl From<Channel> for String {
+    fn from(c: Channel) -> String {
+        c.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who acted and through which channel, recorded with every answer:
+/// `person:terminal`, `person:dashboard`, `person:prompt`, `client:elicitation`,
+/// `agent:mcp`, `auto:driver`, … Whether an actor may answer a question is
+/// decided by `baton_usecases::trust`, never here.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Actor {
-    /// Person, agent or auto.
+    /// Person, agent, auto or client.
     pub who: Who,
     /// The channel.
-    pub channel: String,
-    /// In team mode, the machine (working copy, `host:folder`) whose
-    /// channel it was, when that is not the run's own machine (a person's
-    /// answer given on another machine's dashboard or terminal).
+    pub channel: Channel,
+    /// The client session it came through, when the channel has one (the
+    /// client's session id for `prompt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Team mode: the machine (working copy, `host:folder`) whose channel
+    /// it was, when that is not the run's own machine (a person's answer
+    /// given on another machine's dashboard or terminal, docs/team.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
 }
 
 impl Actor {
-    /// A person answering through `channel`.
-    pub fn person(channel: &str) -> Actor {
+    /// A person answering through `channel`. A channel that is not one of
+    /// a person's own ([`Channel::is_persons`]) makes a client's actor
+    /// instead: a person is never recorded for a channel the agent may
+    /// control.
+    pub fn person(channel: impl Into<Channel>) -> Actor {
+        let channel = channel.into();
+        let who = if channel.is_persons() {
+            Who::Person
+        } else {
+            Who::Client
+        };
         Actor {
-            who: Who::Person,
-            channel: channel.to_string(),
+            who,
+            channel,
+            session: None,
+            machine: None,
+        }
+    }
+
+    /// A person answering through `channel` in the client session `session`
+    /// (the prompt hook's record of the person's own message).
+    pub fn person_in_session(channel: impl Into<Channel>, session: &str) -> Actor {
+        Actor {
+            session: Some(session.to_string()),
+            ..Actor::person(channel)
+        }
+    }
+
+    /// The client's side of the connection (elicitation).
+    pub fn client(channel: impl Into<Channel>) -> Actor {
+        Actor {
+            who: Who::Client,
+            channel: channel.into(),
+            session: None,
             machine: None,
         }
     }
@@ -206,34 +370,68 @@ impl Actor {
     pub fn agent() -> Actor {
         Actor {
             who: Who::Agent,
-            channel: "mcp".into(),
+            channel: Channel::Mcp,
+            session: None,
             machine: None,
         }
     }
 
-    /// The person's `--auto` choice.
-    pub fn auto() -> Actor {
+    /// The person's `--auto` choice, granted through `channel`
+    /// ([`Channel::Terminal`], [`Channel::Driver`] or [`Channel::Config`]).
+    pub fn auto_via(channel: Channel) -> Actor {
         Actor {
             who: Who::Auto,
-            channel: "auto".into(),
+            channel,
+            session: None,
             machine: None,
         }
     }
 
-    /// `person:terminal`, `agent:mcp`, `auto:auto` — and for a channel of
-    /// another machine `person:dashboard@host:folder`: the form kept in
-    /// history.
+    /// `person:terminal`, `agent:mcp`, `auto:driver`, `client:elicitation` —
+    /// and for a channel of another machine of the team
+    /// `person:dashboard@host:folder`: the form kept in history and shown
+    /// to people.
     pub fn label(&self) -> String {
-        let who = match self.who {
-            Who::Person => "person",
-            Who::Agent => "agent",
-            Who::Auto => "auto",
-        };
         match &self.machine {
-            Some(m) => format!("{who}:{}@{m}", self.channel),
-            None => format!("{who}:{}", self.channel),
+            Some(m) => format!("{}:{}@{m}", self.who.as_str(), self.channel),
+            None => format!("{}:{}", self.who.as_str(), self.channel),
         }
     }
+}
+
+/// A change of `state.json` made outside baton, found and handled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TamperNote {
+    /// When baton found it.
+    pub at: DateTime<Utc>,
+    /// The person's question concerned.
+    pub phase: String,
+    /// What was found and what baton did.
+    pub message: String,
+}
+
+/// Where a pinned definition came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PinSource {
+    /// Embedded in the baton binary (the binary is its copy).
+    Builtin,
+    /// A project file (`.baton/workflows/…`): its text is kept with the run.
+    Project,
+}
+
+/// The workflow definition a run started with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DefinitionPin {
+    /// Built-in or project file.
+    pub source: PinSource,
+    /// The embedded file's name, or the project file's path.
+    pub file: String,
+    /// SHA-256 of the text, hex.
+    pub digest: String,
+    /// The project definition's text (absent for built-ins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// One answer to a question.
@@ -295,6 +493,10 @@ pub struct RepoBaseline {
     /// Paths (repository-relative) that were modified, staged or untracked.
     #[serde(default)]
     pub dirty: Vec<String>,
+    /// Still being read: the run's next change fills it in (the
+    /// confirmation call reads the repository off its reply's path).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pending: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -670,12 +872,14 @@ impl WorkspaceState {
             version: SCHEMA_VERSION,
             baton_version: baton_version.to_string(),
             workflow: workflow.to_string(),
+            definition: None,
             spec_name: spec_name.to_string(),
             workspace: workspace.to_string(),
             branch: None,
             effort: None,
             flow_template: None,
             auto_approve: false,
+            auto_granted_by: None,
             skip_pr: false,
             use_current_branch: false,
             branch_classified: false,
@@ -714,6 +918,7 @@ impl WorkspaceState {
             pending_decision: None,
             human_feedback: None,
             answers: Vec::new(),
+            tampering: Vec::new(),
             artifact_marks: BTreeMap::new(),
             action_seq: 0,
             outstanding_action: None,

@@ -37,8 +37,11 @@ pub const SEALED_FINAL_KEY: &str = "sealedFinal";
 /// `git status` or a commit. baton writes ignore files only inside its own
 /// folders.
 pub const IGNORE_FILE: &str = ".gitignore";
-/// What the workspace's ignore file lists.
-pub const IGNORE_CONTENT: &str = "# baton runtime files (locks, temporary and live state)\n.state.lock\n.state.live.json\n.state.json.*.tmp\n";
+/// What the workspace's ignore file lists: baton's runtime files, and the
+/// ignore file itself — it is never committed, so when the run's committed
+/// files leave with a branch switch, the runtime files it ignores stay
+/// ignored (no stray `.state.lock` in `git status`).
+pub const IGNORE_CONTENT: &str = "# baton runtime files (locks, temporary and live state), and this file\n.gitignore\n.state.lock\n.state.live.json\n.state.json.*.tmp\n";
 /// Longest accepted workspace name.
 pub const MAX_NAME_LEN: usize = 128;
 /// Largest `state.json` read (a guard against a runaway file). baton keeps
@@ -193,13 +196,30 @@ pub fn strip_date_prefix(name: &str) -> &str {
     }
 }
 
+/// What runs on a workspace's state, under its lock, before every change
+/// ([`StateStore::with_before_change`]).
+pub type BeforeChange = std::sync::Arc<dyn Fn(&WorkspaceRef, &mut WorkspaceState) + Send + Sync>;
+
 /// The workspaces under one specs root.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct StateStore {
     repo_root: PathBuf,
     specs_root: PathBuf,
     durability: Durability,
     lock_timeout: std::time::Duration,
+    before_change: Option<BeforeChange>,
+}
+
+impl std::fmt::Debug for StateStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateStore")
+            .field("repo_root", &self.repo_root)
+            .field("specs_root", &self.specs_root)
+            .field("durability", &self.durability)
+            .field("lock_timeout", &self.lock_timeout)
+            .field("before_change", &self.before_change.is_some())
+            .finish()
+    }
 }
 
 impl StateStore {
@@ -210,7 +230,17 @@ impl StateStore {
             specs_root: specs_root.to_path_buf(),
             durability: Durability::Background,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            before_change: None,
         }
+    }
+
+    /// Runs `hook` on the state read under the lock before every change
+    /// (before the change function, and whether it then refuses or not):
+    /// for what must be settled before a run moves on, such as a baseline
+    /// read off the reply's path (`baton-usecases::git`).
+    pub fn with_before_change(mut self, hook: BeforeChange) -> StateStore {
+        self.before_change = Some(hook);
+        self
     }
 
     /// How long a call waits for a workspace lock another call holds
@@ -503,6 +533,9 @@ impl StateStore {
             let mut jobs = Vec::new();
             if sealed {
                 jobs = self.repair_seal(ws, &state)?;
+            }
+            if let Some(hook) = &self.before_change {
+                hook(ws, &mut state);
             }
             let (value, finish) = change(&mut state, sealed).map_err(UpdateError::Rejected)?;
             // Workspaces made by older versions (or the Go server) get it on

@@ -11,6 +11,8 @@
 //!   identity and an initial commit, and the git calls tests make on it.
 //! * [`http`] — raw HTTP/1.1 against a real server (every header as given)
 //!   and a server process started for a test.
+//! * [`person`] — the person's own configuration (trusted channels, where
+//!   `--auto` is allowed) in a temporary folder.
 //! * [`postgres`] — a throwaway PostgreSQL cluster on a free loopback port
 //!   (run as an unprivileged user when the tests run as root).
 
@@ -20,4 +22,5 @@ pub mod clients;
 pub mod git;
 pub mod http;
 pub mod model;
+pub mod person;
 pub mod postgres;

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use baton_engine::guards::GuardViolation;
+use baton_engine::completion::guards::GuardViolation;
 use baton_state::{LifecycleError, StoreError, UpdateError};
 
 /// The closed set of error codes. Documented in `docs/errors.md`.

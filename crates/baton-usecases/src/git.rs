@@ -1,12 +1,31 @@
 //! What baton reads from git (never writes: commits and pushes are actions
 //! the agent executes): the repository's status, for the run's commit and
 //! for the baseline recorded when a run starts.
+//!
+//! The baseline (HEAD and every modified, staged or untracked path) is read
+//! by one `git status --porcelain=v2 --branch` run, and for a confirmed run
+//! it is read off the reply's path: the confirmation call starts the read
+//! on a thread of its own *before* it creates the run ([`start_baseline`]),
+//! records the run with its baseline pending, and answers without waiting.
+//! The first change of the run's state afterwards (in this process, the
+//! next call) takes the finished read under the workspace lock
+//! ([`settle_baseline`], the store's `before_change` hook). So the baseline
+//! is what the repository held before the run existed — taken before any
+//! action of the run was handed out, never after — and it reaches
+//! `state.json` with the run's next change, before anything consults it.
+//! When that read is not in this process (the process was killed, another
+//! process serves the run) the next change reads the repository then: a
+//! later read can only count more paths as "dirty before the run", so the
+//! run's commit never takes a file that was not the run's.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use baton_engine::pipeline::commit::{RepoStatus, parse_porcelain};
-use baton_state::RepoBaseline;
+use baton_engine::plan::commit::{RepoStatus, parse_porcelain};
+use baton_state::store::WorkspaceRef;
+use baton_state::{RepoBaseline, WorkspaceState};
 
 /// Most paths a baseline keeps (a repository with a huge untracked tree
 /// keeps the first ones; the rest are treated as the run's).
@@ -35,15 +54,411 @@ pub fn status(repo: &Path) -> Option<RepoStatus> {
     })
 }
 
-/// What the repository holds when a run starts: HEAD and the dirty paths.
+/// What the repository holds now: HEAD and the dirty paths (one `git
+/// status` run; `None` outside a git repository or without git).
 pub fn baseline(repo: &Path) -> Option<RepoBaseline> {
-    let status = status(repo)?;
-    let head = git(repo, &["rev-parse", "--verify", "-q", "HEAD"])
-        .map(|o| String::from_utf8_lossy(&o).trim().to_string())
-        .filter(|h| !h.is_empty());
-    let mut dirty = status.changed;
+    let out = git(
+        repo,
+        &[
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--branch",
+            "--untracked-files=all",
+        ],
+    )?;
+    let (head, mut dirty) = parse_porcelain_v2(&out);
     dirty.sort();
     dirty.dedup();
     dirty.truncate(MAX_BASELINE_PATHS);
-    Some(RepoBaseline { head, dirty })
+    Some(RepoBaseline {
+        head,
+        dirty,
+        pending: false,
+    })
+}
+
+/// HEAD (none before the first commit) and every path of
+/// `git status --porcelain=v2 -z --branch` output: changed, renamed or
+/// copied (both paths), unmerged and untracked entries.
+pub fn parse_porcelain_v2(output: &[u8]) -> (Option<String>, Vec<String>) {
+    let mut head = None;
+    let mut paths = Vec::new();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    // The path is what follows the first `n` space-separated fields.
+    let after_fields = |entry: &[u8], n: usize| -> Option<Vec<u8>> {
+        let mut rest = entry;
+        for _ in 0..n {
+            let space = rest.iter().position(|b| *b == b' ')?;
+            rest = &rest[space + 1..];
+        }
+        Some(rest.to_vec())
+    };
+    let mut fields = output.split(|b| *b == 0).filter(|f| !f.is_empty());
+    while let Some(entry) = fields.next() {
+        match entry.first() {
+            Some(b'#') => {
+                if let Some(oid) = entry.strip_prefix(b"# branch.oid ")
+                    && oid != b"(initial)"
+                {
+                    head = Some(text(oid));
+                }
+            }
+            // Ordinary: XY sub mH mI mW hH hI path.
+            Some(b'1') => paths.extend(after_fields(entry, 8).map(|p| text(&p))),
+            // Renamed or copied: XY sub mH mI mW hH hI Xscore path, then the original.
+            Some(b'2') => {
+                paths.extend(after_fields(entry, 9).map(|p| text(&p)));
+                if let Some(from) = fields.next() {
+                    paths.push(text(from));
+                }
+            }
+            // Unmerged: XY sub m1 m2 m3 mW h1 h2 h3 path.
+            Some(b'u') => paths.extend(after_fields(entry, 10).map(|p| text(&p))),
+            // Untracked (ignored files are not asked for).
+            Some(b'?') => paths.extend(after_fields(entry, 1).map(|p| text(&p))),
+            _ => {}
+        }
+    }
+    (head, paths)
+}
+
+/// A baseline read under way on its own thread.
+#[derive(Debug, Default)]
+struct Scan {
+    result: Mutex<Option<Option<RepoBaseline>>>,
+    done: Condvar,
+}
+
+impl Scan {
+    fn wait(&self) -> Option<RepoBaseline> {
+        let mut r = self.result.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(done) = r.as_ref() {
+                return done.clone();
+            }
+            r = self.done.wait(r).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Baseline reads of runs this process confirmed, by workspace folder,
+/// until the run's state has its baseline.
+fn scans() -> &'static Mutex<HashMap<PathBuf, Arc<Scan>>> {
+    static SCANS: OnceLock<Mutex<HashMap<PathBuf, Arc<Scan>>>> = OnceLock::new();
+    SCANS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The baseline of a run about to be created, being read.
+#[derive(Debug)]
+pub struct PendingBaseline(Arc<Scan>);
+
+/// Starts reading what the repository holds now, on a thread of its own.
+/// Call it before the run exists; hand the result to the run with
+/// [`PendingBaseline::attach`] once it does.
+pub fn start_baseline(repo: &Path) -> PendingBaseline {
+    let scan = Arc::new(Scan::default());
+    let filling = Arc::clone(&scan);
+    let repo = repo.to_path_buf();
+    let fill = move || {
+        let b = baseline(&repo);
+        *filling.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(b);
+        filling.done.notify_all();
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("baton-baseline".into())
+        .spawn(fill.clone())
+    {
+        // No thread: read it now.
+        tracing::debug!("no thread for the baseline ({e}); reading it now");
+        fill();
+    }
+    PendingBaseline(scan)
+}
+
+impl PendingBaseline {
+    /// The baseline a new run's state starts with: pending, filled in by
+    /// the run's next change.
+    pub fn placeholder() -> RepoBaseline {
+        RepoBaseline {
+            head: None,
+            dirty: Vec::new(),
+            pending: true,
+        }
+    }
+
+    /// Hands the read to the run in `ws` (created with [`Self::placeholder`]).
+    pub fn attach(self, ws: &WorkspaceRef) {
+        scans()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(ws.dir.clone(), self.0);
+    }
+}
+
+/// The store's `before_change` hook: a run whose baseline is pending gets
+/// it now, under the workspace lock — the read its confirmation started
+/// (waited for if still running), or, when this process has none, a read
+/// of the repository as it is now. The run's own workspace is never part
+/// of it.
+pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
+    let pending = state.repo_baseline.as_ref().is_some_and(|b| b.pending);
+    if !pending {
+        // Settled (by this process or another): forget any read kept for it.
+        let mut scans = scans().lock().unwrap_or_else(|p| p.into_inner());
+        if !scans.is_empty() {
+            scans.remove(&ws.dir);
+        }
+        return;
+    }
+    let scan = scans()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&ws.dir)
+        .cloned();
+    let read = match scan {
+        Some(scan) => scan.wait(),
+        None => baseline(repo_root),
+    };
+    let own = format!("{}/", ws.display);
+    state.repo_baseline = read.map(|mut b| {
+        b.dirty.retain(|p| !p.starts_with(&own));
+        b
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        run(dir.path(), &["init", "-q", "-b", "main"]);
+        run(dir.path(), &["config", "user.name", "t"]);
+        run(dir.path(), &["config", "user.email", "t@example.invalid"]);
+        dir
+    }
+
+    fn commit_all(dir: &Path) {
+        run(dir, &["add", "-A"]);
+        run(dir, &["commit", "-q", "-m", "c"]);
+    }
+
+    fn head(dir: &Path) -> String {
+        String::from_utf8(git(dir, &["rev-parse", "HEAD"]).unwrap())
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    /// The v1 paths (`status`) as the reference for the v2 reading.
+    fn v1(dir: &Path) -> Vec<String> {
+        let mut p = status(dir).unwrap().changed;
+        p.sort();
+        p.dedup();
+        p
+    }
+
+    #[test]
+    fn a_repository_without_commits_has_no_head_and_lists_untracked_files() {
+        let r = repo();
+        std::fs::create_dir(r.path().join("src")).unwrap();
+        std::fs::write(r.path().join("src/a.rs"), "a").unwrap();
+        std::fs::write(r.path().join("with space é.txt"), "b").unwrap();
+        let b = baseline(r.path()).unwrap();
+        assert_eq!(b.head, None);
+        assert_eq!(b.dirty, ["src/a.rs", "with space é.txt"]);
+        assert_eq!(b.dirty, v1(r.path()));
+    }
+
+    #[test]
+    fn modified_staged_deleted_renamed_untracked_but_never_ignored() {
+        let r = repo();
+        let p = r.path();
+        for f in ["keep.rs", "edit.rs", "stage.rs", "gone.rs", "old name.rs"] {
+            std::fs::write(p.join(f), format!("{f}\n")).unwrap();
+        }
+        std::fs::write(p.join(".gitignore"), "target/\n*.log\n").unwrap();
+        commit_all(p);
+        std::fs::write(p.join("edit.rs"), "edited\n").unwrap();
+        std::fs::write(p.join("stage.rs"), "staged\n").unwrap();
+        run(p, &["add", "stage.rs"]);
+        std::fs::remove_file(p.join("gone.rs")).unwrap();
+        run(p, &["mv", "old name.rs", "new\tname.rs"]);
+        std::fs::create_dir_all(p.join("target/debug")).unwrap();
+        std::fs::write(p.join("target/debug/out"), "x").unwrap();
+        std::fs::write(p.join("build.log"), "x").unwrap();
+        std::fs::create_dir_all(p.join("docs/deep")).unwrap();
+        std::fs::write(p.join("docs/deep/new.md"), "x").unwrap();
+        let b = baseline(p).unwrap();
+        assert_eq!(b.head.as_deref(), Some(head(p).as_str()));
+        assert_eq!(
+            b.dirty,
+            [
+                "docs/deep/new.md",
+                "edit.rs",
+                "gone.rs",
+                "new\tname.rs",
+                "old name.rs",
+                "stage.rs"
+            ]
+        );
+        assert_eq!(b.dirty, v1(p));
+    }
+
+    #[test]
+    fn detached_head_and_packed_refs_give_the_commit() {
+        let r = repo();
+        let p = r.path();
+        std::fs::write(p.join("a"), "1").unwrap();
+        commit_all(p);
+        let first = head(p);
+        std::fs::write(p.join("a"), "2").unwrap();
+        commit_all(p);
+        run(p, &["pack-refs", "--all"]);
+        assert!(
+            !p.join(".git/refs/heads/main").exists(),
+            "the ref is packed"
+        );
+        assert_eq!(baseline(p).unwrap().head, Some(head(p)));
+        run(p, &["checkout", "-q", "--detach", &first]);
+        let b = baseline(p).unwrap();
+        assert_eq!(b.head.as_deref(), Some(first.as_str()));
+        assert!(b.dirty.is_empty());
+    }
+
+    #[test]
+    fn a_linked_worktree_reads_its_own_head_and_changes() {
+        let r = repo();
+        let p = r.path();
+        std::fs::write(p.join("a"), "1").unwrap();
+        commit_all(p);
+        let wt = r.path().join("wt");
+        run(
+            p,
+            &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()],
+        );
+        std::fs::write(wt.join("a"), "changed in the worktree").unwrap();
+        std::fs::write(wt.join("b"), "new").unwrap();
+        std::fs::write(wt.join("c"), "c").unwrap();
+        run(&wt, &["add", "c"]);
+        run(&wt, &["commit", "-q", "-m", "side"]);
+        let b = baseline(&wt).unwrap();
+        assert_eq!(b.head, Some(head(&wt)));
+        assert_ne!(b.head, Some(head(p)));
+        assert_eq!(b.dirty, ["a", "b"]);
+        // The main checkout sees the worktree folder as one untracked
+        // entry (git does not descend into another checkout), as v1 does.
+        assert_eq!(baseline(p).unwrap().dirty, ["wt/"]);
+        assert_eq!(v1(p), ["wt/"]);
+    }
+
+    #[test]
+    fn outside_a_repository_there_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        // A folder of its own that no parent repository covers.
+        let ceiling = dir.path().to_str().unwrap().to_string();
+        let out = Command::new("git")
+            .args(["status", "--porcelain=v2"])
+            .current_dir(dir.path())
+            .env("GIT_CEILING_DIRECTORIES", &ceiling)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert_eq!(parse_porcelain_v2(b""), (None, Vec::new()));
+    }
+
+    #[test]
+    fn unmerged_paths_are_dirty() {
+        let out = b"# branch.oid 0123456789abcdef0123456789abcdef01234567\0# branch.head main\0u UU N... 100644 100644 100644 100644 aaaa bbbb cccc conflict file.txt\0? new.txt\0";
+        let (head, paths) = parse_porcelain_v2(out);
+        assert_eq!(
+            head.as_deref(),
+            Some("0123456789abcdef0123456789abcdef01234567")
+        );
+        assert_eq!(paths, ["conflict file.txt", "new.txt"]);
+    }
+
+    #[test]
+    fn a_pending_baseline_is_settled_from_the_read_started_before_the_run() {
+        let r = repo();
+        let p = r.path();
+        std::fs::write(p.join("a"), "1").unwrap();
+        commit_all(p);
+        std::fs::write(p.join("dirty-before"), "x").unwrap();
+        let pending = start_baseline(p);
+        let ws = WorkspaceRef {
+            name: "20260101-run".into(),
+            dir: p.join(".specs/20260101-run"),
+            display: ".specs/20260101-run".into(),
+        };
+        pending.attach(&ws);
+        let mut state = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "run",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        state.repo_baseline = Some(PendingBaseline::placeholder());
+        // The run's own files, and a file the run writes after it started.
+        std::fs::create_dir_all(&ws.dir).unwrap();
+        std::fs::write(ws.dir.join("request.md"), "x").unwrap();
+        settle_baseline(p, &ws, &mut state);
+        let b = state.repo_baseline.clone().unwrap();
+        assert!(!b.pending);
+        assert_eq!(b.head, Some(head(p)));
+        assert!(b.dirty.contains(&"dirty-before".to_string()));
+        assert!(
+            b.dirty
+                .iter()
+                .all(|d| !d.starts_with(".specs/20260101-run/"))
+        );
+        // Settled: a later change keeps it.
+        std::fs::write(p.join("written-by-the-run"), "x").unwrap();
+        settle_baseline(p, &ws, &mut state);
+        assert_eq!(state.repo_baseline.as_ref(), Some(&b));
+    }
+
+    #[test]
+    fn a_pending_baseline_this_process_did_not_start_is_read_now() {
+        let r = repo();
+        let p = r.path();
+        std::fs::write(p.join("a"), "1").unwrap();
+        commit_all(p);
+        std::fs::write(p.join("b"), "x").unwrap();
+        let ws = WorkspaceRef {
+            name: "20260101-other".into(),
+            dir: p.join(".specs/20260101-other"),
+            display: ".specs/20260101-other".into(),
+        };
+        let mut state = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "o",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        state.repo_baseline = Some(PendingBaseline::placeholder());
+        settle_baseline(p, &ws, &mut state);
+        let b = state.repo_baseline.unwrap();
+        assert!(!b.pending);
+        assert_eq!(b.dirty, ["b"]);
+    }
 }

@@ -261,6 +261,27 @@ pub fn agent_failed(
     Ok(())
 }
 
+/// What a run has used so far, as its agents reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Spent {
+    /// Tokens, all phases.
+    pub tokens: u64,
+    /// US dollars reported (phases whose client reported no cost count 0).
+    pub cost_usd: f64,
+}
+
+/// What the run `workspace` has used so far.
+pub fn spent(svc: &Services, workspace: &str) -> Result<Spent> {
+    check_text("workspace", workspace, 1024)?;
+    let ws = svc.store.resolve(workspace)?;
+    let state = svc.store.load(&ws)?;
+    let archived = state.history_archived.as_ref().map_or(0, |a| a.tokens);
+    Ok(Spent {
+        tokens: archived + state.phase_log.iter().map(|e| e.tokens).sum::<u64>(),
+        cost_usd: state.phase_log.iter().filter_map(|e| e.cost_usd).sum(),
+    })
+}
+
 /// What the agent of one phase may touch, as the workflow declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentScope {

@@ -11,8 +11,8 @@
 
 use baton_config::Config;
 use baton_engine::WorkspaceFiles;
+use baton_engine::completion::verdict::Severity;
 use baton_engine::pipeline::prompt::LearningBlock;
-use baton_engine::pipeline::verdict::Severity;
 /// The replies of the history use cases (the library's own types).
 pub use baton_history::{
     Basis, Dashboard, Estimate, Friction, Patterns, Reindexed, ReviewerPatterns, RunSummary,

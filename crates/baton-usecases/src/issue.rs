@@ -7,7 +7,7 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use baton_engine::report::{ReportEvidence, check_report};
+use baton_engine::completion::evidence::{ReportEvidence, check_report};
 use baton_engine::route::{Decision, decide, visits};
 use baton_engine::stats::{RunStats, run_stats};
 use baton_state::{Lifecycle, PhaseReport, Transition};
@@ -196,14 +196,14 @@ pub fn start_issue(svc: &Services, args: StartIssueArgs) -> Result<RunView> {
 /// `getCurrentPhase`.
 pub fn get_current_phase(svc: &Services, args: SelectArgs) -> Result<RunView> {
     let (ws, state) = select(svc, args.workspace.as_deref(), args.issue_number.as_deref())?;
-    let definition = svc.workflow(&state.workflow)?;
+    let definition = svc.run_definition(&state)?;
     Ok(view(svc, &ws, &state, &definition, Vec::new()))
 }
 
 /// `getWorkflowStatus`.
 pub fn get_workflow_status(svc: &Services, args: SelectArgs) -> Result<StatusReply> {
     let (ws, state) = select(svc, args.workspace.as_deref(), args.issue_number.as_deref())?;
-    let definition = svc.workflow(&state.workflow)?;
+    let definition = svc.run_definition(&state)?;
     let mut remaining = Vec::new();
     if !state.current_phase_status.is_terminal() {
         let mut cursor = state.current_phase.clone();
@@ -280,7 +280,7 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
     let succeeded = report.status == ReportStatus::Completed;
     let mut definition = None;
     let updated = svc.store.update(&ws, now, |state| -> Result<_, Error> {
-        let def = svc.workflow(&state.workflow)?;
+        let def = svc.run_definition(state)?;
         let lc = Lifecycle::new(&def, now);
         // Lifecycle checks first: right phase, in progress, workflow not ended.
         lc.ensure_running(state, "completePhase", &report.phase_name)
@@ -348,7 +348,7 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
         }
         // The visit is over: its artifacts must be written anew on the next.
         if let Some(p) = def.phase(&report.phase_name) {
-            baton_engine::pipeline::artifacts::mark(state, &disk, &p.artifacts);
+            baton_engine::completion::freshness::mark(state, &disk, &p.artifacts);
         }
         // Start the next piece of work right away, unless it waits for a person
         // or its loop limit is used up.

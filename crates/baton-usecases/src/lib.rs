@@ -27,15 +27,25 @@
 //! * [`notifications`] — which events a person is told about, and what.
 //! * [`team`] — team mode: the team database beside the files (writes,
 //!   one run per issue, other machines' runs, events, history, answers).
+//! * [`hooks`] — the agent clients' hooks: the bound run's scope on every
+//!   tool call, the stop guard, the person's answer typed in the chat.
+//! * [`pinning`] — a run keeps the workflow definition it started with.
+//! * [`tamper`] — a `state.json` changed outside baton, found and shown;
+//!   a person's question it skipped is asked again.
+//! * [`trust`] — who may answer a question: a person's channels, the
+//!   client's channels the person trusts, `--auto` the person granted.
 //! * [`headless`] — what the headless driver (`baton run`) records: its own
 //!   record (what drives a run, how to resume it), a failed agent, and the
 //!   scope of the phase an agent is started for.
+//! * [`elsewhere`] — ended runs whose files are on another branch (from the
+//!   run history), so `baton ls` keeps listing them.
 //! * [`guidance`] — what a person does next with a run, in words for a
 //!   person (resume and answer commands).
 
 #![warn(missing_docs)]
 
 mod after_write;
+pub mod elsewhere;
 pub mod error;
 pub mod events;
 pub mod files;
@@ -43,16 +53,21 @@ pub mod git;
 pub mod guidance;
 pub mod headless;
 pub mod history;
+pub mod hooks;
 pub mod issue;
 pub mod lazy_workflows;
+pub mod manuals;
 pub mod notifications;
 pub mod overview;
+pub mod pinning;
 pub mod pipeline;
 pub mod recovery;
 pub mod repo_profile;
 pub mod runs;
 pub mod show;
+pub mod tamper;
 pub mod team;
+pub mod trust;
 pub mod validate;
 pub mod workflows;
 
@@ -94,6 +109,13 @@ pub struct Services {
     /// Team mode (docs/team.md): the team database, opened on first use;
     /// off (nothing opened, nothing started) without `BATON_DATABASE_URL`.
     pub team: team::TeamLink,
+    /// The person's own settings (`~/.config/baton/config.toml`, outside
+    /// every repository), read on first use ([`Services::person`]).
+    person: std::sync::OnceLock<baton_config::PersonSettings>,
+    /// Pinned project definitions parsed so far, by digest.
+    pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
+    /// The project's manual search (seed 002), opened on first use.
+    pub manuals: manuals::Manuals,
 }
 
 impl Services {
@@ -107,7 +129,13 @@ impl Services {
                 (true, false) => baton_state::Durability::Background,
                 (true, true) => baton_state::Durability::BeforeReply,
             })
-            .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms));
+            .with_lock_timeout(std::time::Duration::from_millis(config.lock_timeout_ms))
+            .with_before_change({
+                // A run's baseline read off its confirmation's reply path
+                // reaches its state with its next change (`git`).
+                let repo_root = config.repo_root.clone();
+                std::sync::Arc::new(move |ws, state| git::settle_baseline(&repo_root, ws, state))
+            });
         let loaded = lazy_workflows::LoadedWorkflows::new(config.workflows_dir.clone());
         let workflows = lazy_workflows::Workflows(Arc::clone(&loaded));
         let history = history::open(&config, &workflows);
@@ -121,7 +149,52 @@ impl Services {
             version,
             history,
             team,
+            person: std::sync::OnceLock::new(),
+            pinned: std::sync::Mutex::default(),
+            manuals: manuals::Manuals::default(),
         }
+    }
+
+    /// The workflow definition `state`'s run follows: the one it was
+    /// pinned to when it started ([`pinning`]), never a project file
+    /// changed since.
+    pub fn run_definition(&self, state: &WorkspaceState) -> Result<Arc<WorkflowDefinition>> {
+        pinning::run_definition(self, state)
+    }
+
+    /// The pinned definition with `digest`, parsed by `parse` the first time.
+    pub(crate) fn pinned_definition(
+        &self,
+        digest: &str,
+        parse: impl FnOnce() -> Result<WorkflowDefinition>,
+    ) -> Result<Arc<WorkflowDefinition>> {
+        let mut cache = self.pinned.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(def) = cache.get(digest) {
+            return Ok(Arc::clone(def));
+        }
+        let def = Arc::new(parse()?);
+        cache.insert(digest.to_string(), Arc::clone(&def));
+        Ok(def)
+    }
+
+    /// The person's own settings (trusted channels, where `--auto` is
+    /// allowed), read once per process from their configuration folder
+    /// (`baton_config::person`). A file that cannot be used grants nothing
+    /// and is reported once in the log.
+    pub fn person(&self) -> &baton_config::PersonSettings {
+        self.person.get_or_init(|| {
+            let settings = baton_config::PersonSettings::load();
+            if let Some(problem) = &settings.problem {
+                tracing::warn!("the person's configuration grants nothing: {problem}");
+            }
+            settings
+        })
+    }
+
+    /// Uses `settings` as the person's (tests, and processes that read them
+    /// otherwise); ignored once [`Services::person`] has been read.
+    pub fn set_person(&self, settings: baton_config::PersonSettings) {
+        let _ = self.person.set(settings);
     }
 
     /// Opens the repository's event log (rotated JSONL, shared by every

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use baton_engine::guards::is_human_phase;
+use baton_engine::completion::guards::is_human_phase;
 use baton_engine::summary::phase_label;
 use baton_state::{HistoryAction, PhaseStatus, WorkspaceRef, WorkspaceState};
 use baton_workflow::{PerTask, PhaseKind, WorkflowDefinition};
@@ -336,7 +336,7 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
 
 /// The list row of one run.
 pub fn summary(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> RunSummary {
-    let definition = svc.workflows.get(&state.workflow);
+    let definition = svc.run_definition(state).ok();
     let total = definition.as_ref().map_or(0, |d| d.phases.len());
     let done = state
         .completed_phases
@@ -595,6 +595,42 @@ pub struct RunOverview {
     pub next_step: String,
     /// What a person may do now.
     pub actions: RunActions,
+    /// Whether the run can be trusted as recorded: tampering found, the
+    /// workflow definition it follows and what that lets the agent answer.
+    pub integrity: Integrity,
+}
+
+/// How far a run can be trusted as recorded (issue 19).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Integrity {
+    /// `state.json` was changed outside baton (now, or found before).
+    pub tampered: bool,
+    /// What was found, for people (oldest first).
+    pub tampering: Vec<String>,
+    /// The workflow definition the run follows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub definition: Option<crate::pinning::DefinitionView>,
+    /// What a person should know about that definition (it lets the agent
+    /// answer a question, it changed since the run started, …).
+    pub notes: Vec<String>,
+}
+
+/// The integrity of `state`'s run.
+pub fn integrity(svc: &Services, state: &WorkspaceState) -> Integrity {
+    let def = svc.run_definition(state).ok();
+    let tampering = crate::tamper::report(def.as_deref(), state);
+    let definition = crate::pinning::definition_view(svc, state);
+    let notes = definition
+        .as_ref()
+        .map(crate::pinning::definition_notes)
+        .unwrap_or_default();
+    Integrity {
+        tampered: !tampering.is_empty(),
+        tampering,
+        definition,
+        notes,
+    }
 }
 
 /// One run at a glance. `workspace` is the folder name, `.specs/<name>` or
@@ -607,7 +643,7 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
     }
     let ws = svc.store.resolve(workspace)?;
     let state = svc.store.load(&ws)?;
-    let definition = svc.workflow(&state.workflow)?;
+    let definition = svc.run_definition(&state)?;
     let summary = summary(svc, &ws, &state);
     let ended = state.current_phase_status.is_terminal();
     // The question, peeked read-only; a run that cannot be planned has none.
@@ -630,6 +666,7 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         }),
     );
     Ok(assemble(
+        svc,
         summary,
         &state,
         &definition,
@@ -652,12 +689,13 @@ fn remote_overview(svc: &Services, remote: crate::team::RemoteRun) -> Result<Run
             ),
         ));
     };
-    let definition = svc.workflow(&state.workflow)?;
+    let definition = svc.run_definition(&state)?;
     let summary = crate::team::remote_summary(svc, &remote);
     let question = remote.question().map(question_view);
     let next_step =
         crate::team::remote_next_step(&remote, question.as_ref().map(|q| &q.options[..]));
     Ok(assemble(
+        svc,
         summary,
         &state,
         &definition,
@@ -685,6 +723,7 @@ fn question_view(q: crate::pipeline::action::Question) -> QuestionView {
 }
 
 fn assemble(
+    svc: &Services,
     summary: RunSummary,
     state: &WorkspaceState,
     definition: &WorkflowDefinition,
@@ -724,6 +763,7 @@ fn assemble(
         timeline,
         totals,
         next_step,
+        integrity: integrity(svc, &state),
         summary,
     }
 }

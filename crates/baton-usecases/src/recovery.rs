@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use baton_engine::WorkspaceFiles;
-use baton_engine::guards;
+use baton_engine::completion::guards;
 use baton_engine::summary::next_step;
 use baton_events::EventKind;
 use baton_state::{Effort, FlowTemplate, Lifecycle, Transition, WorkspaceState};
@@ -226,19 +226,18 @@ pub fn phase_start(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply> {
         |lc, def, state, files| {
             guards::check_start(state, def, &args.phase)?;
             // A phase the run skips (its template, its flags) is never started.
-            let request = baton_engine::pipeline::next::request_meta(
-                &files.read("request.md").unwrap_or_default(),
-            );
-            if baton_engine::pipeline::next::effective_skips(def, state, &request)
-                .contains(&args.phase)
-            {
-                return Err(Error::from(baton_engine::guards::GuardViolation {
-                    rule: "phase_skipped",
-                    message: format!(
-                        "{} is skipped by this run (its effort, its flags or its source); it is not started",
-                        args.phase
-                    ),
-                }));
+            let request =
+                baton_engine::plan::request_meta(&files.read("request.md").unwrap_or_default());
+            if baton_engine::plan::effective_skips(def, state, &request).contains(&args.phase) {
+                return Err(Error::from(
+                    baton_engine::completion::guards::GuardViolation {
+                        rule: "phase_skipped",
+                        message: format!(
+                            "{} is skipped by this run (its effort, its flags or its source); it is not started",
+                            args.phase
+                        ),
+                    },
+                ));
             }
             Ok(lc.start(state, &args.phase)?)
         },
@@ -261,17 +260,17 @@ pub fn phase_complete(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply>
                 .phase(&args.phase)
                 .is_some_and(|p| p.kind.waits_for_human())
             {
-                baton_engine::gate::check_completion(def, state, &args.phase, files)?;
+                baton_engine::completion::check_completion(def, state, &args.phase, files)?;
             }
             // The lifecycle's own checks (current phase, status) come first so
             // the caller hears about the real problem before evidence details.
             let mut probe = state.clone();
             lc.complete(&mut probe, &args.phase)?;
-            baton_engine::gate::check_completion(def, state, &args.phase, files)?;
+            baton_engine::completion::check_completion(def, state, &args.phase, files)?;
             guards::check_complete(state, def, &args.phase, files)?;
             let transitions = lc.complete(state, &args.phase)?;
             if let Some(p) = def.phase(&args.phase) {
-                baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+                baton_engine::completion::freshness::mark(state, files, &p.artifacts);
             }
             Ok(transitions)
         },
@@ -291,7 +290,7 @@ pub fn phase_fail(svc: &Services, args: FailArgs) -> Result<LifecycleReply> {
         |lc, def, state, files| {
             let transitions = lc.fail(state, &args.phase, &message)?;
             if let Some(p) = def.phase(&args.phase) {
-                baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+                baton_engine::completion::freshness::mark(state, files, &p.artifacts);
             }
             Ok(transitions)
         },
@@ -323,13 +322,15 @@ pub fn skip_phase(svc: &Services, args: PhaseArgs) -> Result<LifecycleReply> {
                 || !p.verdicts.is_empty()
                 || p.per_task.is_some())
         {
-            return Err(Error::from(baton_engine::guards::GuardViolation {
-                rule: "gated_phase",
-                message: format!(
-                    "{} has a gate (artifacts, a verdict, per-task work or a person's answer) and is not skipped by a tool; do its work, or let a person decide at its question",
-                    args.phase
-                ),
-            }));
+            return Err(Error::from(
+                baton_engine::completion::guards::GuardViolation {
+                    rule: "gated_phase",
+                    message: format!(
+                        "{} has a gate (artifacts, a verdict, per-task work or a person's answer) and is not skipped by a tool; do its work, or let a person decide at its question",
+                        args.phase
+                    ),
+                },
+            ));
         }
         Ok(lc.skip(state, &args.phase)?)
     })
@@ -360,12 +361,14 @@ impl Forced {
     fn check(&self) -> Result<()> {
         let tool = self.tool;
         if !self.force {
-            return Err(Error::from(baton_engine::guards::GuardViolation {
-                rule: "recovery_only",
-                message: format!(
-                    "{tool} is a recovery tool for a person, not a step of the workflow: to move a run on, call pipeline_next_action (seed pipeline) or completePhase (issue and other workflows). To repair a run by hand, call {tool} again with force: true and a reason."
-                ),
-            }));
+            return Err(Error::from(
+                baton_engine::completion::guards::GuardViolation {
+                    rule: "recovery_only",
+                    message: format!(
+                        "{tool} is a recovery tool for a person, not a step of the workflow: to move a run on, call pipeline_next_action (seed pipeline) or completePhase (issue and other workflows). To repair a run by hand, call {tool} again with force: true and a reason."
+                    ),
+                },
+            ));
         }
         if self.reason.is_empty() {
             return Err(Error::invalid(
@@ -455,7 +458,7 @@ fn transition(
         }
         // A run whose definition has gone missing can still be abandoned
         // (abandoning needs no phase of it).
-        let def = match (svc.workflow(&state.workflow), forced) {
+        let def = match (svc.run_definition(state), forced) {
             (Ok(def), _) => def,
             (Err(_), None) => std::sync::Arc::new(placeholder(&state.workflow)),
             (Err(e), Some(_)) => return Err(e),

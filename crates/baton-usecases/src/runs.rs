@@ -112,6 +112,8 @@ pub fn start_run(
         now,
     );
     state.issue_number = issue_number;
+    // The run keeps the definition it starts with (crate::pinning).
+    state.definition = Some(crate::pinning::pin(svc, &definition.id)?);
     state.repo_baseline = crate::git::baseline(&svc.config.repo_root);
     // The first phase starts in the same write that creates the run: a kill
     // can never leave a run that exists but never started.

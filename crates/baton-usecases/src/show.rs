@@ -111,7 +111,7 @@ pub fn state_resume_info(svc: &Services, args: WorkspaceArgs) -> Result<ResumeIn
     check_text("workspace", &args.workspace, 1024)?;
     let ws = svc.store.resolve(&args.workspace)?;
     let state = svc.store.load(&ws)?;
-    let definition = svc.workflow(&state.workflow)?;
+    let definition = svc.run_definition(&state)?;
     Ok(resume_info(&state, &definition))
 }
 
@@ -147,7 +147,7 @@ pub fn workspace_list(svc: &Services, args: ListArgs) -> Result<ListReply> {
                 {
                     continue;
                 }
-                let definition = svc.workflows.get(&state.workflow);
+                let definition = svc.run_definition(&state).ok();
                 workspaces.push(row(&state, definition.as_deref()));
             }
             Err(e) => {

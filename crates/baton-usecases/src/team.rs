@@ -265,10 +265,11 @@ fn progress_done(state: &WorkspaceState) -> u32 {
 fn waits_for_person(svc: &Services, state: &WorkspaceState) -> bool {
     match state.current_phase_status {
         PhaseStatus::AwaitingHuman => true,
-        PhaseStatus::Pending => svc
-            .workflows
-            .get(&state.workflow)
-            .is_some_and(|d| baton_engine::guards::is_human_phase(&d, &state.current_phase)),
+        // The run's pinned definition (its state carries it), never the
+        // project's current file.
+        PhaseStatus::Pending => svc.run_definition(state).is_ok_and(|d| {
+            baton_engine::completion::guards::is_human_phase(&d, &state.current_phase)
+        }),
         _ => false,
     }
 }
@@ -865,7 +866,13 @@ pub fn answer_remote(
         ));
     };
     let id = team
-        .send_answer(&run.run, &question.name, answer, "person", &by.channel)
+        .send_answer(
+            &run.run,
+            &question.name,
+            answer,
+            "person",
+            by.channel.as_str(),
+        )
         .map_err(team_error)?;
     let status = team.wait_answer(id, ANSWER_WAIT).map_err(team_error)?;
     use baton_team::AnswerStatus;
@@ -886,7 +893,7 @@ pub fn answer_remote(
             workspace: run.id.clone(),
             question: question.name,
             answer: answer.to_string(),
-            by: remote_actor(&by.channel, &team.machine().label()).label(),
+            by: remote_actor(by.channel.as_str(), &team.machine().label()).label(),
             current_phase: run.run.phase.clone(),
             current_phase_status: run.run.status.clone(),
             next_step: format!(

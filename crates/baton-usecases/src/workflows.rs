@@ -142,7 +142,7 @@ pub fn workflow_stats(svc: &Services, args: StatsArgs) -> Result<StatsReply> {
         args.workflow.as_ref().is_none_or(|w| *w == s.workflow)
     })?
     .iter()
-    .map(|(_, s)| run_stats(s, svc.workflows.get(&s.workflow).as_deref()))
+    .map(|(_, s)| run_stats(s, svc.run_definition(s).ok().as_deref()))
     .collect();
     let by_workflow = aggregate(&runs);
     Ok(StatsReply { runs, by_workflow })

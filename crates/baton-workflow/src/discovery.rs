@@ -24,7 +24,9 @@ pub fn load_registry(dir: &Path) -> (Registry, LoadReport) {
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
-            p.is_file()
+            // A link is never followed (its target could be anything, and a
+            // parse error would quote it); FIFOs and devices are skipped.
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file())
                 && matches!(
                     p.extension().and_then(|e| e.to_str()),
                     Some("yaml" | "yml" | "json")
@@ -34,9 +36,9 @@ pub fn load_registry(dir: &Path) -> (Registry, LoadReport) {
     files.sort();
     for path in files {
         let name = path.display().to_string();
-        match std::fs::read_to_string(&path) {
+        match read_plain(&path) {
             Ok(text) => match parse_definition(&name, &text) {
-                Ok(def) => registry.insert(def, Source::File { path: name }),
+                Ok(def) => registry.insert_with_text(def, Source::File { path: name }, &text),
                 Err(mut diagnostics) => report.errors.append(&mut diagnostics),
             },
             Err(e) => report.errors.push(Diagnostic {
@@ -49,4 +51,31 @@ pub fn load_registry(dir: &Path) -> (Registry, LoadReport) {
         }
     }
     (registry, report)
+}
+
+/// Reads a definition file without following a link or blocking on a FIFO
+/// swapped in after the listing; at most 1 MiB.
+fn read_plain(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    const MAX_BYTES: u64 = 1024 * 1024;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut text = String::new();
+    file.take(MAX_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "larger than 1 MiB",
+        ));
+    }
+    Ok(text)
 }

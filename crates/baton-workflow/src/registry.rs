@@ -44,6 +44,8 @@ pub struct DefinitionError {
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     entries: BTreeMap<String, (Arc<WorkflowDefinition>, Source)>,
+    /// The text each definition was parsed from (runs pin it).
+    texts: BTreeMap<String, Arc<str>>,
 }
 
 impl Registry {
@@ -53,11 +55,12 @@ impl Registry {
         for (file, text) in BUILTIN {
             // Built-ins are tested to parse; a failure here is a build defect.
             match parse(file, text) {
-                Ok(def) => registry.insert(
+                Ok(def) => registry.insert_with_text(
                     def,
                     Source::Builtin {
                         file: (*file).to_string(),
                     },
+                    text,
                 ),
                 Err(e) => panic!("built-in workflow {file} is invalid: {e}"),
             }
@@ -65,9 +68,33 @@ impl Registry {
         registry
     }
 
+    /// The built-in definitions, parsed once per process.
+    pub fn builtin_shared() -> &'static Registry {
+        static BUILTINS: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+        BUILTINS.get_or_init(Registry::builtin)
+    }
+
     /// Adds or replaces a definition.
     pub fn insert(&mut self, def: WorkflowDefinition, source: Source) {
+        self.texts.remove(&def.id);
         self.entries.insert(def.id.clone(), (Arc::new(def), source));
+    }
+
+    /// Adds or replaces a definition parsed from `text` (kept: a run pins
+    /// the definition it started with by its text).
+    pub fn insert_with_text(&mut self, def: WorkflowDefinition, source: Source, text: &str) {
+        self.texts.insert(def.id.clone(), Arc::from(text));
+        self.entries.insert(def.id.clone(), (Arc::new(def), source));
+    }
+
+    /// The text the definition `id` was parsed from, when known.
+    pub fn text(&self, id: &str) -> Option<Arc<str>> {
+        self.texts.get(id).cloned()
+    }
+
+    /// Where the definition `id` came from.
+    pub fn source(&self, id: &str) -> Option<&Source> {
+        self.entries.get(id).map(|(_, s)| s)
     }
 
     /// The definition with `id`.

@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "support/past_runs.rs"]
+mod past_runs;
+use past_runs::write_past_runs;
+
 struct Server {
     child: Child,
     stdin: ChildStdin,
@@ -714,167 +718,6 @@ fn median(samples: &[f64]) -> f64 {
     let mut s = samples.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     percentile(&s, 0.5)
-}
-
-/// Writes `n` ended forge runs under `specs`: state (phases with history,
-/// tokens, durations, a design revision now and then), request, design,
-/// a design review with findings and, for every third run, a summary with
-/// an improvement report. Requests and designs draw on one vocabulary, so
-/// runs share some words but not all.
-fn write_past_runs(specs: &std::path::Path, n: usize) {
-    use baton_state::{
-        Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseLogEntry, PhaseStatus,
-        WorkspaceState,
-    };
-    const WORDS: [&str; 40] = [
-        "login",
-        "session",
-        "token",
-        "cache",
-        "export",
-        "report",
-        "invoice",
-        "payment",
-        "search",
-        "index",
-        "upload",
-        "profile",
-        "settings",
-        "notification",
-        "email",
-        "webhook",
-        "queue",
-        "worker",
-        "scheduler",
-        "migration",
-        "schema",
-        "api",
-        "endpoint",
-        "client",
-        "server",
-        "config",
-        "logging",
-        "metrics",
-        "dashboard",
-        "permission",
-        "timeout",
-        "retry",
-        "billing",
-        "checkout",
-        "ログイン",
-        "セッション",
-        "タイムアウト",
-        "検索",
-        "請求書",
-        "通知",
-    ];
-    const FINDINGS: [&str; 6] = [
-        "Missing error handling for the {}",
-        "No test covers the {} path",
-        "The {} is not documented",
-        "Inconsistent naming in the {} module",
-        "The {} leaks a connection on failure",
-        "Unchecked input in the {}",
-    ];
-    std::fs::create_dir_all(specs).unwrap();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut rnd = |m: usize| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % m as u64) as usize
-    };
-    let base: chrono::DateTime<chrono::Utc> = "2024-01-01T00:00:00Z".parse().unwrap();
-    for i in 0..n {
-        let mut words = |k: usize| {
-            (0..k)
-                .map(|_| WORDS[rnd(WORDS.len())])
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let request = words(12);
-        let design = format!("# Design\n\n{}\n", words(120));
-        let name = format!("2024{:04}-run-{i}", i % 10_000);
-        let dir = specs.join(&name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let t0 = base + chrono::Duration::hours(i as i64 * 2);
-        let mut state = WorkspaceState::fresh(
-            "forge",
-            "phase-1",
-            &name,
-            &format!(".specs/{name}"),
-            "bench",
-            t0,
-        );
-        let effort = [Effort::S, Effort::M, Effort::L][rnd(3)];
-        state.effort = Some(effort);
-        state.flow_template = Some(FlowTemplate::for_effort(effort));
-        let mut minute = 0;
-        let revise = rnd(4) == 0;
-        let mut phases = vec!["phase-1", "phase-2", "phase-3", "phase-3b"];
-        if revise {
-            phases.extend(["phase-3", "phase-3b"]);
-        }
-        phases.extend(["phase-4", "phase-5", "phase-6", "phase-7", "final-summary"]);
-        for phase in phases {
-            let ms = 30_000 + rnd(600_000) as u64;
-            state.history.push(HistoryEntry {
-                at: t0 + chrono::Duration::minutes(minute),
-                phase: phase.into(),
-                action: HistoryAction::Start,
-                detail: None,
-                by: None,
-            });
-            minute += 1 + (ms / 60_000) as i64;
-            state.history.push(HistoryEntry {
-                at: t0 + chrono::Duration::minutes(minute),
-                phase: phase.into(),
-                action: HistoryAction::Complete,
-                detail: None,
-                by: None,
-            });
-            state.phase_log.push(PhaseLogEntry {
-                phase: phase.into(),
-                tokens: 2_000 + rnd(40_000) as u64,
-                duration_ms: ms,
-                model: if phase == "phase-3" { "opus" } else { "sonnet" }.into(),
-                timestamp: t0 + chrono::Duration::minutes(minute),
-                tasks: Vec::new(),
-                cost_usd: None,
-            });
-        }
-        if rnd(10) == 0 {
-            state.current_phase_status = PhaseStatus::Abandoned;
-        } else {
-            state.current_phase = "completed".into();
-            state.current_phase_status = PhaseStatus::Completed;
-        }
-        state.timestamps.last_updated = t0 + chrono::Duration::minutes(minute);
-        std::fs::write(dir.join("state.json"), state.to_json()).unwrap();
-        std::fs::write(
-            dir.join("request.md"),
-            format!("---\nsource_type: text\n---\n\n{request}\n"),
-        )
-        .unwrap();
-        std::fs::write(dir.join("design.md"), design).unwrap();
-        let mut review = String::from("# Review\n\n## Verdict: APPROVE\n\n");
-        for k in 0..rnd(4) {
-            let severity = if rnd(3) == 0 { "CRITICAL" } else { "MINOR" };
-            let text = FINDINGS[rnd(FINDINGS.len())].replace("{}", WORDS[rnd(WORDS.len())]);
-            review.push_str(&format!("**{}. [{severity}] {text}**\n\n", k + 1));
-        }
-        std::fs::write(dir.join("review-design.md"), review).unwrap();
-        if i % 3 == 0 {
-            std::fs::write(
-                dir.join("summary.md"),
-                format!(
-                    "# Summary\n\n## Improvement Report\n\n### AI Agent Support\n- The {} command was hard to find — add it to CLAUDE.md\n",
-                    WORDS[rnd(WORDS.len())]
-                ),
-            )
-            .unwrap();
-        }
-    }
 }
 
 /// Server-side durations (`duration_ms` of outgoing transcript entries) of

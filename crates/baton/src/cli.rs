@@ -84,6 +84,37 @@ prints the lines to add to ~/.codex/config.toml.")]
         #[arg(long, value_enum, default_value = "claude")]
         client: crate::init_cmd::Client,
     },
+    /// Turn the agent client's hooks off (or on again) for one run: `baton enforce off <workspace> [reason]`.
+    #[command(after_help = "\
+A person's choice, in a terminal: it is recorded in the run's state.json (who, when, why).
+While it is off, the hooks of Claude Code, Codex and Cursor let the agent do anything for that
+run; baton's own gates (the MCP tools, person-only questions) still hold.
+
+Examples:
+  baton enforce off .specs/20260401-fix-auth the test suite needs to write fixtures
+  baton enforce on .specs/20260401-fix-auth")]
+    Enforce {
+        /// off or on.
+        #[arg(value_parser = ["off", "on"])]
+        switch: String,
+        /// The run's workspace (.specs/…).
+        workspace: String,
+        /// Why (recorded).
+        reason: Vec<String>,
+    },
+    /// The hook command of the agent clients: your client runs it on its events (`baton init` installs it); see docs/clients.md.
+    #[command(after_help = "\
+Reads the client's JSON on stdin and answers in the client's own format. Claude Code and Codex
+events: pre-tool-use, post-tool-use, user-prompt-submit, stop, subagent-stop, session-start.
+Cursor (--client cursor): before-shell-execution, before-mcp-execution, pre-tool-use,
+after-file-edit, before-submit-prompt, stop.")]
+    Hook {
+        /// The event (see below).
+        event: String,
+        /// Whose contract: claude, codex or cursor.
+        #[arg(long, value_enum, default_value = "claude")]
+        client: crate::hook_cmd::HookClient,
+    },
     /// Workflow definitions: list them, show one's phases, check your own files, print the format.
     Workflow {
         #[command(subcommand)]
@@ -129,6 +160,12 @@ Examples:
         /// Where the work goes: current (the branch you are on) or new (a new branch). Default: a new branch from the default branch, the current branch elsewhere.
         #[arg(long, value_name = "current|new", value_parser = crate::driver::BranchChoice::parse)]
         branch: Option<crate::driver::BranchChoice>,
+        /// Stop for you once the agents have reported this many US dollars (default: [budget] max_cost_usd in baton.toml).
+        #[arg(long, value_name = "USD", value_parser = crate::driver::parse_max_cost)]
+        max_cost: Option<f64>,
+        /// Stop for you once the agents have reported this many tokens (default: [budget] max_tokens in baton.toml).
+        #[arg(long, value_name = "N", value_parser = crate::driver::parse_max_tokens)]
+        max_tokens: Option<u64>,
     },
     /// Run a complete pipeline in a throwaway git repository with a scripted agent (no LLM, no network).
     Demo {
@@ -349,6 +386,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = Config::load(&overrides)?;
             crate::workflow_cmd::run(&config, command_to(command))
         }
+        Command::Enforce {
+            switch,
+            workspace,
+            reason,
+        } => {
+            let config = Config::load(&overrides)?;
+            crate::enforce_cmd::run(config, &workspace, switch == "on", &reason)
+        }
+        Command::Hook { event, client } => Ok(crate::hook_cmd::run(client, &event, &overrides)),
         Command::Init { client } => {
             let config = Config::load(&overrides)?;
             crate::init_cmd::run(&config, client)
@@ -372,6 +418,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             nopr,
             agent,
             branch,
+            max_cost,
+            max_tokens,
         } => {
             // Checked before anything is opened or written.
             let agent = crate::agents::Agent::parse(&agent, std::env::var_os("PATH").as_deref())?;
@@ -392,6 +440,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 nopr,
                 agent,
                 branch: branch.unwrap_or_default(),
+                budget: baton_config::Budget {
+                    max_cost_usd: max_cost.or(svc.config.budget.max_cost_usd),
+                    max_tokens: max_tokens.or(svc.config.budget.max_tokens),
+                },
             };
             let ran = crate::driver::run(&svc, &repo, &opts);
             if let Some(n) = notifier {

@@ -84,6 +84,7 @@ fn drive(dir: &Path, effort: &str) -> anyhow::Result<()> {
             nopr: true,
             agent: Agent::Scripted,
             branch: crate::driver::BranchChoice::New,
+            budget: baton_config::Budget::default(),
         },
     )?;
     println!("{} ({} actions)", outcome.summary, outcome.actions);

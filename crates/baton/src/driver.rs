@@ -12,9 +12,10 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
 
-use baton_state::{Actor, Who};
+use baton_state::Actor;
 use baton_usecases::Services;
 use baton_usecases::headless::{self, AgentFailure, AgentScope, resume_command, shell_word};
+use baton_usecases::trust::{self, AutoGrant};
 
 pub use crate::agents::Agent;
 use crate::agents::{Usage, claude, codex};
@@ -23,6 +24,7 @@ use baton_usecases::pipeline::action::{
 };
 use baton_usecases::pipeline::init;
 use baton_usecases::pipeline::step::{self, NextArgs};
+use baton_usecases::pipeline::usage::AgentUsage;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -39,6 +41,49 @@ pub struct RunOptions {
     pub agent: Agent,
     /// Which branch the run works on.
     pub branch: BranchChoice,
+    /// What the run may spend before it stops for the person.
+    pub budget: baton_config::Budget,
+}
+
+/// Parses `--max-cost`: US dollars above 0.
+pub fn parse_max_cost(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "--max-cost takes an amount of US dollars above 0, e.g. 2.50 (got {text:?})"
+        )),
+    }
+}
+
+/// Parses `--max-tokens`: a whole number above 0 (`_` and `,` allowed).
+pub fn parse_max_tokens(text: &str) -> Result<u64, String> {
+    match text.trim().replace(['_', ','], "").parse::<u64>() {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err(format!(
+            "--max-tokens takes a whole number of tokens above 0, e.g. 500000 (got {text:?})"
+        )),
+    }
+}
+
+/// Why the budget stops the run, when it does: a line for a person.
+fn over_budget(budget: &baton_config::Budget, spent: &headless::Spent) -> Option<String> {
+    if let Some(max) = budget.max_cost_usd
+        && spent.cost_usd >= max
+    {
+        return Some(format!(
+            "the run has used ${:.2} of its ${max:.2} budget",
+            spent.cost_usd
+        ));
+    }
+    if let Some(max) = budget.max_tokens
+        && spent.tokens >= max
+    {
+        return Some(format!(
+            "the run has used {} of its {} tokens",
+            spent.tokens, max
+        ));
+    }
+    None
 }
 
 /// `--branch`: where a new run's work goes.
@@ -118,14 +163,41 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
     if let Some(errors) = &init.errors {
         bail!("{}", errors.join("; "));
     }
-    let ws = match (&init.resume_mode, &init.workspace) {
+    let (ws, started_here) = match (&init.resume_mode, &init.workspace) {
         (Some(_), Some(ws)) => {
             say(&format!("resuming {ws}"));
-            ws.clone()
+            (ws.clone(), false)
         }
-        _ => create(svc, repo, &init, opts, current_branch.as_deref())?,
+        _ => (
+            create(svc, repo, &init, opts, current_branch.as_deref())?,
+            true,
+        ),
     };
     say(&format!("workspace {ws}"));
+    // --auto is the person's: granted for a run this command started
+    // itself, or at a terminal; never for someone else's run from a
+    // program (trust::AutoGrant).
+    let grant = match (opts.auto, started_here) {
+        (false, _) => None,
+        (true, true) => Some(AutoGrant::for_run_started_here()),
+        (true, false) => AutoGrant::at_terminal(),
+    };
+    let auto_by = match grant {
+        Some(grant) => {
+            let by = grant.actor();
+            trust::grant_auto(svc, &ws, grant).map_err(|e| failed("--auto", e))?;
+            Some(by)
+        }
+        None => {
+            if opts.auto {
+                say(&format!(
+                    "--auto is not used: {ws} was not started by this command and no terminal is attached; its questions wait for a person (baton answer, or the dashboard)"
+                ));
+            }
+            None
+        }
+    };
+    let auto = auto_by.is_some();
     let agent_label = opts.agent.label();
     headless::begin_driving(svc, &ws, &agent_label).map_err(|e| failed("baton run", e))?;
     let resume = resume_command(&ws, &agent_label);
@@ -144,6 +216,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                 return Err(failed("pipeline_next_action", e));
             }
         };
+
         show_reply(&reply);
         next = NextArgs::for_workspace(&ws);
         // A report names its action: applied once, even if sent twice.
@@ -169,6 +242,22 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                 });
             }
             Action::SpawnAgent(spawn) => {
+                let spent = headless::spent(svc, &ws).map_err(|e| failed("baton run", e))?;
+                if let Some(why) = over_budget(&opts.budget, &spent) {
+                    stop(&why);
+                    say(&format!(
+                        "\n{why}; it stops here for you to decide before {} starts.\nTo go on, resume it with a higher limit (--max-cost USD, --max-tokens N, or [budget] in baton.toml):\n  {resume} --max-cost {:.2}\nor abandon it:\n  baton answer {} abandon",
+                        reply.current_phase,
+                        (spent.cost_usd * 2.0).max(opts.budget.max_cost_usd.unwrap_or(1.0) * 2.0),
+                        shell_word(&ws)
+                    ));
+                    return Ok(RunOutcome {
+                        workspace: ws,
+                        summary: why,
+                        actions: count,
+                        waits_for_person: true,
+                    });
+                }
                 let t = Instant::now();
                 let usage = match spawn_agents(svc, repo, &ws, spawn, &opts.agent) {
                     Ok(usage) => usage,
@@ -200,15 +289,29 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                     }
                 };
                 let ms = t.elapsed().as_millis() as u64;
+                let total = Usage::sum(usage.iter().map(|(_, u)| u));
                 say(&format!(
                     "  ✓ {:.1}s{}",
                     ms as f64 / 1000.0,
-                    usage_note(&usage)
+                    usage_note(&total)
                 ));
                 next.previous_action_complete = Some(true);
                 next.previous_duration_ms = Some(ms);
-                next.previous_tokens = Some(usage.tokens);
-                next.previous_model = Some(usage.model.unwrap_or_else(|| "unknown".into()));
+                next.previous_tokens = Some(total.tokens);
+                next.previous_model = Some(total.model.unwrap_or_else(|| "unknown".into()));
+                // Per agent, as its client reported it: a fan-out is
+                // recorded per task, each step with its cost.
+                next.previous_usage = Some(
+                    usage
+                        .into_iter()
+                        .map(|(task, u)| AgentUsage {
+                            task,
+                            tokens: u.tokens,
+                            cost_usd: u.cost_usd,
+                            model: Some(u.model.unwrap_or_else(|| "unknown".into())),
+                        })
+                        .collect(),
+                );
             }
             Action::Exec(exec_action) => {
                 let t = Instant::now();
@@ -224,7 +327,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
             Action::Checkpoint(question) | Action::HumanGate(question) => {
                 // The person at this terminal answers (or their --auto
                 // choice does): never the agent command.
-                let Some(given) = answer(question, opts.auto, &mut retried)? else {
+                let Some(given) = answer(question, auto, &mut retried)? else {
                     stop("waits for a person's answer");
                     say(&waiting_message(&ws, question, &resume));
                     return Ok(RunOutcome {
@@ -235,15 +338,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                     });
                 };
                 say(&format!("  → {given}"));
-                let by = if opts.auto {
-                    Actor {
-                        who: Who::Auto,
-                        channel: "driver".into(),
-                        machine: None,
-                    }
-                } else {
-                    Actor::person("terminal")
-                };
+                let by = auto_by.clone().unwrap_or_else(|| Actor::person("terminal"));
                 step::answer_question(
                     svc,
                     step::AnswerArgs {
@@ -518,13 +613,16 @@ impl From<anyhow::Error> for AgentStop {
     }
 }
 
+/// One agent's usage: its task and what it reported.
+type JobUsage = (Option<String>, Usage);
+
 fn spawn_agents(
     svc: &Services,
     repo: &Path,
     ws: &str,
     spawn: &SpawnAgent,
     agent: &Agent,
-) -> Result<Usage, AgentStop> {
+) -> Result<Vec<JobUsage>, AgentStop> {
     let jobs = jobs(ws, spawn);
     let scope = match agent {
         Agent::Claude(_) | Agent::Codex(_) => Some(
@@ -533,10 +631,15 @@ fn spawn_agents(
         ),
         _ => None,
     };
-    let results: Vec<Result<Usage, AgentStop>> = std::thread::scope(|s| {
+    let results: Vec<Result<JobUsage, AgentStop>> = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .iter()
-            .map(|job| s.spawn(|| run_agent(repo, job, &spawn.prompt, agent, scope.as_ref())))
+            .map(|job| {
+                s.spawn(|| {
+                    run_agent(repo, job, &spawn.prompt, agent, scope.as_ref())
+                        .map(|u| (job.task.clone(), u))
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -546,11 +649,7 @@ fn spawn_agents(
             })
             .collect()
     });
-    let mut usages = Vec::new();
-    for r in results {
-        usages.push(r?);
-    }
-    Ok(Usage::sum(&usages))
+    results.into_iter().collect()
 }
 
 /// The last lines of an agent's error output.
@@ -657,7 +756,12 @@ fn run_agent(
     let mut child = command
         .spawn()
         .with_context(|| format!("starting the agent ({})", agent.label()))?;
-    let task_prompt = prompt_for(job, prompt);
+    let section = job.task.as_deref().and_then(|id| {
+        let dir = output.parent()?;
+        let text = std::fs::read_to_string(dir.join("tasks.md")).ok()?;
+        task_section(&text, id)
+    });
+    let task_prompt = prompt_for(job, prompt, section.as_deref());
     let writer = child.stdin.take().map(|mut stdin| {
         std::thread::spawn(move || {
             // An agent that does not read its prompt closes the pipe; that is its choice.
@@ -746,15 +850,36 @@ fn last_message_file(output: &Path) -> PathBuf {
 }
 
 /// The prompt one agent gets: the step's prompt, and for one task of a
-/// fan-out, which task is its own.
-fn prompt_for(job: &AgentJob, prompt: &str) -> String {
-    match &job.task {
-        Some(task) if !prompt.contains(&format!("task {task}")) => format!(
-            "{prompt}\n\n## Your task\n\nYou work on task {task} only; other agents work on the other tasks at the same time. Write your report to `{}`.\n",
-            job.output
-        ),
-        _ => prompt.to_string(),
+/// fan-out, which task is its own — its id, and its section of `tasks.md`
+/// (title, files, acceptance criteria) when the workspace has one.
+fn prompt_for(job: &AgentJob, prompt: &str, section: Option<&str>) -> String {
+    let Some(task) = &job.task else {
+        return prompt.to_string();
+    };
+    let mut out = format!(
+        "{prompt}\n\n## Your task\n\nYou work on task {task} only; other agents work on the other tasks at the same time, so change only what your task needs. Write your report to `{}`.\n",
+        job.output
+    );
+    if let Some(section) = section {
+        out.push_str(&format!(
+            "\nTask {task} as tasks.md states it (its title, files and acceptance criteria):\n\n{}\n",
+            section.trim_end()
+        ));
     }
+    out
+}
+
+/// Task `id`'s section of a tasks.md text: from its `## Task N:` heading to
+/// the next `## ` heading.
+fn task_section(tasks_md: &str, id: &str) -> Option<String> {
+    let mut lines = tasks_md.lines();
+    let start = lines.by_ref().find(|l| {
+        l.strip_prefix("## Task ")
+            .and_then(|rest| rest.split_once(':'))
+            .is_some_and(|(n, _)| n.trim().trim_start_matches('0') == id.trim_start_matches('0'))
+    })?;
+    let body: Vec<&str> = lines.take_while(|l| !l.starts_with("## ")).collect();
+    Some(format!("{start}\n{}", body.join("\n")))
 }
 
 fn exec(repo: &Path, action: &Exec) -> anyhow::Result<i64> {
@@ -888,8 +1013,21 @@ mod tests {
             inputs: Vec::new(),
             output: ".specs/x/impl-2.md".into(),
         };
-        let p = prompt_for(&job, "Implement the tasks.");
+        let tasks = "# Tasks\n\n## Task 1: Core\n\nfiles:\n- a.rs\n\n## Task 2: API [parallel]\n\n**AC-1:** GET /hello answers 200\n\nfiles:\n- src/api.rs\n\n## Task 3: CLI\n";
+        let section = task_section(tasks, "2").unwrap();
+        assert_eq!(
+            section,
+            "## Task 2: API [parallel]\n\n**AC-1:** GET /hello answers 200\n\nfiles:\n- src/api.rs\n"
+        );
+        let p = prompt_for(&job, "Implement the tasks.", Some(&section));
         assert!(p.contains("You work on task 2 only"), "{p}");
         assert!(p.contains("`.specs/x/impl-2.md`"), "{p}");
+        assert!(
+            p.contains("GET /hello answers 200") && p.contains("src/api.rs"),
+            "{p}"
+        );
+        assert!(!p.contains("Task 3: CLI"), "{p}");
+        assert_eq!(task_section(tasks, "7"), None);
+        assert_eq!(prompt_for(&AgentJob { task: None, ..job }, "P", None), "P");
     }
 }

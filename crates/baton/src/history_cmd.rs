@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::anyhow;
 use baton_config::Config;
-use baton_engine::pipeline::verdict::Severity;
+use baton_engine::completion::verdict::Severity;
 use baton_history::{Basis, Dashboard};
 use baton_usecases::Services;
 use baton_usecases::history as uc;

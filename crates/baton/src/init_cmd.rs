@@ -1,13 +1,20 @@
-//! `baton init`: registers baton with agent clients in this repository —
-//! merges a `baton` server into `.mcp.json` (Claude Code) and/or
-//! `.cursor/mcp.json` (Cursor), and prints the Codex snippet. Other servers
-//! in those files are kept; a file that is not valid JSON is never rewritten.
-//! It also installs the orchestrator skill (the loop contract) as a slash
-//! command: `.claude/commands/baton-pipeline.md` and/or
-//! `.cursor/commands/baton-pipeline.md`; an existing file that differs is
-//! kept (the person may have edited it).
+//! `baton init`: sets up baton for agent clients in this repository — the
+//! MCP registration, the hooks that enforce a bound run's scope inside the
+//! client (`baton hook`), the pipeline's sub-agents where the client has
+//! them, and the /baton-pipeline command. Every file is merged: other
+//! servers, the person's own hooks and other keys are kept; a second run
+//! changes nothing; a file that does not parse is never rewritten.
+//!
+//! The files are meant to be committed, so they name the command `baton`
+//! (found on each developer's `PATH`), never this machine's path to it.
+//!
+//! * Claude Code: `.mcp.json`, `.claude/settings.json` (hooks),
+//!   `.claude/agents/*.md`, `.claude/commands/baton-pipeline.md`.
+//! * Codex: `.codex/config.toml` (`[mcp_servers.baton]`), `.codex/hooks.json`.
+//! * Cursor: `.cursor/mcp.json`, `.cursor/hooks.json`,
+//!   `.cursor/commands/baton-pipeline.md` (no Claude front matter).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -15,14 +22,14 @@ use serde_json::{Map, Value, json};
 
 use baton_config::Config;
 
-/// Which clients to register.
+/// Which clients to set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Client {
-    /// Claude Code: `.mcp.json` at the repository root.
+    /// Claude Code.
     Claude,
-    /// Cursor: `.cursor/mcp.json`.
+    /// Cursor.
     Cursor,
-    /// Codex: prints the `config.toml` snippet.
+    /// Codex.
     Codex,
     /// All of them.
     All,
@@ -32,80 +39,152 @@ pub enum Client {
 /// installs (the /baton-pipeline command needs the pipeline tools only).
 pub const SERVE_ARGS: [&str; 3] = ["serve", "--tools", "pipeline"];
 
-/// Registers baton for `client` in the repository.
+/// The command the files name: `baton` on the developer's `PATH`.
+pub const COMMAND: &str = "baton";
+
+/// Claude Code's hook events and the matcher baton uses for each.
+const CLAUDE_HOOKS: &[(&str, Option<&str>, &str)] = &[
+    ("PreToolUse", Some("*"), "pre-tool-use"),
+    ("PostToolUse", Some("mcp__baton__.*|Bash"), "post-tool-use"),
+    ("UserPromptSubmit", None, "user-prompt-submit"),
+    ("Stop", None, "stop"),
+    ("SubagentStop", None, "subagent-stop"),
+    ("SessionStart", None, "session-start"),
+];
+
+/// Codex's hook events (0.169.0: PreToolUse runs for shell, apply_patch
+/// and MCP tools).
+const CODEX_HOOKS: &[(&str, Option<&str>, &str)] = &[
+    ("PreToolUse", Some("*"), "pre-tool-use"),
+    ("PostToolUse", Some("*"), "post-tool-use"),
+    ("UserPromptSubmit", None, "user-prompt-submit"),
+    ("Stop", None, "stop"),
+    ("SessionStart", None, "session-start"),
+];
+
+/// Cursor's hook events.
+const CURSOR_HOOKS: &[(&str, &str)] = &[
+    ("beforeShellExecution", "before-shell-execution"),
+    ("beforeMCPExecution", "before-mcp-execution"),
+    ("afterMCPExecution", "after-mcp-execution"),
+    ("preToolUse", "pre-tool-use"),
+    ("afterFileEdit", "after-file-edit"),
+    ("beforeSubmitPrompt", "before-submit-prompt"),
+    ("stop", "stop"),
+];
+
+/// Sets up baton for `client` in the repository.
 pub fn run(config: &Config, client: Client) -> anyhow::Result<ExitCode> {
-    let exe = std::env::current_exe().context("locating the baton binary")?;
-    let command = exe.display().to_string();
-    if matches!(client, Client::Claude | Client::All) {
-        let path = config.repo_root.join(".mcp.json");
-        merge(&path, &command, true)?;
-        println!("registered baton in {}", path.display());
-        install_skill(&config.repo_root.join(".claude/commands"))?;
+    let root = &config.repo_root;
+    if !root.join(".git").exists() {
+        println!(
+            "warning: {} is not a git repository. baton's runs commit their work with git; run `git init` here (or run baton init in your repository) before the first run.",
+            root.display()
+        );
     }
-    if matches!(client, Client::Cursor | Client::All) {
-        let path = config.repo_root.join(".cursor/mcp.json");
-        merge(&path, &command, false)?;
-        println!("registered baton in {}", path.display());
-        install_skill(&config.repo_root.join(".cursor/commands"))?;
+    let mut next: Vec<String> = Vec::new();
+    if matches!(client, Client::Claude | Client::All) {
+        merge_mcp(&root.join(".mcp.json"), true)?;
+        merge_hooks_claude_style(&root.join(".claude/settings.json"), CLAUDE_HOOKS, "")?;
+        install_agents(&root.join(".claude/agents"))?;
+        install_text(
+            &root.join(".claude/commands/baton-pipeline.md"),
+            baton_workflow::agents::PIPELINE_SKILL,
+            "the /baton-pipeline command",
+        )?;
+        next.push("Claude Code: start `claude` here, approve the `baton` MCP server when it asks (it is in .mcp.json), then type `/baton-pipeline <what to do>`.".into());
     }
     if matches!(client, Client::Codex | Client::All) {
-        println!(
-            "add to ~/.codex/config.toml (or .codex/config.toml in a trusted project):\n\n[mcp_servers.baton]\ncommand = {}\nargs = [{}]\n",
-            toml_string(&command),
-            SERVE_ARGS.map(toml_string).join(", ")
-        );
-        println!(
-            "for the pipeline command, save the skill as ~/.codex/prompts/baton-pipeline.md:\n  baton init --client claude writes it to .claude/commands/baton-pipeline.md; copy that file"
-        );
+        merge_codex_config(&root.join(".codex/config.toml"))?;
+        merge_hooks_claude_style(
+            &root.join(".codex/hooks.json"),
+            CODEX_HOOKS,
+            "--client codex ",
+        )?;
+        next.push("Codex: trust this project when Codex asks (it reads .codex/config.toml and .codex/hooks.json only in trusted projects), then ask it to run the baton pipeline on your task; the loop is in .claude/commands/baton-pipeline.md (`baton init --client claude` writes it).".into());
     }
+    if matches!(client, Client::Cursor | Client::All) {
+        merge_mcp(&root.join(".cursor/mcp.json"), false)?;
+        merge_cursor_hooks(&root.join(".cursor/hooks.json"))?;
+        install_text(
+            &root.join(".cursor/commands/baton-pipeline.md"),
+            baton_workflow::agents::strip_front_matter(baton_workflow::agents::PIPELINE_SKILL),
+            "the /baton-pipeline command",
+        )?;
+        next.push("Cursor: enable the `baton` MCP server in Cursor's settings, then type `/baton-pipeline <what to do>` in the agent chat.".into());
+    }
+    println!();
+    match which_baton() {
+        Some(path) => println!(
+            "These files name the command `baton`; on this machine it is {}. Commit them so your team gets the same setup (each developer needs `baton` on their PATH).",
+            path
+        ),
+        None => println!(
+            "These files name the command `baton`, which is not on your PATH yet: install it (e.g. `cargo install --path crates/baton` in baton's repository, or copy the binary into a folder on your PATH), then commit these files so your team gets the same setup."
+        ),
+    }
+    println!("\nNext:");
+    for line in &next {
+        println!("  - {line}");
+    }
+    println!(
+        "  - While a run works, answer its questions in the chat (`approve`, `revise: <what to change>`), with `baton answer <workspace> <option>` in your terminal, or on the dashboard (`baton dashboard`)."
+    );
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the pipeline skill into `dir` unless a different file is there.
-fn install_skill(dir: &Path) -> anyhow::Result<()> {
-    let path = dir.join("baton-pipeline.md");
-    let skill = baton_workflow::agents::PIPELINE_SKILL;
-    match std::fs::read_to_string(&path) {
-        Ok(existing) if existing == skill => {
-            println!("{} is up to date", path.display());
-        }
-        Ok(_) => {
-            println!(
-                "kept {} (it differs from this version's skill; delete it and run baton init again to reinstall)",
-                path.display()
-            );
-        }
-        Err(_) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            std::fs::write(&path, skill).with_context(|| format!("writing {}", path.display()))?;
-            println!(
-                "installed the /baton-pipeline command in {}",
-                path.display()
-            );
-        }
-    }
-    Ok(())
+fn which_baton() -> Option<String> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(COMMAND))
+        .find(|p| p.is_file())
+        .map(|p| p.display().to_string())
 }
 
-fn toml_string(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
-/// Adds or updates `mcpServers.baton` in the JSON file at `path`.
-pub fn merge(path: &Path, command: &str, with_type: bool) -> anyhow::Result<()> {
-    let mut doc: Map<String, Value> = match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Map::new(),
+/// Reads a JSON object file; a missing or empty file is an empty object.
+fn read_object(path: &Path) -> anyhow::Result<Map<String, Value>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => Ok(Map::new()),
         Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(map)) => map,
+            Ok(Value::Object(map)) => Ok(map),
             Ok(_) => anyhow::bail!(
                 "{} does not hold a JSON object; not changed",
                 path.display()
             ),
             Err(e) => anyhow::bail!("{} is not valid JSON ({e}); not changed", path.display()),
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// Writes `text` to `path` through a temporary file and a rename; reports
+/// whether it changed.
+fn write_if_changed(path: &Path, text: &str, what: &str) -> anyhow::Result<()> {
+    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+        println!("{} is up to date ({what})", path.display());
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let tmp = path.with_extension("baton-tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+    println!("wrote {} ({what})", path.display());
+    Ok(())
+}
+
+fn pretty(doc: Map<String, Value>) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(&Value::Object(doc))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Adds or updates `mcpServers.baton` in the JSON file at `path`.
+pub fn merge_mcp(path: &Path, with_type: bool) -> anyhow::Result<()> {
+    let mut doc = read_object(path)?;
     let servers = doc
         .entry("mcpServers")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -115,19 +194,162 @@ pub fn merge(path: &Path, command: &str, with_type: bool) -> anyhow::Result<()> 
             path.display()
         );
     };
-    let mut entry = json!({"command": command, "args": SERVE_ARGS});
+    let mut entry = json!({"command": COMMAND, "args": SERVE_ARGS});
     if with_type {
         entry["type"] = json!("stdio");
     }
     servers.insert("baton".into(), entry);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
+    write_if_changed(path, &pretty(doc)?, "the baton MCP server")
+}
+
+/// Merges baton's hook entries into a Claude-style hooks file
+/// (`{"hooks": {"Event": [{"matcher": …, "hooks": [{"type": "command",
+/// "command": …}]}]}}`): an entry that already runs baton's command for the
+/// event is kept as is; everything else in the file stays.
+fn merge_hooks_claude_style(
+    path: &Path,
+    events: &[(&str, Option<&str>, &str)],
+    client_flag: &str,
+) -> anyhow::Result<()> {
+    let mut doc = read_object(path)?;
+    let hooks = doc
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(hooks) = hooks else {
+        anyhow::bail!("{}: hooks is not an object; not changed", path.display());
+    };
+    for (event, matcher, arg) in events {
+        let command = format!("{COMMAND} hook {client_flag}{arg}");
+        let list = hooks
+            .entry(event.to_string())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(list) = list else {
+            anyhow::bail!(
+                "{}: hooks.{event} is not a list; not changed",
+                path.display()
+            );
+        };
+        let present = list.iter().any(|group| {
+            group["hooks"]
+                .as_array()
+                .is_some_and(|hs| hs.iter().any(|h| h["command"] == command.as_str()))
+        });
+        if present {
+            continue;
+        }
+        let mut group = json!({"hooks": [{"type": "command", "command": command, "timeout": 30}]});
+        if let Some(m) = matcher {
+            group["matcher"] = json!(m);
+        }
+        list.push(group);
     }
-    let mut text = serde_json::to_string_pretty(&Value::Object(doc))?;
-    text.push('\n');
-    let tmp: PathBuf = path.with_extension("json.baton-tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+    write_if_changed(path, &pretty(doc)?, "baton's hooks")
+}
+
+/// Merges baton's entries into `.cursor/hooks.json` (`{"version": 1,
+/// "hooks": {"event": [{"command": …}]}}`).
+fn merge_cursor_hooks(path: &Path) -> anyhow::Result<()> {
+    let mut doc = read_object(path)?;
+    doc.entry("version").or_insert(json!(1));
+    let hooks = doc
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(hooks) = hooks else {
+        anyhow::bail!("{}: hooks is not an object; not changed", path.display());
+    };
+    for (event, arg) in CURSOR_HOOKS {
+        let command = format!("{COMMAND} hook --client cursor {arg}");
+        let list = hooks
+            .entry(event.to_string())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(list) = list else {
+            anyhow::bail!(
+                "{}: hooks.{event} is not a list; not changed",
+                path.display()
+            );
+        };
+        if !list.iter().any(|h| h["command"] == command.as_str()) {
+            list.push(json!({"command": command}));
+        }
+    }
+    write_if_changed(path, &pretty(doc)?, "baton's hooks")
+}
+
+/// Adds `[mcp_servers.baton]` to `.codex/config.toml` unless a table of
+/// that name is there (the rest of the file is kept byte for byte).
+fn merge_codex_config(path: &Path) -> anyhow::Result<()> {
+    let existing = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    if existing.lines().any(|l| {
+        let l = l.trim();
+        l == "[mcp_servers.baton]" || l == "[mcp_servers.\"baton\"]"
+    }) {
+        println!(
+            "{} already registers baton ([mcp_servers.baton] kept as it is)",
+            path.display()
+        );
+        return Ok(());
+    }
+    let mut text = existing.clone();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "[mcp_servers.baton]\ncommand = \"{COMMAND}\"\nargs = [{}]\n",
+        SERVE_ARGS.map(|a| format!("\"{a}\"")).join(", ")
+    ));
+    write_if_changed(path, &text, "the baton MCP server")
+}
+
+/// Writes the pipeline's agents as Claude Code sub-agent definitions
+/// (`name`, `description`, the instructions); a file that differs is kept.
+fn install_agents(dir: &Path) -> anyhow::Result<()> {
+    for (name, text) in baton_workflow::agents::BUILTIN_AGENTS {
+        let description = text
+            .lines()
+            .skip(1)
+            .take_while(|l| *l != "---")
+            .find_map(|l| l.strip_prefix("description:"))
+            .map(|d| d.trim().to_string())
+            .unwrap_or_else(|| format!("baton pipeline agent {name}"));
+        let body = baton_workflow::agents::strip_front_matter(text);
+        let file = format!(
+            "---\nname: {name}\ndescription: {}\n---\n\n{body}",
+            yaml_string(&description)
+        );
+        install_text(
+            &dir.join(format!("{name}.md")),
+            &file,
+            "a pipeline sub-agent",
+        )?;
+    }
+    Ok(())
+}
+
+fn yaml_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Writes `text` at `path` unless a different file is there (the person
+/// may have edited it).
+fn install_text(path: &Path, text: &str, what: &str) -> anyhow::Result<()> {
+    match std::fs::read_to_string(path) {
+        Ok(existing) if existing == text => {
+            println!("{} is up to date ({what})", path.display());
+        }
+        Ok(_) => {
+            println!(
+                "kept {} (it differs from this version's; delete it and run baton init again to reinstall)",
+                path.display()
+            );
+        }
+        Err(_) => write_if_changed(path, text, what)?,
+    }
     Ok(())
 }

@@ -162,15 +162,19 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
     if let Some(p) = &list.team_problem {
         eprintln!("baton: other machines' runs are not listed: {p}");
     }
+    // Ended runs whose folder left with their branch: still listed, from
+    // the run history (which stays across checkouts).
+    let elsewhere = baton_usecases::elsewhere::runs_elsewhere(&svc);
     if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "workspaces": list.workspaces,
+                "elsewhere": elsewhere,
                 "unreadable": problems.iter().map(|(w, e)| serde_json::json!({"workspace": w, "error": e})).collect::<Vec<_>>(),
             }))?
         );
-    } else if list.workspaces.is_empty() && problems.is_empty() {
+    } else if list.workspaces.is_empty() && problems.is_empty() && elsewhere.is_empty() {
         println!(
             "No runs yet in {}. Start one with `baton run \"what to do\" --agent claude`, \
              your agent's /baton-pipeline, or see one with `baton demo`.",
@@ -190,6 +194,21 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
         print!("{}", table_where(&rows, &machines, columns));
         for (w, e) in &problems {
             println!("{w}  unreadable: {e}");
+        }
+        if !elsewhere.is_empty() {
+            println!("\nEnded runs whose files are on another branch (from the run history):");
+            for r in &elsewhere {
+                println!(
+                    "  {}  {}  {}{}",
+                    r.workspace,
+                    r.outcome,
+                    r.ended.format("%Y-%m-%d %H:%M"),
+                    r.branch
+                        .as_ref()
+                        .map(|b| format!("  on branch {b} (git checkout {b} to see its files)"))
+                        .unwrap_or_default()
+                );
+            }
         }
     }
     Ok(if problems.is_empty() {

@@ -5,8 +5,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use baton_config::Config;
-use baton_manuals::{ManualConfig, ManualService};
-use serde_json::{Value, json};
+use baton_manuals::{
+    FindInput, HitsInput, LsInput, ManualConfig, ManualService, ReadInput, ReadScope,
+};
+use serde_json::Value;
 
 fn service(config: &Config) -> anyhow::Result<ManualService> {
     let manual_config = ManualConfig::from_env(&config.repo_root);
@@ -96,7 +98,10 @@ fn nothing_to_search(service: &ManualService, manual: Option<&str>) -> Option<St
                 && name != "thesaurus.txt"
         })
         .count();
-    let manuals = service.ls(json!({})).map(|l| l.items.len()).unwrap_or(0);
+    let manuals = service
+        .ls(LsInput::default())
+        .map(|l| l.items.len())
+        .unwrap_or(0);
     if manuals == 0 {
         return Some(if loose > 0 {
             format!(
@@ -118,10 +123,9 @@ fn nothing_to_search(service: &ManualService, manual: Option<&str>) -> Option<St
 /// The first words of a section's text after its heading, on one line.
 fn snippet(service: &ManualService, manual_id: &str, path: &str, line: u64) -> String {
     const CHARS: usize = 160;
-    let Ok(read) = service.read(json!({
-        "ref": {"manual_id": manual_id, "path": path, "start_line": line},
-        "scope": "snippet",
-    })) else {
+    let mut request = ReadInput::at(manual_id, path, Some(line));
+    request.scope = Some(ReadScope::Snippet);
+    let Ok(read) = service.read(request) else {
         return String::new();
     };
     let body = read
@@ -155,11 +159,9 @@ pub fn find(
         eprintln!("baton: nothing to search: {message}");
         return Ok(ExitCode::from(2));
     }
-    let mut args = json!({"query": query});
-    if let Some(m) = manual {
-        args["manual_id"] = json!(m);
-    }
-    let result = service.find(args);
+    let mut request = FindInput::new(query);
+    request.manual_id = manual.map(str::to_string);
+    let result = service.find(request);
     for warning in service.take_index_warnings() {
         eprintln!("baton: warning: {warning}");
     }
@@ -170,8 +172,10 @@ pub fn find(
             return Ok(ExitCode::from(1));
         }
     };
+    let mut page = HitsInput::new(found.trace_id.clone());
+    page.limit = Some(limit);
     let hits = service
-        .hits(json!({"trace_id": found.trace_id, "limit": limit}))
+        .hits(page)
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code.as_str(), e.message))?;
     if as_json {
         println!("{}", serde_json::to_string_pretty(&hits)?);
@@ -180,7 +184,10 @@ pub fn find(
     let searched_manuals = match manual {
         Some(m) => format!("manual {m}"),
         None => {
-            let n = service.ls(json!({})).map(|l| l.items.len()).unwrap_or(0);
+            let n = service
+                .ls(LsInput::default())
+                .map(|l| l.items.len())
+                .unwrap_or(0);
             format!("{n} manual{}", if n == 1 { "" } else { "s" })
         }
     };

@@ -102,8 +102,8 @@ fn task_from_name(output: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_engine::completion::verdict::{Verdict, parse_review};
     use baton_engine::pipeline::tasks::parse_tasks;
-    use baton_engine::pipeline::verdict::{Verdict, parse_review};
 
     #[test]
     fn the_scripted_artifacts_pass_the_pipeline_checks() {

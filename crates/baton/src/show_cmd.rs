@@ -137,6 +137,15 @@ pub fn render(o: &RunOverview, all: bool) -> String {
             e.trim_end().replace('\n', "\n           ")
         ));
     }
+    if o.integrity.tampered {
+        out.push_str("TAMPERING  state.json was changed outside baton:\n");
+        for t in &o.integrity.tampering {
+            out.push_str(&format!("           ⚠ {t}\n"));
+        }
+    }
+    for n in &o.integrity.notes {
+        out.push_str(&format!("workflow   ⚠ {n}\n"));
+    }
     if let Some(f) = &o.feedback {
         out.push_str(&format!(
             "feedback   {f} (for the next agent of the phase sent back to)\n"

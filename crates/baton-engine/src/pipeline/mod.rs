@@ -1,10 +1,7 @@
-//! The seed pipeline's pure decisions (seeds 001/000): input parsing and
-//! source detection, effort detection, slugs and branch names.
+//! The seed pipeline's inputs (seeds 001/000): initialisation (input parsing
+//! and source detection, effort detection, slugs and branch names), the
+//! task list (tasks.md) and the 4-layer prompt of a spawned agent.
 
-pub mod artifacts;
-pub mod commit;
 pub mod init;
-pub mod next;
 pub mod prompt;
 pub mod tasks;
-pub mod verdict;

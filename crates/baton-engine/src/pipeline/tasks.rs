@@ -124,7 +124,9 @@ pub fn check_graph(tasks: &BTreeMap<String, Task>) -> Result<Vec<String>, Vec<St
         for (b, tb) in &parallel[i + 1..] {
             for f in ta.files.iter().flatten() {
                 if tb.files.iter().flatten().any(|g| g == f) {
-                    warnings.push(format!("parallel tasks {a} and {b} both write {f}"));
+                    warnings.push(format!(
+                        "parallel tasks {a} and {b} both write {f}: they run one after the other"
+                    ));
                 }
             }
         }
@@ -196,13 +198,29 @@ pub fn ready(tasks: &BTreeMap<String, Task>) -> Vec<String> {
 }
 
 /// The next batch to dispatch: every ready parallel task at once (they do
-/// not depend on each other, or they would not all be ready), else the first
-/// ready task alone.
+/// not depend on each other, or they would not all be ready) except those
+/// that declare a file an earlier task of the batch declares — two agents
+/// never write the same file at the same time; the later one runs in a
+/// later batch — else the first ready task alone.
 pub fn next_batch(tasks: &BTreeMap<String, Task>) -> Vec<String> {
     let ready = ready(tasks);
+    let mut claimed: BTreeSet<&str> = BTreeSet::new();
     let parallel: Vec<String> = ready
         .iter()
         .filter(|k| tasks[*k].execution_mode == "parallel")
+        .filter(|k| {
+            let files: Vec<&str> = tasks[*k]
+                .files
+                .iter()
+                .flatten()
+                .map(String::as_str)
+                .collect();
+            if files.iter().any(|f| claimed.contains(f)) {
+                return false;
+            }
+            claimed.extend(files);
+            true
+        })
         .cloned()
         .collect();
     match ready.first() {
@@ -232,7 +250,7 @@ mod tests {
         assert_eq!(tasks["10"].execution_mode, "human_gate");
         assert_eq!(
             warnings,
-            ["parallel tasks 2 and 3 both write src/shared.rs"]
+            ["parallel tasks 2 and 3 both write src/shared.rs: they run one after the other"]
         );
     }
 
@@ -241,7 +259,12 @@ mod tests {
         let (mut tasks, _) = parse_tasks(TASKS).unwrap();
         assert_eq!(next_batch(&tasks), ["1"]);
         tasks.get_mut("1").unwrap().impl_status = "completed".into();
-        assert_eq!(next_batch(&tasks), ["2", "3"]);
+        // Tasks 2 and 3 both declare src/shared.rs: never at the same time
+        // (issue 20); without the shared file they fan out together.
+        assert_eq!(next_batch(&tasks), ["2"]);
+        let mut disjoint = tasks.clone();
+        disjoint.get_mut("3").unwrap().files = Some(vec!["src/cli.rs".into()]);
+        assert_eq!(next_batch(&disjoint), ["2", "3"]);
         tasks.get_mut("2").unwrap().impl_status = "completed".into();
         assert_eq!(next_batch(&tasks), ["3"]);
         tasks.get_mut("3").unwrap().impl_status = "completed".into();

@@ -69,6 +69,10 @@ pub struct Rules {
     /// The argv of the command the run handed out and that is not reported
     /// yet: allowed exactly as given.
     pub handed_out: Option<Vec<String>>,
+    /// Repository-relative paths a command changed outside the scope: the
+    /// agent may revert them (`git restore`, `git checkout -- …`, `rm`)
+    /// whatever the phase.
+    pub revertable: Vec<String>,
 }
 
 impl Rules {
@@ -585,6 +589,9 @@ fn command_verdict(rules: &Rules, c: &SimpleCommand, strict: bool, depth: usize)
     if READ_ONLY.contains(&program.as_str()) {
         return Verdict::Allow;
     }
+    if program == "rm" && reverts(rules, &words[1..], &["-f", "--force", "--"]) {
+        return Verdict::Allow;
+    }
     if CHECKED.contains(&program.as_str()) {
         if let Some(problem) = checked_refusal(&program, &words[1..]) {
             return deny(rules, problem);
@@ -1060,6 +1067,15 @@ fn git_verdict(rules: &Rules, args: &[Word], strict: bool) -> Verdict {
     if git_read_only(&sub.text, rest) {
         return Verdict::Allow;
     }
+    // Undoing a change left outside the scope is always allowed.
+    let undo = match sub.text.as_str() {
+        "restore" => reverts(rules, rest, &["--worktree", "-W", "--staged", "-S", "--"]),
+        "checkout" => rest.first().is_some_and(|w| w.text == "--") && reverts(rules, rest, &["--"]),
+        _ => false,
+    };
+    if undo {
+        return Verdict::Allow;
+    }
     if rules.git.contains(&sub.text) {
         return if strict {
             Verdict::Watch
@@ -1097,6 +1113,29 @@ fn git_verdict(rules: &Rules, args: &[Word], strict: bool) -> Verdict {
             }
         ),
     )
+}
+
+/// Whether `args` name only paths the agent may revert (options in
+/// `options` aside; no option beyond them, nothing computed).
+fn reverts(rules: &Rules, args: &[Word], options: &[&str]) -> bool {
+    let mut paths = 0;
+    for w in args {
+        if w.dynamic {
+            return false;
+        }
+        if options.contains(&w.text.as_str()) {
+            continue;
+        }
+        if w.text.starts_with('-') {
+            return false;
+        }
+        let path = paths::normalise(w.text.trim_start_matches("./")).unwrap_or_default();
+        if !rules.revertable.contains(&path) {
+            return false;
+        }
+        paths += 1;
+    }
+    paths > 0
 }
 
 /// The program's name: the last part of a path (`/usr/bin/git` → `git`).

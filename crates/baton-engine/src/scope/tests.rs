@@ -343,3 +343,30 @@ fn other_tools() {
         Verdict::Allow
     );
 }
+
+#[test]
+fn a_change_left_outside_the_scope_may_be_reverted_and_nothing_else() {
+    let mut r = rules(WriteScope::Artifacts);
+    r.revertable = vec!["src/main.rs".into(), "junk.txt".into()];
+    for ok in [
+        "git restore src/main.rs",
+        "git checkout -- src/main.rs",
+        "rm junk.txt",
+        "rm -f ./junk.txt",
+        "git restore --staged --worktree src/main.rs",
+    ] {
+        assert_eq!(shell(&r, ok), Verdict::Allow, "{ok}");
+    }
+    for bad in [
+        "git restore src/other.rs",
+        "rm -rf src",
+        "rm junk.txt src/lib.rs",
+        "git checkout main",
+        "git restore --source=HEAD~3 src/main.rs",
+        "rm $X",
+    ] {
+        assert!(denied(&shell(&r, bad)), "{bad}");
+    }
+    r.revertable.clear();
+    assert!(denied(&shell(&r, "git restore src/main.rs")));
+}

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::walk::FoundFile;
-use crate::analyze::{Fingerprint, analyze_bytes, fnv1a};
-use crate::segment::Segment;
-use crate::segment::builder::SegmentBuilder;
-use crate::store::SegmentStore;
+use crate::analyze::terms::{Fingerprint, analyze_bytes, fnv1a};
+use crate::index::segment::Segment;
+use crate::index::segment::builder::SegmentBuilder;
+use crate::index::store::SegmentStore;
 
 /// Progress of an index build, reported once per file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub(crate) struct BuildLimits {
 impl Default for BuildLimits {
     fn default() -> Self {
         BuildLimits {
-            max_file_bytes: super::MAX_FILE_BYTES,
+            max_file_bytes: baton_config::manuals::DEFAULT_MAX_FILE_BYTES,
             threads: 1,
             budget_bytes: 24 * 1024 * 1024,
             large_file: 1024 * 1024,
@@ -104,39 +104,15 @@ pub(crate) struct BuildOutput {
 enum Processed {
     Touched(u64),
     Skipped(String),
-    Indexed(crate::analyze::FileRecord),
+    Indexed(crate::analyze::terms::FileRecord),
 }
 
-/// Reads at most `max_bytes` of a regular file without following a
-/// symbolic link and without blocking on a FIFO (it is opened
-/// non-blocking and refused when it is not a regular file).
+/// Reads a manual file through `baton-fs`'s untrusted reader: its last
+/// component is never followed, nothing but a regular file is opened (a
+/// FIFO never blocks, a device is never opened), and a file over
+/// `max_bytes` — or one that grows past it while read — is refused.
 pub(crate) fn read_bounded(path: &std::path::Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
-    }
-    let file = options.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    if meta.len() > max_bytes {
-        return Err(std::io::Error::other(format!(
-            "{} bytes is over the limit of {max_bytes}",
-            meta.len()
-        )));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(std::io::Error::other("file grew over the limit while read"));
-    }
-    Ok(bytes)
+    baton_fs::read_file_nofollow(path, max_bytes).map_err(std::io::Error::other)
 }
 
 fn process(task: &Task, limits: &BuildLimits) -> Processed {

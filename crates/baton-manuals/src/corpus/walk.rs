@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use crate::paths::{FileType, ManualsRoot};
+use crate::corpus::root::ManualsRoot;
+use crate::wire::ids::FileType;
 
 /// Directory depth below a manual that is walked.
 const MAX_DEPTH: usize = 32;
@@ -39,7 +40,7 @@ pub(crate) fn list_manual_dirs(root: &ManualsRoot) -> Vec<String> {
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|name| !name.starts_with('.') && name != crate::paths::ROOT_ID)
+        .filter(|name| !name.starts_with('.') && name != crate::wire::ids::ROOT_ID)
         .collect();
     ids.sort();
     ids

@@ -12,20 +12,24 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::args::{Args, MAX_ID_BYTES, MAX_QUERY_BYTES};
-use crate::claims::{self, EVIDENCE_LIMIT, EvidenceInput, Integration, round3};
+use crate::analyze::exceptions::EXCEPTION_MARKERS;
 use crate::corpus::Corpus;
-use crate::error::ManualError;
-use crate::index::{DocId, FileRef};
-use crate::paths;
-use crate::query::{self, QueryPlan};
-use crate::search::{self, EXCEPTION_MARKERS, Hit, SearchOptions};
-use crate::service::{ManualService, lock};
-use crate::synonyms::Thesaurus;
-use crate::trace::{CandidateRef, CandidateRow, TraceData, TraceStore, UnscannedRow};
-use crate::types::{
-    ClaimStatus, Facet, FindOutput, IntegrationStatus, NextAction, NextActionType, Summary,
+use crate::index::manual::{DocId, FileRef};
+use crate::search::claims::{self, EVIDENCE_LIMIT, EvidenceInput, Integration, round3};
+use crate::search::query::{self, QueryPlan};
+use crate::search::rows::{CandidateRef, CandidateRow, UnscannedRow};
+use crate::search::scoring::{self as search, Hit, SearchOptions};
+use crate::service::state::{ManualService, lock};
+use crate::service::trace::{TraceData, TraceStore};
+use crate::wire::args::{Args, MAX_ID_BYTES, MAX_QUERY_BYTES};
+use crate::wire::convert::{to_args, typed};
+use crate::wire::error::ManualError;
+use crate::wire::ids as paths;
+use crate::wire::types::{
+    ClaimStatus, Facet, FindInput, FindOutput, IntegrationStatus, NextAction, NextActionType,
+    Summary,
 };
+use baton_text::thesaurus::Thesaurus;
 
 /// Default `budget.time_ms`.
 pub const DEFAULT_TIME_MS: u64 = 60_000;
@@ -34,6 +38,9 @@ pub const DEFAULT_MAX_CANDIDATES: u64 = 200;
 /// Most files listed as `unscanned` because of the candidate cap (those
 /// with the most cut sections); `applied.unscanned_files` gives the total.
 pub const MAX_UNSCANNED_FILES: usize = 1000;
+/// Score factor of change-log and release-note sections for a question
+/// that is not about changes.
+const CHANGELOG_WEIGHT: f64 = 0.5;
 /// Score factor of stage-4 (loose) candidates.
 const LOOSE_PENALTY: f64 = 0.8;
 /// Minimum coverage of a stage-4 candidate.
@@ -95,9 +102,16 @@ struct Outcome {
 
 impl ManualService {
     /// `manual_find({query, manual_id?, expand_scope?, only_unscanned_from_trace_id?, include_claim_graph?, use_cache?, budget?})`.
-    pub fn find(&self, args: Value) -> Result<FindOutput, ManualError> {
+    pub fn find(&self, request: FindInput) -> Result<FindOutput, ManualError> {
         let started = Instant::now();
-        let req = self.parse_find(&args)?;
+        let mut req = parse_find(&to_args(&request))?;
+        if req.manual_id.is_none() {
+            req.manual_id = self.config.default_manual_id.clone();
+        }
+        let req = FindRequest {
+            use_cache: req.use_cache.unwrap_or(self.config.sem_cache_enabled),
+            ..req.resolved()
+        };
         if let Some(m) = &req.manual_id {
             self.root.manual_dir(m)?;
             self.ensure_manual(m);
@@ -136,7 +150,7 @@ impl ManualService {
         let deadline = started + Duration::from_millis(req.time_ms);
         let mut outcome = self.run_search(&corpus, &req, &plan, continuation.as_ref(), deadline);
         let mut corpus = corpus;
-        if crate::segment::guard::is_damaged() {
+        if crate::index::segment::guard::is_damaged() {
             // A segment file was truncated under the search: what it read
             // was zeros. Reload (re-indexing what is damaged) and search again.
             drop(corpus);
@@ -164,8 +178,35 @@ impl ManualService {
         self.trim_memory();
         Ok(output(&trace_id, &data, req.include_claim_graph))
     }
+}
 
-    fn parse_find(&self, args: &Value) -> Result<FindRequest, ManualError> {
+impl FindInput {
+    /// A `manual_find` request from raw JSON arguments, by seed 002's rules
+    /// (unknown fields, types, sizes, ids; see docs/manuals.md §2).
+    pub fn from_json(args: &Value) -> Result<FindInput, ManualError> {
+        parse_find(args)?;
+        typed(args, &["budget.max_candidates", "budget.time_ms"], &[])
+    }
+}
+
+/// A parsed `manual_find` call before the service's defaults.
+struct ParsedFind {
+    request: FindRequest,
+    manual_id: Option<String>,
+    use_cache: Option<bool>,
+}
+
+impl ParsedFind {
+    fn resolved(self) -> FindRequest {
+        FindRequest {
+            manual_id: self.manual_id,
+            ..self.request
+        }
+    }
+}
+
+fn parse_find(args: &Value) -> Result<ParsedFind, ManualError> {
+    {
         let a = Args::new(
             "",
             args,
@@ -183,16 +224,14 @@ impl ManualService {
         let query = a.req_str("query", MAX_QUERY_BYTES)?.to_string();
         let manual_id = match a.get("manual_id") {
             Some(v) => Some(paths::manual_id("manual_id", v)?),
-            None => self.config.default_manual_id.clone(),
+            None => None,
         };
         let expand_scope = a.opt_bool("expand_scope")?.unwrap_or(true);
         let only_unscanned = a
             .opt_str("only_unscanned_from_trace_id", MAX_ID_BYTES)?
             .map(str::to_string);
         let include_claim_graph = a.opt_bool("include_claim_graph")?.unwrap_or(false);
-        let use_cache = a
-            .opt_bool("use_cache")?
-            .unwrap_or(self.config.sem_cache_enabled);
+        let use_cache = a.opt_bool("use_cache")?;
         let (max_candidates, time_ms) = match a.get("budget") {
             None => (DEFAULT_MAX_CANDIDATES as i64, DEFAULT_TIME_MS as i64),
             Some(b) => {
@@ -205,19 +244,25 @@ impl ManualService {
             }
         };
         let required_terms = parse_required_terms(&a)?;
-        Ok(FindRequest {
-            required_terms,
-            query,
+        Ok(ParsedFind {
+            request: FindRequest {
+                required_terms,
+                query,
+                manual_id: None,
+                expand_scope,
+                only_unscanned,
+                include_claim_graph,
+                use_cache: false,
+                max_candidates: usize::try_from(max_candidates).unwrap_or(usize::MAX),
+                time_ms: u64::try_from(time_ms).unwrap_or(u64::MAX),
+            },
             manual_id,
-            expand_scope,
-            only_unscanned,
-            include_claim_graph,
             use_cache,
-            max_candidates: usize::try_from(max_candidates).unwrap_or(usize::MAX),
-            time_ms: u64::try_from(time_ms).unwrap_or(u64::MAX),
         })
     }
+}
 
+impl ManualService {
     fn continuation(&self, trace_id: &str) -> Result<Continuation, ManualError> {
         let prior = lock(&self.traces).get(trace_id, Instant::now()).ok_or_else(|| {
             ManualError::not_found(format!(
@@ -576,6 +621,11 @@ impl ManualService {
                         &phrases,
                         exceptions_intent,
                     );
+                    // Change logs name every feature; they answer a question
+                    // only when it asks about changes or releases.
+                    if doc.row.changelog && !crate::analyze::terms::is_changelog(&plan.normalized) {
+                        row.hit.score *= CHANGELOG_WEIGHT;
+                    }
                 }
             }
             self.late_rerank(corpus, plan, &mut rows[..head]);
@@ -626,13 +676,13 @@ impl ManualService {
                     Some((index.file_path(doc.file)?, doc.row.start_line))
                 })
                 .collect();
-            let inputs: Vec<crate::LateRerankCandidate<'_>> = head
+            let inputs: Vec<crate::search::rerank::LateRerankCandidate<'_>> = head
                 .iter()
                 .zip(&located)
                 .zip(&texts)
                 .filter_map(|((r, at), text)| {
                     let (path, start_line) = (*at)?;
-                    Some(crate::LateRerankCandidate {
+                    Some(crate::search::rerank::LateRerankCandidate {
                         manual_id: &r.manual_id,
                         path,
                         start_line,
@@ -656,10 +706,10 @@ impl ManualService {
     }
 }
 
-/// Reorders the head across files ([`crate::diversify`]); `rows` is
+/// Reorders the head across files ([`crate::search::diversify`]); `rows` is
 /// ordered best first.
 fn diversify_files(corpus: &Corpus, rows: &mut Vec<Scored>) {
-    let top = rows.len().min(crate::diversify::DIVERSIFY_TOP);
+    let top = rows.len().min(crate::search::diversify::DIVERSIFY_TOP);
 
     let keyed: Vec<((&str, Option<FileRef>), f64)> = rows[..top]
         .iter()
@@ -671,7 +721,7 @@ fn diversify_files(corpus: &Corpus, rows: &mut Vec<Scored>) {
             ((&*s.manual_id, file), s.hit.score)
         })
         .collect();
-    let order = crate::diversify::order(&keyed);
+    let order = crate::search::diversify::order(&keyed);
     let mut head: Vec<Option<Scored>> = rows.drain(..top).map(Some).collect();
     let reordered: Vec<Scored> = order
         .into_iter()
@@ -730,15 +780,19 @@ fn parse_required_terms(a: &Args<'_>) -> Result<Vec<String>, ManualError> {
             &field,
             format!(
                 "{field} must be an array of 1 to {MAX_REQUIRED_TERMS} strings, got {}",
-                crate::args::type_name(value)
+                crate::wire::args::type_name(value)
             ),
         ));
     };
     let mut terms: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let term = crate::args::string(&format!("{field}[{i}]"), item, MAX_REQUIRED_TERM_BYTES)?;
-        let norm = crate::text::normalize(term);
-        if !terms.iter().any(|t| crate::text::normalize(t) == norm) {
+        let term =
+            crate::wire::args::string(&format!("{field}[{i}]"), item, MAX_REQUIRED_TERM_BYTES)?;
+        let norm = baton_text::normalize::normalize(term);
+        if !terms
+            .iter()
+            .any(|t| baton_text::normalize::normalize(t) == norm)
+        {
             terms.push(term.to_string());
         }
     }
@@ -827,7 +881,7 @@ fn integrate(
             let text = corpus.doc_text(&s.manual_id, s.hit.doc);
             let heading = doc
                 .and_then(|d| index.and_then(|m| m.section_of(&d)))
-                .map(|sec| crate::text::normalize(&sec.title))
+                .map(|sec| baton_text::normalize::normalize(&sec.title))
                 .unwrap_or_default();
             (text, EXCEPTION_MARKERS.iter().any(|m| heading.contains(m)))
         })

@@ -4,29 +4,22 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use crate::args::{self, Args, MAX_ID_BYTES};
-use crate::error::ManualError;
-use crate::service::{ManualService, lock};
-use crate::trace::{CandidateRow, TraceData};
-use crate::types::{HitsKind, HitsOutput};
+use crate::search::rows::CandidateRow;
+use crate::service::state::{ManualService, lock};
+use crate::service::trace::TraceData;
+use crate::wire::args::{self, Args, MAX_ID_BYTES};
+use crate::wire::convert::{to_args, typed};
+use crate::wire::error::ManualError;
+use crate::wire::types::{HitsInput, HitsKind, HitsOutput};
 
 /// Default `limit`.
 pub const DEFAULT_LIMIT: u64 = 50;
 
 impl ManualService {
     /// `manual_hits({trace_id, kind?, offset?, limit?})`.
-    pub fn hits(&self, args: Value) -> Result<HitsOutput, ManualError> {
-        let a = Args::new("", &args, &["trace_id", "kind", "offset", "limit"])?;
-        let trace_id = a.req_str("trace_id", MAX_ID_BYTES)?;
-        let kind = match a.get("kind") {
-            None => HitsKind::Candidates,
-            Some(v) => parse_kind(v)?,
-        };
-        let offset = a.opt_int("offset", 0)?.unwrap_or(0) as u64;
-        let limit = a
-            .opt_int("limit", 1)?
-            .map(|l| l as u64)
-            .unwrap_or(DEFAULT_LIMIT);
+    pub fn hits(&self, request: HitsInput) -> Result<HitsOutput, ManualError> {
+        let args = to_args(&request);
+        let (trace_id, kind, offset, limit) = parse_hits(&args)?;
         let trace = lock(&self.traces)
             .get(trace_id, Instant::now())
             .ok_or_else(|| {
@@ -46,6 +39,29 @@ impl ManualService {
             items,
         })
     }
+}
+
+impl HitsInput {
+    /// A `manual_hits` request from raw JSON arguments, by seed 002's rules.
+    pub fn from_json(args: &Value) -> Result<HitsInput, ManualError> {
+        parse_hits(args)?;
+        typed(args, &["offset", "limit"], &["kind"])
+    }
+}
+
+fn parse_hits(args: &Value) -> Result<(&str, HitsKind, u64, u64), ManualError> {
+    let a = Args::new("", args, &["trace_id", "kind", "offset", "limit"])?;
+    let trace_id = a.req_str("trace_id", MAX_ID_BYTES)?;
+    let kind = match a.get("kind") {
+        None => HitsKind::Candidates,
+        Some(v) => parse_kind(v)?,
+    };
+    let offset = a.opt_int("offset", 0)?.unwrap_or(0) as u64;
+    let limit = a
+        .opt_int("limit", 1)?
+        .map(|l| l as u64)
+        .unwrap_or(DEFAULT_LIMIT);
+    Ok((trace_id, kind, offset, limit))
 }
 
 fn parse_kind(v: &Value) -> Result<HitsKind, ManualError> {

@@ -5,21 +5,18 @@
 
 use serde_json::Value;
 
-use crate::args::{self, Args, MAX_ID_BYTES};
 use crate::corpus::list_manual_dirs;
-use crate::error::ManualError;
-use crate::paths::{self, FileType, ROOT_ID};
-use crate::service::ManualService;
-use crate::types::{LsItem, LsKind, LsOutput};
+use crate::service::state::ManualService;
+use crate::wire::args::{self, Args, MAX_ID_BYTES};
+use crate::wire::convert::{to_args, typed};
+use crate::wire::error::ManualError;
+use crate::wire::ids::{self as paths, FileType, ROOT_ID};
+use crate::wire::types::{LsInput, LsItem, LsKind, LsOutput};
 
 impl ManualService {
     /// `manual_ls({id?})`.
-    pub fn ls(&self, args: Value) -> Result<LsOutput, ManualError> {
-        let a = Args::new("", &args, &["id"])?;
-        let id = match a.get("id") {
-            None => ROOT_ID.to_string(),
-            Some(v) => args::string("id", v, MAX_ID_BYTES)?.to_string(),
-        };
+    pub fn ls(&self, request: LsInput) -> Result<LsOutput, ManualError> {
+        let id = parse_ls(&to_args(&request))?;
         if id == ROOT_ID {
             let items = list_manual_dirs(&self.root)
                 .into_iter()
@@ -95,4 +92,20 @@ impl ManualService {
         items.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(LsOutput { id, items })
     }
+}
+
+impl LsInput {
+    /// A `manual_ls` request from raw JSON arguments, by seed 002's rules.
+    pub fn from_json(args: &Value) -> Result<LsInput, ManualError> {
+        parse_ls(args)?;
+        typed(args, &[], &[])
+    }
+}
+
+fn parse_ls(args: &Value) -> Result<String, ManualError> {
+    let a = Args::new("", args, &["id"])?;
+    Ok(match a.get("id") {
+        None => ROOT_ID.to_string(),
+        Some(v) => args::string("id", v, MAX_ID_BYTES)?.to_string(),
+    })
 }

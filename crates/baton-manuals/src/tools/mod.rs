@@ -7,10 +7,10 @@ pub(crate) mod read;
 pub(crate) mod scan;
 pub(crate) mod toc;
 
-use crate::corpus::decode_text;
-use crate::error::{ManualError, ManualErrorCode};
-use crate::paths::ResolvedFile;
-use crate::text;
+use crate::analyze::decode::decode_text;
+use crate::corpus::root::ResolvedFile;
+use crate::wire::error::{ManualError, ManualErrorCode};
+use baton_text::normalize as text;
 
 /// Reads a resolved manual file as LF-normalised text. Only regular files
 /// of at most `max_bytes` are read (a FIFO or device is never opened for

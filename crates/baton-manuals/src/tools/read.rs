@@ -1,18 +1,17 @@
 //! `manual_read`: a section, following sections, a snippet or a whole file.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use super::scan::{range_of, scan_chunk};
-use crate::analyze::fnv1a;
-use crate::args::{self, Args};
-use crate::error::{ManualError, ManualErrorCode};
-use crate::paths::{self, FileType};
-use crate::sections::{self, SectionInfo};
-use crate::service::{ManualService, lock};
-use crate::text::LineText;
-use crate::types::{ReadApplied, ReadMode, ReadOutput, ReadScope};
+use crate::analyze::sections::{self, SectionInfo};
+use crate::analyze::terms::fnv1a;
+use crate::service::state::{ManualService, lock};
+use crate::wire::args::{self, Args};
+use crate::wire::convert::{to_args, typed};
+use crate::wire::error::{ManualError, ManualErrorCode};
+use crate::wire::ids::{self as paths, FileType};
+use crate::wire::types::{ReadApplied, ReadInput, ReadMode, ReadOutput, ReadScope};
+use baton_text::normalize::LineText;
 
 /// Fixed maximum of characters returned (`max_chars`).
 pub const READ_MAX_CHARS: usize = 12_000;
@@ -20,59 +19,6 @@ pub const READ_MAX_CHARS: usize = 12_000;
 pub const MAX_SECTIONS: usize = 20;
 /// Base size of `scope=snippet`, before `expand`.
 pub const SNIPPET_CHARS: usize = 800;
-/// Files whose section-read progress is remembered for the scan fallback.
-const MAX_PROGRESS: usize = 256;
-
-/// Per-file memory of the last `.md` section read, for the scan fallback.
-#[derive(Debug, Default)]
-pub(crate) struct ReadProgress {
-    entries: HashMap<(String, String), Progress>,
-    tick: u64,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Progress {
-    section_start: u32,
-    content_hash: u64,
-    next_offset: usize,
-    tick: u64,
-}
-
-impl ReadProgress {
-    fn get(&self, key: &(String, String)) -> Option<Progress> {
-        self.entries.get(key).copied()
-    }
-
-    fn set(
-        &mut self,
-        key: (String, String),
-        section_start: u32,
-        content_hash: u64,
-        next_offset: usize,
-    ) {
-        self.tick += 1;
-        if !self.entries.contains_key(&key) && self.entries.len() >= MAX_PROGRESS {
-            let oldest = self
-                .entries
-                .iter()
-                .min_by_key(|(_, p)| p.tick)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                self.entries.remove(&k);
-            }
-        }
-        self.entries.insert(
-            key,
-            Progress {
-                section_start,
-                content_hash,
-                next_offset,
-                tick: self.tick,
-            },
-        );
-    }
-}
-
 struct ReadRequest {
     manual_id: String,
     path: String,
@@ -85,8 +31,8 @@ struct ReadRequest {
 
 impl ManualService {
     /// `manual_read({ref: {manual_id, path, start_line?}, scope?, allow_file?, expand?})`.
-    pub fn read(&self, args: Value) -> Result<ReadOutput, ManualError> {
-        let req = parse(&args)?;
+    pub fn read(&self, request: ReadInput) -> Result<ReadOutput, ManualError> {
+        let req = parse(&to_args(&request))?;
         let file = self.root.resolve_file(&req.manual_id, &req.path)?;
         let scope = match (file.file_type, req.scope) {
             (FileType::Md, None) => ReadScope::Section,
@@ -242,6 +188,22 @@ fn selection(
             let begin = text.line_start(line).unwrap_or(0);
             (begin, text.window_end(begin, len, SNIPPET_CHARS))
         }
+    }
+}
+
+impl ReadInput {
+    /// A `manual_read` request from raw JSON arguments, by seed 002's rules.
+    pub fn from_json(args: &Value) -> Result<ReadInput, ManualError> {
+        parse(args)?;
+        typed(
+            args,
+            &[
+                "ref.start_line",
+                "expand.before_chars",
+                "expand.after_chars",
+            ],
+            &["scope"],
+        )
     }
 }
 

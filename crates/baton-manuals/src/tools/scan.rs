@@ -2,12 +2,15 @@
 
 use serde_json::Value;
 
-use crate::args::{self, Args};
-use crate::error::ManualError;
-use crate::paths;
-use crate::service::ManualService;
-use crate::text::LineText;
-use crate::types::{LineRange, NextCursor, ScanApplied, ScanOutput, TruncatedReason};
+use crate::service::state::ManualService;
+use crate::wire::args::{self, Args};
+use crate::wire::convert::{to_args, typed};
+use crate::wire::error::ManualError;
+use crate::wire::ids as paths;
+use crate::wire::types::{
+    LineRange, NextCursor, ScanApplied, ScanInput, ScanOutput, TruncatedReason,
+};
+use baton_text::normalize::LineText;
 
 /// Fixed chunk size of `manual_scan` (`SCAN_MAX_CHARS`); not settable.
 pub const SCAN_MAX_CHARS: usize = 12_000;
@@ -21,30 +24,8 @@ enum Start {
 
 impl ManualService {
     /// `manual_scan({manual_id, path, start_line?, cursor?})`.
-    pub fn scan(&self, args: Value) -> Result<ScanOutput, ManualError> {
-        super::reject_max_chars(&args)?;
-        let a = Args::new("", &args, &["manual_id", "path", "start_line", "cursor"])?;
-        let manual_id = match a.get("manual_id") {
-            Some(v) => paths::manual_id("manual_id", v)?,
-            None => {
-                return Err(ManualError::invalid_parameter(
-                    "manual_id",
-                    "manual_id is required",
-                ));
-            }
-        };
-        let path = match a.get("path") {
-            Some(v) => paths::relative_path("path", v)?,
-            None => return Err(ManualError::invalid_path("path is required")),
-        };
-        let start_line = a.opt_int("start_line", 1)?;
-        let (cursor_line, cursor_offset) = parse_cursor(a.get("cursor"))?;
-        let start = match (start_line, cursor_offset, cursor_line) {
-            (Some(l), _, _) => Start::Line(l, "start_line"),
-            (None, Some(o), _) => Start::Offset(o),
-            (None, None, Some(l)) => Start::Line(l, "cursor.start_line"),
-            (None, None, None) => Start::Beginning,
-        };
+    pub fn scan(&self, request: ScanInput) -> Result<ScanOutput, ManualError> {
+        let (manual_id, path, start) = parse_scan(&to_args(&request))?;
         let file = self.root.resolve_file(&manual_id, &path)?;
         let text = LineText::new(&super::read_text(&file, self.config.max_file_bytes)?);
         let begin = match start {
@@ -154,4 +135,48 @@ fn parse_cursor(cursor: Option<&Value>) -> Result<(Option<i64>, Option<i64>), Ma
             ),
         )),
     }
+}
+
+impl ScanInput {
+    /// A `manual_scan` request from raw JSON arguments, by seed 002's rules.
+    pub fn from_json(args: &Value) -> Result<ScanInput, ManualError> {
+        parse_scan(args)?;
+        typed(
+            args,
+            &[
+                "start_line",
+                "cursor",
+                "cursor.start_line",
+                "cursor.char_offset",
+            ],
+            &[],
+        )
+    }
+}
+
+fn parse_scan(args: &Value) -> Result<(String, String, Start), ManualError> {
+    super::reject_max_chars(args)?;
+    let a = Args::new("", args, &["manual_id", "path", "start_line", "cursor"])?;
+    let manual_id = match a.get("manual_id") {
+        Some(v) => paths::manual_id("manual_id", v)?,
+        None => {
+            return Err(ManualError::invalid_parameter(
+                "manual_id",
+                "manual_id is required",
+            ));
+        }
+    };
+    let path = match a.get("path") {
+        Some(v) => paths::relative_path("path", v)?,
+        None => return Err(ManualError::invalid_path("path is required")),
+    };
+    let start_line = a.opt_int("start_line", 1)?;
+    let (cursor_line, cursor_offset) = parse_cursor(a.get("cursor"))?;
+    let start = match (start_line, cursor_offset, cursor_line) {
+        (Some(l), _, _) => Start::Line(l, "start_line"),
+        (None, Some(o), _) => Start::Offset(o),
+        (None, None, Some(l)) => Start::Line(l, "cursor.start_line"),
+        (None, None, None) => Start::Beginning,
+    };
+    Ok((manual_id, path, start))
 }

@@ -3,11 +3,12 @@
 
 use serde_json::{Value, json};
 
-use crate::args::Args;
-use crate::error::{ManualError, ManualErrorCode};
-use crate::paths;
-use crate::service::ManualService;
-use crate::types::{TocFile, TocHeading, TocOutput};
+use crate::service::state::ManualService;
+use crate::wire::args::Args;
+use crate::wire::convert::{to_args, typed};
+use crate::wire::error::{ManualError, ManualErrorCode};
+use crate::wire::ids as paths;
+use crate::wire::types::{TocFile, TocHeading, TocInput, TocOutput};
 
 /// Most files in scope of one `manual_toc` call; more → `needs_narrow_scope`.
 pub const TOC_MAX_FILES: usize = 200;
@@ -19,22 +20,8 @@ pub const TOC_MAX_TITLE_BYTES: usize = 256 * 1024;
 
 impl ManualService {
     /// `manual_toc({manual_id, path_prefix?, offset?})`.
-    pub fn toc(&self, args: Value) -> Result<TocOutput, ManualError> {
-        let a = Args::new("", &args, &["manual_id", "path_prefix", "offset"])?;
-        let manual_id = match a.get("manual_id") {
-            Some(v) => paths::manual_id("manual_id", v)?,
-            None => {
-                return Err(ManualError::invalid_parameter(
-                    "manual_id",
-                    "manual_id is required; get one from manual_ls(id='manuals')",
-                ));
-            }
-        };
-        let prefix = match a.get("path_prefix") {
-            Some(v) => Some(paths::relative_path("path_prefix", v)?),
-            None => None,
-        };
-        let offset = usize::try_from(a.opt_int("offset", 0)?.unwrap_or(0)).unwrap_or(usize::MAX);
+    pub fn toc(&self, request: TocInput) -> Result<TocOutput, ManualError> {
+        let (manual_id, prefix, offset) = parse_toc(&to_args(&request))?;
         self.root.manual_dir(&manual_id)?;
         self.ensure_manual(&manual_id);
         let corpus = self.read_corpus();
@@ -117,4 +104,31 @@ impl ManualService {
             next_offset,
         })
     }
+}
+
+impl TocInput {
+    /// A `manual_toc` request from raw JSON arguments, by seed 002's rules.
+    pub fn from_json(args: &Value) -> Result<TocInput, ManualError> {
+        parse_toc(args)?;
+        typed(args, &["offset"], &[])
+    }
+}
+
+fn parse_toc(args: &Value) -> Result<(String, Option<String>, usize), ManualError> {
+    let a = Args::new("", args, &["manual_id", "path_prefix", "offset"])?;
+    let manual_id = match a.get("manual_id") {
+        Some(v) => paths::manual_id("manual_id", v)?,
+        None => {
+            return Err(ManualError::invalid_parameter(
+                "manual_id",
+                "manual_id is required; get one from manual_ls(id='manuals')",
+            ));
+        }
+    };
+    let prefix = match a.get("path_prefix") {
+        Some(v) => Some(paths::relative_path("path_prefix", v)?),
+        None => None,
+    };
+    let offset = usize::try_from(a.opt_int("offset", 0)?.unwrap_or(0)).unwrap_or(usize::MAX);
+    Ok((manual_id, prefix, offset))
 }

@@ -67,3 +67,35 @@ pub fn code<T: std::fmt::Debug>(r: Result<T, ManualError>) -> ManualErrorCode {
 pub fn json<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).expect("serialise")
 }
+
+/// The six tools called with raw JSON arguments, as an adapter calls them:
+/// `XInput::from_json` (seed 002's argument rules), then the typed call.
+pub trait JsonTools {
+    fn ls_json(&self, args: Value) -> Result<baton_manuals::LsOutput, ManualError>;
+    fn toc_json(&self, args: Value) -> Result<baton_manuals::TocOutput, ManualError>;
+    fn find_json(&self, args: Value) -> Result<baton_manuals::FindOutput, ManualError>;
+    fn hits_json(&self, args: Value) -> Result<baton_manuals::HitsOutput, ManualError>;
+    fn read_json(&self, args: Value) -> Result<baton_manuals::ReadOutput, ManualError>;
+    fn scan_json(&self, args: Value) -> Result<baton_manuals::ScanOutput, ManualError>;
+}
+
+impl JsonTools for ManualService {
+    fn ls_json(&self, args: Value) -> Result<baton_manuals::LsOutput, ManualError> {
+        self.ls(baton_manuals::LsInput::from_json(&args)?)
+    }
+    fn toc_json(&self, args: Value) -> Result<baton_manuals::TocOutput, ManualError> {
+        self.toc(baton_manuals::TocInput::from_json(&args)?)
+    }
+    fn find_json(&self, args: Value) -> Result<baton_manuals::FindOutput, ManualError> {
+        self.find(baton_manuals::FindInput::from_json(&args)?)
+    }
+    fn hits_json(&self, args: Value) -> Result<baton_manuals::HitsOutput, ManualError> {
+        self.hits(baton_manuals::HitsInput::from_json(&args)?)
+    }
+    fn read_json(&self, args: Value) -> Result<baton_manuals::ReadOutput, ManualError> {
+        self.read(baton_manuals::ReadInput::from_json(&args)?)
+    }
+    fn scan_json(&self, args: Value) -> Result<baton_manuals::ScanOutput, ManualError> {
+        self.scan(baton_manuals::ScanInput::from_json(&args)?)
+    }
+}

@@ -1,6 +1,7 @@
-//! The `manual` group: seed 002's six tools over `baton-manuals`. The library
-//! validates the raw arguments itself, so the seed's rules (booleans are
-//! booleans, integers ≥ 1, scopes) hold at the MCP boundary.
+//! The `manual` group: seed 002's six tools over `baton-manuals`. Raw
+//! arguments become the library's typed requests through its
+//! `XInput::from_json`, which applies the seed's rules (booleans are
+//! booleans, integers ≥ 1, scopes) with their errors, at the MCP boundary.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -26,32 +27,50 @@ fn reply<T: Serialize>(
 
 fn ls(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
     let s = ctx.manuals()?;
-    reply(&s, s.ls(args))
+    reply(
+        &s,
+        m::LsInput::from_json(&args).and_then(|request| s.ls(request)),
+    )
 }
 
 fn toc(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
     let s = ctx.manuals()?;
-    reply(&s, s.toc(args))
+    reply(
+        &s,
+        m::TocInput::from_json(&args).and_then(|request| s.toc(request)),
+    )
 }
 
 fn find(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
     let s = ctx.manuals()?;
-    reply(&s, s.find(args))
+    reply(
+        &s,
+        m::FindInput::from_json(&args).and_then(|request| s.find(request)),
+    )
 }
 
 fn hits(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
     let s = ctx.manuals()?;
-    reply(&s, s.hits(args))
+    reply(
+        &s,
+        m::HitsInput::from_json(&args).and_then(|request| s.hits(request)),
+    )
 }
 
 fn read(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
     let s = ctx.manuals()?;
-    reply(&s, s.read(args))
+    reply(
+        &s,
+        m::ReadInput::from_json(&args).and_then(|request| s.read(request)),
+    )
 }
 
 fn scan(ctx: &AppContext, args: Value) -> Result<Value, ToolError> {
     let s = ctx.manuals()?;
-    reply(&s, s.scan(args))
+    reply(
+        &s,
+        m::ScanInput::from_json(&args).and_then(|request| s.scan(request)),
+    )
 }
 
 /// The tools of this group.

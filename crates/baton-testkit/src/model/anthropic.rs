@@ -542,6 +542,18 @@ impl AnthropicServer {
         self.server.recorded()
     }
 
+    /// When each `POST /v1/messages` request arrived, in order (the time
+    /// between two is what the client spent between two model turns: its
+    /// tool calls and their hooks).
+    pub fn arrivals(&self) -> Vec<std::time::Instant> {
+        self.server
+            .recorded()
+            .into_iter()
+            .filter(|r| r.method == "POST" && r.route() == "/v1/messages")
+            .map(|r| r.at)
+            .collect()
+    }
+
     /// Script errors so far (steps that panicked, requests past the end).
     pub fn errors(&self) -> ScriptErrors {
         self.server.errors()

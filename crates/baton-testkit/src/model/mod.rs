@@ -39,6 +39,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The body parsed as JSON (`Value::Null` when empty or not JSON).
     pub body: Value,
+    /// When it arrived.
+    pub at: std::time::Instant,
 }
 
 impl Recorded {
@@ -200,6 +202,7 @@ async fn handle(
             })
             .collect(),
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        at: std::time::Instant::now(),
     };
     lock(&shared.recorded).push(recorded.clone());
     let reply = {

@@ -30,6 +30,9 @@ pub enum Item {
     FunctionCall {
         /// The call's id, or `None` for the next generated one.
         call_id: Option<String>,
+        /// The namespace of a namespaced tool (Codex 0.169.0 offers an MCP
+        /// server's tools as namespace `mcp__<server>`), if any.
+        namespace: Option<String>,
         /// The function's name (`exec_command`, an MCP tool, …).
         name: String,
         /// Its arguments (sent as a JSON string, as the API does).
@@ -86,10 +89,21 @@ impl Turn {
     pub fn with_call(mut self, name: impl Into<String>, arguments: Value) -> Turn {
         self.items.push(Item::FunctionCall {
             call_id: None,
+            namespace: None,
             name: name.into(),
             arguments,
         });
         self
+    }
+
+    /// A response that calls MCP server `server`'s tool `tool` the way
+    /// Codex 0.169.0 offers it (namespace `mcp__<server>`).
+    pub fn mcp(server: &str, tool: &str, arguments: Value) -> Turn {
+        let mut turn = Turn::call(tool, arguments);
+        if let Some(Item::FunctionCall { namespace, .. }) = turn.items.last_mut() {
+            *namespace = Some(format!("mcp__{server}"));
+        }
+        turn
     }
 
     /// Sets the usage the response reports.
@@ -177,12 +191,19 @@ impl ResponsesRequest {
             .collect()
     }
 
-    /// The output of the last call of function `name`.
+    /// The output of the last call of function `name` (a namespaced one
+    /// also by `<namespace>__<name>`).
     pub fn output_of(&self, name: &str) -> Option<FunctionOutput> {
         let ids: Vec<&str> = self
             .input()
             .iter()
-            .filter(|i| i["type"] == "function_call" && i["name"] == name)
+            .filter(|i| {
+                i["type"] == "function_call"
+                    && (i["name"] == name
+                        || i["namespace"].as_str().is_some_and(|ns| {
+                            format!("{ns}__{}", i["name"].as_str().unwrap_or_default()) == name
+                        }))
+            })
             .filter_map(|i| i["call_id"].as_str())
             .collect();
         self.function_outputs()
@@ -297,12 +318,19 @@ fn item_json(item: &Item, id: &str) -> Value {
         }),
         Item::FunctionCall {
             call_id,
+            namespace,
             name,
             arguments,
-        } => json!({
-            "type": "function_call", "id": id, "call_id": call_id, "name": name,
-            "arguments": arguments.to_string(), "status": "completed"
-        }),
+        } => {
+            let mut item = json!({
+                "type": "function_call", "id": id, "call_id": call_id, "name": name,
+                "arguments": arguments.to_string(), "status": "completed"
+            });
+            if let Some(ns) = namespace {
+                item["namespace"] = json!(ns);
+            }
+            item
+        }
     }
 }
 

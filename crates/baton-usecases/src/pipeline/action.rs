@@ -8,8 +8,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use baton_engine::pipeline::next::ParallelTask;
-use baton_engine::pipeline::verdict::Finding;
+use baton_engine::completion::verdict::Finding;
+use baton_engine::plan::ParallelTask;
 
 /// One action for the orchestrator to execute.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

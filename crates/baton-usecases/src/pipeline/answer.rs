@@ -7,7 +7,8 @@
 
 use serde_json::json;
 
-use baton_engine::pipeline::next::{Question, QuestionKind, revise_verdict, tasks_to_review};
+use baton_engine::completion::tasks::tasks_to_review;
+use baton_engine::plan::{Question, QuestionKind, revise_verdict};
 use baton_engine::route::{Decision, decide};
 use baton_events::EventKind;
 use baton_state::{
@@ -139,7 +140,8 @@ pub fn resolve(
     let label = by.label();
     let lc = &lc.by(&label);
     state.answers.push(AnswerRecord {
-        at: state.timestamps.last_updated,
+        // When it was answered (the last update is when it was asked).
+        at: lc.now(),
         phase: phase.to_string(),
         question: question.name.clone(),
         answer: word.clone(),
@@ -218,7 +220,7 @@ pub fn resolve(
                 if review_phase {
                     for t in state.tasks.values_mut() {
                         let open = t.execution_mode != "human_gate"
-                            && !baton_engine::gate::REVIEW_CLOSED
+                            && !baton_engine::completion::tasks::REVIEW_CLOSED
                                 .contains(&t.review_status.as_str());
                         if open {
                             t.impl_status = "completed".into();

@@ -216,6 +216,10 @@ pub struct InitWithContextReply {
     /// Run `git checkout -b <branch>` (false: work on the current branch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub create_branch: Option<bool>,
+    /// Extension: the run asked for `--auto`, which only the person grants;
+    /// what they do to allow it (until then it waits at each checkpoint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_not_granted: Option<String>,
 }
 
 fn specs_prefix(svc: &Services) -> String {
@@ -546,7 +550,9 @@ pub fn pipeline_init_with_context(
         });
     };
 
-    // The confirmation call: create the workspace.
+    // The confirmation call: create the workspace. What the repository
+    // holds before the run is read from now on, on its own thread.
+    let baseline = crate::git::start_baseline(&svc.config.repo_root);
     let effort = match confirmation.effort.as_str() {
         "S" => Effort::S,
         "M" => Effort::M,
@@ -617,6 +623,8 @@ pub fn pipeline_init_with_context(
         .map(|p| p.id.clone())
         .unwrap_or_default();
     let mut state = WorkspaceState::fresh("forge", &first, &slug, &ws.display, svc.version, now);
+    // The run keeps the definition it starts with (crate::pinning).
+    state.definition = Some(crate::pinning::pin(svc, &definition.id)?);
     state.effort = Some(effort);
     state.flow_template = Some(template);
     state.auto_approve = flags.auto;
@@ -625,13 +633,10 @@ pub fn pipeline_init_with_context(
     state.use_current_branch = use_current;
     state.branch = (!branch.is_empty()).then(|| branch.clone());
     // What the repository held before the run: never the run's to commit.
-    // (The run's own workspace is not "before the run": a kill between the
-    // request's write and the state's leaves the request there.)
-    state.repo_baseline = crate::git::baseline(&svc.config.repo_root).map(|mut b| {
-        let own = format!("{}/", ws.display);
-        b.dirty.retain(|p| !p.starts_with(&own));
-        b
-    });
+    // Read off the reply's path (started at the top of the confirmation,
+    // filled in by the run's next change, without the run's own workspace;
+    // `crate::git`).
+    state.repo_baseline = Some(crate::git::PendingBaseline::placeholder());
     let mut skips = definition.skipped_for(template.as_str());
     if flags.skip_pr {
         skips.extend(definition.skipped_for("nopr"));
@@ -695,6 +700,9 @@ pub fn pipeline_init_with_context(
         request_md_content: Some(request.clone()),
         branch: Some(branch.clone()),
         create_branch: Some(create_branch),
+        // A tool argument asks for --auto; only the person grants it.
+        auto_not_granted: (flags.auto && !svc.person().allows_auto_in(&svc.config.repo_root))
+            .then(|| crate::trust::how_to_allow_auto(&svc.config.repo_root)),
         ..InitWithContextReply::default()
     };
     // The same confirmation sent again (its reply was lost): the run it
@@ -719,6 +727,7 @@ pub fn pipeline_init_with_context(
         .write_file(&ws, "request.md", request.as_bytes())
         .map_err(Error::from)?;
     svc.store.create(&ws, &state)?;
+    baseline.attach(&ws);
     svc.after_write(
         &ws,
         &state,

@@ -4,5 +4,7 @@
 pub mod action;
 pub mod answer;
 pub mod init;
+pub mod manual_refs;
 pub mod report;
 pub mod step;
+pub mod usage;

@@ -6,11 +6,13 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use baton_engine::pipeline::artifacts::{check_phase, is_fresh, require_fresh};
+use baton_engine::WorkspaceFiles;
+use baton_engine::completion::artifacts::check_phase;
+use baton_engine::completion::freshness::{is_fresh, require_fresh};
+use baton_engine::completion::guards::GuardViolation;
+use baton_engine::completion::verdict::{Finding, Verdict};
 use baton_engine::pipeline::tasks::parse_tasks;
-use baton_engine::pipeline::verdict::{Finding, Verdict};
 use baton_engine::route::{Decision, decide};
-use baton_engine::{WorkspaceFiles, guards::GuardViolation};
 use baton_events::EventKind;
 use baton_state::{
     CommandGuard, DecisionReason, Lifecycle, PendingDecision, PhaseLogEntry, Transition,
@@ -126,6 +128,8 @@ pub struct ReportInput {
     pub setup_only: bool,
     /// A command's exit code.
     pub exit_code: Option<i64>,
+    /// Per agent of a spawn: what its client reported (`previous_usage`).
+    pub usage: Vec<super::usage::AgentUsage>,
 }
 
 /// An event a report emits before its transitions.
@@ -222,12 +226,13 @@ pub fn report_core(
             .unwrap_or_default(),
         cost_usd: None,
     };
+    let log = super::usage::entries(log, &input.usage);
     if input.setup_only {
-        state.phase_log.push(log);
+        state.phase_log.extend(log);
         return Ok(Outcome::empty("setup_continue"));
     }
     if let Some(CommandSource::Fixed(commands)) = phase_def.and_then(|p| p.commands.as_ref()) {
-        state.phase_log.push(log);
+        state.phase_log.extend(log);
         let step = state.command_step as usize;
         let current = commands.get(step);
         let shown = current.map(|c| c.run().join(" ")).unwrap_or_default();
@@ -289,7 +294,7 @@ pub fn report_core(
             ),
         }));
     }
-    state.phase_log.push(log);
+    state.phase_log.extend(log);
     let mut outcome = Outcome::empty("proceed");
     outcome.artifact = artifact;
     outcome.findings = checks.iter().flat_map(|c| c.findings.clone()).collect();
@@ -385,7 +390,7 @@ pub fn report_core(
         }
     }
     // A failed task's implementation must be written again on its retry.
-    baton_engine::pipeline::artifacts::mark(state, files, &failed_impls);
+    baton_engine::completion::freshness::mark(state, files, &failed_impls);
     let decision = decide(
         def,
         state,
@@ -421,7 +426,7 @@ pub fn report_core(
 /// backwards, and clears what the phase's completion answers.
 ///
 /// A forward move of a work phase passes the one gatekeeper first
-/// ([`baton_engine::gate::check_completion`]); a move back (a revision) does
+/// ([`baton_engine::completion::check_completion`]); a move back (a revision) does
 /// not need the evidence it is sent back for. Either way the phase's
 /// artifacts are fingerprinted, so the next visit must write them anew.
 pub fn advance(
@@ -439,10 +444,10 @@ pub fn advance(
         .is_some_and(|(t, p)| t < p);
     let work = def.phase(phase).filter(|p| !p.kind.waits_for_human());
     if !backwards && work.is_some() {
-        baton_engine::gate::check_completion(def, state, phase, files)?;
+        baton_engine::completion::check_completion(def, state, phase, files)?;
     }
     if let Some(p) = work {
-        baton_engine::pipeline::artifacts::mark(state, files, &p.artifacts);
+        baton_engine::completion::freshness::mark(state, files, &p.artifacts);
     }
     if backwards {
         match phase {
@@ -489,6 +494,7 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
         model: args.model.clone(),
         setup_only: args.setup_only.unwrap_or(false),
         exit_code: args.exit_code,
+        usage: Vec::new(),
     };
     // A report sent again (a lost reply) gets the answer it got, and
     // changes nothing.
@@ -521,7 +527,7 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
                     .with_details(serde_json::json!({"field": "action_id", "outstanding": outstanding})));
                 }
             }
-            let def = svc.workflow(&state.workflow)?;
+            let def = svc.run_definition(state)?;
             let outcome = report_core(&def, state, &files, now, &input)?;
             if let Some(id) = args.action_id.as_deref() {
                 state.outstanding_action = None;

@@ -9,17 +9,17 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use baton_engine::pipeline::commit::RepoStatus;
-use baton_engine::pipeline::next::{
-    Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta,
-};
 use baton_engine::pipeline::prompt::{PromptParts, assemble};
 use baton_engine::pipeline::tasks::parse_tasks;
+use baton_engine::plan::commit::RepoStatus;
+use baton_engine::plan::{
+    Plan, PlanInput, Question, QuestionKind, Spawn, post_method, request_meta,
+};
 use baton_engine::route::{Decision, decide};
 use baton_engine::summary::phase_label;
 use baton_events::EventKind;
 use baton_state::{
-    Actor, CommandGuard, Finish, Lifecycle, PhaseStatus, Who, WorkspaceRef, WorkspaceState,
+    Actor, CommandGuard, Finish, Lifecycle, PhaseStatus, WorkspaceRef, WorkspaceState,
     schema::LastDispatch,
 };
 use baton_workflow::{Answerer, ResultKind, WorkflowDefinition};
@@ -69,6 +69,9 @@ pub struct NextArgs {
     /// Extension: the reported action's `action_id` (a resend applies once).
     #[serde(default)]
     pub previous_action_id: Option<String>,
+    /// Extension: each agent's own report.
+    #[serde(default)]
+    pub previous_usage: Option<Vec<super::usage::AgentUsage>>,
 }
 
 impl NextArgs {
@@ -125,6 +128,9 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
     if let Some(r) = &args.user_response {
         check_text("user_response", r, 16 * 1024)?;
     }
+    if let Some(u) = &args.previous_usage {
+        super::usage::check(u, args.previous_tokens)?;
+    }
     let ws = svc.store.resolve(&args.workspace)?;
     let files = DiskFiles::new(&ws.dir);
     let now = Utc::now();
@@ -152,19 +158,26 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         return ended_reply(svc, &ws, &files, current, &args, now);
     }
     let updated = svc.store.update_sealing(&ws, now, |state, sealed| {
-        let def = svc.workflow(&state.workflow)?;
+        let def = svc.run_definition(state)?;
         let ctx = StepContext {
             def: &def,
             files: &files,
             ws: &ws,
             now,
             repo_root: &svc.config.repo_root,
+            person: svc.person(),
             repo: std::cell::OnceCell::new(),
         };
         if let Some(id) = &reported_id {
             check_reported_action(state, id)?;
         }
+        // A person's question the state skipped (changed outside baton) is
+        // asked again (crate::tamper).
+        let reopened = crate::tamper::reopen_skipped(&def, state, now);
         let mut stepped = step(&ctx, state, &args, given)?;
+        if let Some(note) = reopened {
+            stepped.warnings.insert(0, note.message);
+        }
         assign_action_id(state, &mut stepped);
         let finish = seal_if_committing(&ctx, state, &stepped.plan, sealed);
         let reply = shape(svc, &ws, state, &files, &stepped)?;
@@ -193,13 +206,14 @@ fn ended_reply(
     args: &NextArgs,
     now: chrono::DateTime<Utc>,
 ) -> Result<NextReply> {
-    let def = svc.workflow(&state.workflow)?;
+    let def = svc.run_definition(&state)?;
     let ctx = StepContext {
         def: &def,
         files,
         ws,
         now,
         repo_root: &svc.config.repo_root,
+        person: svc.person(),
         repo: std::cell::OnceCell::new(),
     };
     let quiet = NextArgs {
@@ -239,6 +253,9 @@ struct StepContext<'a> {
     now: chrono::DateTime<Utc>,
     /// The repository root, for `git status` when a step needs it.
     repo_root: &'a std::path::Path,
+    /// The person's own settings: who counts as them, where `--auto` is
+    /// allowed (`crate::trust`).
+    person: &'a baton_config::PersonSettings,
     /// The repository's status, read at most once per call, when a step
     /// needs it (the run's commit).
     repo: std::cell::OnceCell<Option<RepoStatus>>,
@@ -312,24 +329,27 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
     let given = parse_answer(&args.answer);
     let label = by.label();
     let updated = svc.store.update(&ws, now, |state| {
-        let def = svc.workflow(&state.workflow)?;
+        let def = svc.run_definition(state)?;
         let ctx = StepContext {
             def: &def,
             files: &files,
             ws: &ws,
             now,
             repo_root: &svc.config.repo_root,
+            person: svc.person(),
             repo: std::cell::OnceCell::new(),
         };
         let lc = Lifecycle::new(&def, now);
         let mut happened = Vec::new();
+        // A person's question the state skipped is the one answered now.
+        crate::tamper::reopen_skipped(&def, state, now);
         // Reach the question: steps that need no agent (a resting skip,
         // tasks to register, a finished phase) are taken first.
         for _ in 0..MAX_INTERNAL_STEPS {
             let plan = plan_now(&ctx, state)?;
             match plan {
                 Plan::Ask(question) => {
-                    check_may_answer(&ctx, &question, &by)?;
+                    check_may_answer(&ctx, state, &question, &by)?;
                     let word = option_matches(&question, &given.word).ok_or_else(|| {
                         not_an_option(&question, &given.word, "answer")
                     })?;
@@ -429,13 +449,16 @@ pub fn pending_question(svc: &Services, workspace: &str) -> Result<Option<AskAct
     let ws = svc.store.resolve(workspace)?;
     let files = DiskFiles::new(&ws.dir);
     let mut state = svc.store.load(&ws)?;
-    let def = svc.workflow(&state.workflow)?;
+    let def = svc.run_definition(&state)?;
+    // On the copy: the question a skipped one would be reopened at.
+    crate::tamper::reopen_skipped(&def, &mut state, Utc::now());
     let ctx = StepContext {
         def: &def,
         files: &files,
         ws: &ws,
         now: Utc::now(),
         repo_root: &svc.config.repo_root,
+        person: svc.person(),
         repo: std::cell::OnceCell::new(),
     };
     let lc = Lifecycle::new(&def, ctx.now);
@@ -509,19 +532,25 @@ pub fn how_to_answer(workspace: &str, options: &[String]) -> String {
     )
 }
 
-fn check_may_answer(ctx: &StepContext<'_>, question: &Question, by: &Actor) -> Result<()> {
-    if by.who == Who::Agent && question.answered_by == Answerer::Person {
-        return Err(Error::new(
-            ErrorCode::Blocked,
-            format!(
-                "{} must be answered by a person, not by the agent (the workflow says answered_by: person). {}",
-                question.name,
-                how_to_answer(&ctx.ws.display, &question.options)
-            ),
-        )
-        .with_details(json!({"rule": "person_only", "question": question.name, "options": question.options})));
-    }
-    Ok(())
+/// Whether `by` may answer `question` (`crate::trust` decides).
+fn check_may_answer(
+    ctx: &StepContext<'_>,
+    state: &WorkspaceState,
+    question: &Question,
+    by: &Actor,
+) -> Result<()> {
+    crate::trust::may_answer(question.answered_by, by, state, ctx.person, ctx.repo_root).map_err(
+        |refusal| {
+            crate::trust::refusal_error(
+                refusal,
+                &question.name,
+                &question.options,
+                by,
+                &how_to_answer(&ctx.ws.display, &question.options),
+                ctx.repo_root,
+            )
+        },
+    )
 }
 
 fn not_an_option(question: &Question, word: &str, field: &str) -> Error {
@@ -593,7 +622,7 @@ pub fn predict_final(
 }
 
 fn plan_now(ctx: &StepContext<'_>, state: &WorkspaceState) -> Result<Plan> {
-    baton_engine::pipeline::next::plan(
+    baton_engine::plan::plan(
         &PlanInput {
             definition: ctx.def,
             files: ctx.files,
@@ -671,7 +700,7 @@ fn internal_step(
                 out.transitions.extend(lc.start(state, &phase)?);
             }
             // The one gatekeeper: the same evidence on every path.
-            baton_engine::gate::check_completion(def, state, &phase, ctx.files)?;
+            baton_engine::completion::check_completion(def, state, &phase, ctx.files)?;
             state.command_step = 0;
             state.command_guard = CommandGuard::Check;
             let target = successor(def, state, &phase)?;
@@ -690,6 +719,7 @@ fn internal_step(
 
 fn reported(args: &NextArgs) -> bool {
     args.previous_action_complete == Some(true)
+        || args.previous_usage.as_ref().is_some_and(|u| !u.is_empty())
         || args.previous_tokens.is_some_and(|t| t > 0)
         || args.previous_duration_ms.is_some_and(|d| d > 0)
         || args
@@ -722,9 +752,12 @@ fn step(
             let phase = state.current_phase.clone();
             let input = ReportInput {
                 phase: phase.clone(),
-                tokens: args.previous_tokens.unwrap_or(0),
+                tokens: args.previous_tokens.unwrap_or_else(|| {
+                    args.previous_usage.iter().flatten().map(|u| u.tokens).sum()
+                }),
                 duration_ms: args.previous_duration_ms.unwrap_or(0),
                 model: args.previous_model.clone().filter(|m| !m.is_empty()),
+                usage: args.previous_usage.clone().unwrap_or_default(),
                 setup_only: state
                     .last_dispatch
                     .as_ref()
@@ -771,7 +804,7 @@ fn step(
             }
             Plan::Ask(question) => {
                 if let Some(g) = given.take() {
-                    check_may_answer(ctx, &question, &g.by)?;
+                    check_may_answer(ctx, state, &question, &g.by)?;
                     if option_matches(&question, &g.answer.word).is_none() {
                         return Err(not_an_option(&question, &g.answer.word, "user_response"));
                     }
@@ -779,13 +812,23 @@ fn step(
                     continue;
                 }
                 if question.kind == QuestionKind::Checkpoint && state.auto_approve {
-                    let auto = Answer {
-                        word: "proceed".into(),
-                        feedback: None,
-                    };
-                    warnings.push(format!("{} approved automatically (--auto)", question.name));
-                    resolve(&run, state, &question, auto, &Actor::auto(), &mut happened)?;
-                    continue;
+                    // Asked for; answered only where the person granted it.
+                    match crate::trust::auto_actor(state, ctx.person, ctx.repo_root) {
+                        Some(auto_by) => {
+                            let auto = Answer {
+                                word: "proceed".into(),
+                                feedback: None,
+                            };
+                            warnings.push(format!(
+                                "{} approved automatically (--auto, {})",
+                                question.name,
+                                auto_by.label()
+                            ));
+                            resolve(&run, state, &question, auto, &auto_by, &mut happened)?;
+                            continue;
+                        }
+                        None => warnings.push(crate::trust::how_to_allow_auto(ctx.repo_root)),
+                    }
                 }
                 wait_for_person(state, &lc, &question, &mut happened)?;
                 return Ok(finish(report, Plan::Ask(question), happened, warnings));
@@ -1046,6 +1089,7 @@ fn spawn_action(
         .unwrap_or_else(|| format!("# {}\n\n{}\n", spawn.agent, spawn.summary));
     let profile = crate::repo_profile::detect(&svc.config.repo_root);
     let learning = crate::history::layer4(svc, ws, &spawn.agent);
+    let manual_refs = super::manual_refs::manual_references(svc, ws);
     let mut prompt = assemble(&PromptParts {
         agent_body: &body,
         workspace: &ws.display,
@@ -1056,6 +1100,7 @@ fn spawn_action(
         output_file: spawn.output.as_deref(),
         profile: &profile,
         learning: &learning,
+        manual_refs: &manual_refs,
     });
     if !spawn.parallel.is_empty() {
         prompt.push_str("\n## Parallel Tasks\n\nOne agent runs per task, concurrently; each reads its own inputs and writes its own output file:\n");
@@ -1110,7 +1155,7 @@ fn shape(
     stepped: &Stepped,
 ) -> Result<NextReply> {
     use baton_engine::WorkspaceFiles;
-    let def = svc.workflow(&state.workflow)?;
+    let def = svc.run_definition(state)?;
     let (action, display) = match &stepped.plan {
         Plan::Spawn(spawn) => {
             let label = display_label(&def, &spawn.phase);

@@ -139,6 +139,33 @@ fn show_gives_the_whole_run_at_a_glance() {
         answered.contains("checkpoint-a: proceed (by person:terminal)"),
         "{answered}"
     );
+    // `next:` is for the person: how the run goes on, with its own agent.
+    assert!(
+        answered.contains(&format!(
+            "next: Nothing is driving it now (`baton run` stopped: waits for a person's answer). Resume it: `baton run .specs/{id} --agent builtin:scripted`."
+        )),
+        "{answered}"
+    );
+    // The answer is stamped when it was given, not when it was asked.
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(format!(".specs/{id}/state.json"))).unwrap(),
+    )
+    .unwrap();
+    let answered_at = state["answers"][0]["at"].as_str().unwrap().to_string();
+    let asked_at = state["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|h| h["action"] == "checkpoint" && h["phase"] == "checkpoint-a")
+        .unwrap()["at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap();
+    assert!(
+        parse(&answered_at) > parse(&asked_at),
+        "{answered_at} vs {asked_at}"
+    );
 
     // Driven to the end, the tasks show with their runs.
     let (code, _, err) = baton(

@@ -681,14 +681,19 @@ async fn a_persons_answer_must_be_an_option_and_needs_a_question() {
     c.close().await;
 }
 
-/// A person answers through the client itself when it supports MCP
-/// elicitation: the server asks, the client's user answers, the answer is
-/// recorded as `person:elicitation`, and the agent receives the next action.
+/// Where the person trusts elicitation in their own configuration, they
+/// answer through the client itself when it supports MCP elicitation: the
+/// server asks, the client's user answers, the answer is recorded as the
+/// client's (`client:elicitation`, issue 19: the channel is the client's,
+/// the trust the person's), and the agent receives the next action.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn elicitation_lets_the_clients_user_answer() {
+async fn elicitation_lets_the_clients_user_answer_where_the_person_trusts_it() {
     let repo = git_repo();
+    let trust = baton_testkit::person::PersonConfig::trusting_elicitation();
+    let (k, v) = trust.env();
     let person = common::elicit::Person::answering(&["revise: split the rate limiter", "proceed"]);
-    let c: Client = common::elicit::spawn_with_person(repo.path(), person.clone()).await;
+    let c: Client =
+        common::elicit::spawn_with_person_env(repo.path(), person.clone(), &[(k, &v)]).await;
     let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
     let mut script = Script::default();
     // The agent never sees checkpoint-a: the person answered it in the client.
@@ -706,7 +711,7 @@ async fn elicitation_lets_the_clients_user_answer() {
     let state = repo.state(&ws);
     assert_eq!(
         state["answers"][0]["by"],
-        json!({"who": "person", "channel": "elicitation"})
+        json!({"who": "client", "channel": "elicitation"})
     );
     assert_eq!(state["answers"][0]["feedback"], "split the rate limiter");
     c.close().await;

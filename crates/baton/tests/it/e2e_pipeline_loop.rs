@@ -383,7 +383,11 @@ async fn a_review_without_a_verdict_asks_a_person_who_can_approve() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_approves_checkpoints_but_never_a_human_gate() {
     let repo = git_repo();
-    let c = spawn(repo.path(), &[], &[]).await;
+    // --auto from a tool argument counts only where the person allows it
+    // in their own configuration (issue 19).
+    let allow = baton_testkit::person::PersonConfig::allowing_auto_in(repo.path());
+    let (k, v) = allow.env();
+    let c = spawn(repo.path(), &[], &[(k, &v)]).await;
     let ws = create(&c, "add login rate limiting", "L", "--nopr --auto").await;
     let trace = drive(&c, &repo, &ws, &mut Script::default(), &[], 80).await;
     assert_eq!(trace.last["type"], "done");

@@ -26,7 +26,7 @@ fn set(items: &[&str]) -> BTreeSet<String> {
 
 #[test]
 fn leaf_crates_depend_on_no_other_baton_crate() {
-    for leaf in ["baton-config", "baton-fs", "baton-workflow"] {
+    for leaf in ["baton-config", "baton-fs", "baton-workflow", "baton-text"] {
         assert_eq!(internal(leaf), set(&[]), "{leaf}");
     }
     // The event log and the transcript know only how to make baton's own
@@ -72,13 +72,15 @@ fn the_engine_is_pure() {
 
 #[test]
 fn the_history_reads_state_definitions_reviews_and_the_tokenizer_only() {
+    // The tokenizer is the text crate's: the history never pulls in the
+    // manual search.
     assert_eq!(
         internal("baton-history"),
         set(&[
             "baton-engine",
             "baton-fs",
-            "baton-manuals",
             "baton-state",
+            "baton-text",
             "baton-workflow"
         ])
     );
@@ -99,17 +101,28 @@ fn the_history_reads_state_definitions_reviews_and_the_tokenizer_only() {
 }
 
 #[test]
+fn manual_search_sits_on_text_configuration_and_files_only() {
+    // Manual search knows text, its configuration (resolved by
+    // baton-config; it reads no environment itself) and safe files — no
+    // state, engine, use case or transport.
+    assert_eq!(
+        internal("baton-manuals"),
+        set(&["baton-config", "baton-fs", "baton-text"])
+    );
+    let external = deps("baton-manuals");
+    for forbidden in ["tokio", "rmcp", "axum"] {
+        assert!(
+            !external.contains(forbidden),
+            "baton-manuals must not depend on {forbidden}"
+        );
+    }
+}
+
+#[test]
 fn use_cases_sit_between_adapters_and_the_engine() {
     // Transport-free: no MCP SDK, no HTTP framework, no async runtime.
     let external = deps("baton-usecases");
-    for forbidden in [
-        "rmcp",
-        "axum",
-        "tokio",
-        "baton-mcp",
-        "baton-transcript",
-        "baton-manuals",
-    ] {
+    for forbidden in ["rmcp", "axum", "tokio", "baton-mcp", "baton-transcript"] {
         assert!(
             !external.contains(forbidden),
             "baton-usecases must not depend on {forbidden}"
@@ -123,6 +136,8 @@ fn use_cases_sit_between_adapters_and_the_engine() {
         "baton-workflow",
         "baton-config",
         "baton-history",
+        // Typed manual search: the prompt's manual references.
+        "baton-manuals",
     ] {
         assert!(internal.contains(needed), "baton-usecases uses {needed}");
     }
@@ -221,4 +236,45 @@ fn the_test_kit_is_for_tests_only() {
             );
         }
     }
+}
+
+/// Every `.rs` file under `dir`, with its text.
+fn sources(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path, text));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_cli_grants_auto() {
+    // `--auto` is the person's (issue 19): an `AutoGrant` is made by
+    // `baton run` alone — for a run it started itself, or at a terminal.
+    // No MCP tool, HTTP route or hook ever makes one.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for krate in ["baton-mcp", "baton-notify", "baton-history", "baton-engine"] {
+        for (path, text) in sources(&root.join(krate).join("src")) {
+            assert!(
+                !text.contains("AutoGrant") && !text.contains("grant_auto"),
+                "{} must not grant --auto",
+                path.display()
+            );
+        }
+    }
+    let granting: Vec<String> = sources(&root.join("baton").join("src"))
+        .into_iter()
+        .filter(|(_, text)| text.contains("AutoGrant::") || text.contains("grant_auto("))
+        .map(|(p, _)| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(granting, ["driver.rs"], "only baton run grants --auto");
 }

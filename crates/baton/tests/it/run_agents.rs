@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::baton_bin;
 use crate::common::pipeline::git_repo;
@@ -286,6 +286,18 @@ fn the_claude_preset_gets_the_phase_scope_and_its_json_result_is_recorded() {
         assert_eq!(e["model"], "claude-test-1", "{e}");
         assert_eq!(e["tokens"].as_u64().unwrap() % 120, 0, "{e}");
     }
+    // Recorded per task: the fan-out's report became one entry per task,
+    // each with its own tokens, cost and model; every step has its cost.
+    for task in ["2", "3"] {
+        let e = log_entries
+            .iter()
+            .find(|e| e["phase"] == "phase-5" && e["tasks"] == json!([task]))
+            .unwrap_or_else(|| panic!("task {task}: {log_entries:?}"));
+        assert_eq!(e["tokens"], 120, "{e}");
+        assert_eq!(e["cost_usd"], 0.5, "{e}");
+        assert_eq!(e["model"], "claude-test-1", "{e}");
+    }
+    assert!(spawned.iter().all(|e| e["cost_usd"] == 0.5), "{spawned:?}");
     // The fan-out of tasks 2 and 3: two agents, each told its own task.
     let p2 = std::fs::read_to_string(log.path().join("implementer-2.prompt")).unwrap();
     let p3 = std::fs::read_to_string(log.path().join("implementer-3.prompt")).unwrap();
@@ -296,6 +308,16 @@ fn the_claude_preset_gets_the_phase_scope_and_its_json_result_is_recorded() {
     );
     assert!(
         p3.contains("task 3") && !p3.contains("You work on task 2"),
+        "{p3}"
+    );
+    // Each names its task's title and files from tasks.md, not the other's.
+    assert!(
+        p2.contains("## Task 2: Add tests [parallel]") && p2.contains("- tests/core_test.txt"),
+        "{p2}"
+    );
+    assert!(!p2.contains("## Task 3: Update docs"), "{p2}");
+    assert!(
+        p3.contains("## Task 3: Update docs [parallel]") && p3.contains("- docs/core.md"),
         "{p3}"
     );
 }
@@ -349,3 +371,218 @@ fn a_cli_that_prints_something_else_stops_the_run_and_records_nothing() {
 }
 
 const TASKS: &str = "# Tasks\n\n## Task 1: Add the core change\n\nmode: sequential\ndepends_on: []\nfiles:\n- src/core.txt\n\n## Task 2: Add tests [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- tests/core_test.txt\n\n## Task 3: Update docs [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- docs/core.md\n";
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn branches_new_from_the_default_branch_current_elsewhere_and_nothing_stray_after_a_switch() {
+    let repo = committed_repo();
+    let default = git(repo.path(), &["branch", "--show-current"]);
+    let run = |text: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            text,
+            "--effort",
+            "S",
+            "--nopr",
+            "--auto",
+            "--agent",
+            "builtin:scripted",
+        ];
+        args.extend_from_slice(extra);
+        let r = baton(repo.path(), &args, None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r
+    };
+    // From the default branch: a new branch for the run.
+    let r = run("Fix the login typo", &[]);
+    let first = git(repo.path(), &["branch", "--show-current"]);
+    assert_ne!(first, default);
+    assert!(
+        r.stderr.contains(&format!("branch {first} (new)")),
+        "{}",
+        r.stderr
+    );
+    // From that feature branch: the next run works on it (no stacking).
+    let r = run("Fix the logout typo", &[]);
+    assert_eq!(git(repo.path(), &["branch", "--show-current"]), first);
+    assert!(
+        r.stderr.contains(&format!("branch {first} (current)")),
+        "{}",
+        r.stderr
+    );
+    // --branch new stacks on purpose.
+    run("Fix the signup typo", &["--branch", "new"]);
+    let third = git(repo.path(), &["branch", "--show-current"]);
+    assert_ne!(third, first);
+    // Back on the default branch, the runs' committed files leave with
+    // their branch and nothing of them is left in git status.
+    git(repo.path(), &["checkout", "-q", &default]);
+    assert_eq!(
+        git(
+            repo.path(),
+            &["status", "--porcelain", "--untracked-files=all"]
+        ),
+        ""
+    );
+    // The runs stay listed: from the run history, with the branch their
+    // files are on.
+    let ls = baton(repo.path(), &["ls"], None);
+    assert_eq!(ls.code, 0, "{}", ls.stderr);
+    assert!(
+        ls.stdout
+            .contains("Ended runs whose files are on another branch"),
+        "{}",
+        ls.stdout
+    );
+    assert!(
+        ls.stdout.contains("completed  ") && ls.stdout.contains(&format!("on branch {first}")),
+        "{}",
+        ls.stdout
+    );
+    let v: Value =
+        serde_json::from_str(&baton(repo.path(), &["ls", "--json"], None).stdout).unwrap();
+    let elsewhere = v["elsewhere"].as_array().unwrap();
+    assert_eq!(elsewhere.len(), 3, "{v}");
+    assert!(elsewhere.iter().all(|r| r["outcome"] == "completed"), "{v}");
+    assert_eq!(
+        elsewhere
+            .iter()
+            .filter(|r| r["branch"] == first.as_str())
+            .count(),
+        2,
+        "{v}"
+    );
+    assert_eq!(
+        elsewhere
+            .iter()
+            .filter(|r| r["branch"] == third.as_str())
+            .count(),
+        1,
+        "{v}"
+    );
+    // --branch current on the default branch works there.
+    run("Fix the help typo", &["--branch", "current"]);
+    assert_eq!(git(repo.path(), &["branch", "--show-current"]), default);
+}
+
+#[test]
+fn a_budget_stops_the_run_for_the_person_and_a_higher_one_resumes_it() {
+    let repo = committed_repo();
+    let bin = tempfile::tempdir().unwrap();
+    let log = tempfile::tempdir().unwrap();
+    executable(&bin.path().join("claude"), FAKE_CLAUDE);
+    let tasks = log.path().join("tasks.md");
+    std::fs::write(&tasks, TASKS).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(baton_bin())
+            .args(args)
+            .current_dir(repo.path())
+            .env("BATON_FSYNC", "off")
+            .env("PATH", path_with(bin.path()))
+            .env("FAKE_LOG", log.path())
+            .env("FAKE_TASKS", &tasks)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // Bad limits are refused before anything is written.
+    for (flag, value, says) in [
+        (
+            "--max-cost",
+            "lots",
+            "--max-cost takes an amount of US dollars above 0",
+        ),
+        (
+            "--max-cost",
+            "0",
+            "--max-cost takes an amount of US dollars above 0",
+        ),
+        (
+            "--max-tokens",
+            "0",
+            "--max-tokens takes a whole number of tokens above 0",
+        ),
+        (
+            "--max-tokens",
+            "1.5",
+            "--max-tokens takes a whole number of tokens above 0",
+        ),
+    ] {
+        let (code, err) = run(&[
+            "run",
+            "Fix the login typo",
+            "--effort",
+            "S",
+            "--nopr",
+            "--auto",
+            "--agent",
+            "claude",
+            flag,
+            value,
+        ]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(err.contains(says), "{flag} {value}: {err}");
+        assert!(runs(repo.path()).is_empty());
+    }
+    // Each agent reports $0.50: with $1.00 the run stops before its third step.
+    let (code, err) = run(&[
+        "run",
+        "Fix the login typo",
+        "--effort",
+        "S",
+        "--nopr",
+        "--auto",
+        "--agent",
+        "claude",
+        "--max-cost",
+        "1",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    let [id] = &runs(repo.path())[..] else {
+        panic!()
+    };
+    assert!(
+        err.contains("the run has used $1.00 of its $1.00 budget"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("baton run .specs/{id} --agent claude --max-cost")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("baton answer .specs/{id} abandon")),
+        "{err}"
+    );
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(format!(".specs/{id}/state.json"))).unwrap(),
+    )
+    .unwrap();
+    let spawned = state["phaseLog"].as_array().unwrap().len();
+    assert_eq!(spawned, 2, "{state}");
+    let show = baton(repo.path(), &["show", id], None);
+    assert!(show.stdout.contains("budget"), "{}", show.stdout);
+    // A higher limit resumes it to the end.
+    let (code, err) = run(&[
+        "run",
+        &format!(".specs/{id}"),
+        "--agent",
+        "claude",
+        "--max-cost",
+        "100",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Pipeline completed"), "{err}");
+}

@@ -310,6 +310,15 @@
     return v;
   }
 
+  // One duration per run: from its start to its end (or to now while it
+  // runs); what the agents reported of it, when they did, in brackets.
+  function runTime(r) {
+    const ended = r.status === 'completed' || r.status === 'abandoned' || r.status === 'failed';
+    const ms = ended ? r.totals.elapsedMs : Math.max(r.totals.elapsedMs, Date.now() - new Date(r.created).getTime());
+    const agents = r.totals.reportedMs ? ` (agents reported ${dur(r.totals.reportedMs)})` : '';
+    return `${dur(ms)}${ended ? '' : ' so far'}${agents}`;
+  }
+
   function renderRun(r) {
     const v = view();
     v.title.textContent = r.specName || r.id;
@@ -320,8 +329,7 @@
     const facts = [
       ['workflow', r.workflowLabel], ['phase', `${r.currentPhaseLabel} (${r.currentPhase})`],
       ['progress', `${r.done}/${r.total}`], ['effort', r.effort], ['template', r.flowTemplate], ['branch', r.branch],
-      ['started', new Date(r.created).toLocaleString()], ['elapsed', dur(r.totals.elapsedMs)],
-      ['reported time', dur(r.totals.reportedMs)], ['tokens', num(r.totals.tokens)],
+      ['started', new Date(r.created).toLocaleString()], ['time', runTime(r)], ['tokens', num(r.totals.tokens)],
     ].filter(([, val]) => val);
     v.facts.replaceChildren(...facts.map(([k, val]) => h('div', {}, h('dt', { text: k }), h('dd', { text: val }))));
     renderQuestion(v, r);
@@ -356,8 +364,7 @@
     v.insights.hidden = false;
     const f = sm.findings || {};
     const facts = [
-      ['tokens', num(sm.tokens)], ['cost', usd(sm.cost_usd)], ['agent work', mins(sm.work_minutes)],
-      ['wall time', mins(sm.wall_minutes)], ['revision loops', count(sm.loops)],
+      ['tokens', num(sm.tokens)], ['cost', usd(sm.cost_usd)], ['revision loops', count(sm.loops)],
       ['phases', `${sm.phases_run} run, ${sm.phases_skipped} skipped`],
       ['findings', `${f.critical || 0} CRITICAL, ${f.minor || 0} MINOR`],
       ...Object.entries(sm.verdicts || {}).map(([file, verdict]) => [file, verdict]),
@@ -366,8 +373,9 @@
     const est = x.estimate;
     v.estimate.hidden = !est;
     if (est) {
+      // One flat list of nodes: a nested array would be turned into text.
       v.estimate.replaceChildren(h('span', { text: est.display || '' }),
-        ...(est.similar || []).map((w, i) => [i ? ', ' : ' Most similar: ',
+        ...(est.similar || []).flatMap((w, i) => [i ? ', ' : ' Most similar: ',
           h('a', { href: `/runs/${encodeURIComponent(w)}`, text: w, onclick: (ev) => { if (!ev.metaKey && !ev.ctrlKey) { ev.preventDefault(); select(w); } } })]));
     }
     // Reviewers without patterns of their own all get every reviewer's: shown once.
@@ -395,7 +403,7 @@
     $('.q-text', v.question).innerHTML = q.html || '';
     const how = $('.q-how', v.question);
     how.textContent = S.signedIn ? `Recorded as your answer (person:dashboard).`
-      : `Read-only here. Sign in with the link printed by \`baton dashboard\`, or answer in a terminal: ${q.howToAnswer || `baton answer ${r.id} <option>`}`;
+      : `Read-only here: to answer on this page, open the sign-in link \`baton dashboard\` printed in its terminal. Or answer in a terminal: baton answer ${r.workspace} ${q.options[0] || ''} (options: ${q.options.join(', ')}).`;
     if (v.questionName === q.name && v.optionsSignedIn === S.signedIn) return; // keep what the person is typing
     v.questionName = q.name; v.optionsSignedIn = S.signedIn;
     const revise = $('.q-revise', v.question);

@@ -99,3 +99,21 @@ pub async fn spawn_with_person(repo: &Path, person: Person) -> super::Client {
     )
     .await
 }
+
+/// Like [`spawn_with_person`], with `env` for the server (the person's
+/// configuration, say).
+pub async fn spawn_with_person_env(
+    repo: &Path,
+    person: Person,
+    env: &[(&str, &str)],
+) -> super::Client {
+    super::spawn_as(
+        repo,
+        &[],
+        env,
+        TestClient {
+            person: Some(person),
+        },
+    )
+    .await
+}

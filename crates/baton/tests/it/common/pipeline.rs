@@ -248,3 +248,51 @@ pub async fn drive(
     }
     trace
 }
+
+/// Starts a run of effort S (`--nopr`) through baton's MCP tools and asks
+/// for its first action (phase-1 is handed out); returns its workspace.
+pub async fn start_run(repo: &Path) -> String {
+    let c = super::spawn(repo, &[], &[]).await;
+    let ws = create(&c, "add a greeting", "S", "--nopr").await;
+    c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    ws
+}
+
+/// Starts a run of effort S (`--nopr`) and drives it, the agent's work
+/// scripted, until it waits at its first checkpoint; returns its workspace.
+pub async fn run_to_checkpoint(repo: &Path) -> String {
+    let c = super::spawn(repo, &[], &[]).await;
+    let ws = create(&c, "add a greeting", "S", "--nopr").await;
+    let mut script = Script::default();
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    for _ in 0..20 {
+        let action = c.ok("pipeline_next_action", args.clone()).await;
+        if action["type"] == "checkpoint" {
+            return ws;
+        }
+        args = perform(repo, &ws, &action, &mut script, &mut answers);
+        args["previous_action_id"] = action["action_id"].clone();
+    }
+    panic!("the run never reached a checkpoint");
+}
+
+/// Starts a run of effort S (`--nopr`) and drives it (the agent's work
+/// scripted, a person approving at the terminal) until `phase` is handed
+/// out; returns its workspace and that action.
+pub async fn run_to_phase(repo: &Path, phase: &str) -> (String, Value) {
+    let c = super::spawn(repo, &[], &[]).await;
+    let ws = create(&c, "add a greeting", "S", "--nopr").await;
+    let mut script = Script::default();
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    for _ in 0..60 {
+        let action = c.ok("pipeline_next_action", args.clone()).await;
+        if action["phase"] == phase && action["type"] != "checkpoint" {
+            return (ws, action);
+        }
+        args = perform(repo, &ws, &action, &mut script, &mut answers);
+        args["previous_action_id"] = action["action_id"].clone();
+    }
+    panic!("the run never reached {phase}");
+}

@@ -1,0 +1,876 @@
+//! The client hooks' use cases (`baton hook`): what the agent's own client
+//! asks baton before and after each tool call, when the person sends a
+//! prompt, and when the agent wants to end its turn — for the run **bound
+//! to that client session**, never another one. The adapter
+//! (`crates/baton/src/hook_cmd.rs`) reads each client's JSON into a
+//! [`HookInput`] and writes the [`Outcome`] in the client's own shape;
+//! the decisions about one call are the engine's (`baton_engine::scope`).
+//!
+//! * [`pre_tool`] — allow or refuse a tool call under the bound run's
+//!   phase scope; apply the person's answer typed in the chat when the
+//!   agent asks for the next step.
+//! * [`post_tool`] — bind the session when a baton tool names a run;
+//!   compare the working tree after a watched command.
+//! * [`prompt_submitted`] — the person's prompt: their answer to the
+//!   question the run waits at, if it is one.
+//! * [`stop`] — the agent may end its turn only when the run waits for a
+//!   person, has ended, or nothing is outstanding.
+//! * [`session_started`] — remind a resumed session of its run.
+//!
+//! With no run bound every hook allows at once (one `stat` of the session
+//! file). While a run is bound, a decision that cannot be made (unreadable
+//! state) refuses writes and says how a person lifts it.
+
+pub mod binding;
+pub mod chat;
+pub mod rules;
+pub mod tree;
+
+use std::path::{Path, PathBuf};
+
+use chrono::Utc;
+use serde_json::Value;
+
+use baton_engine::scope::{self, Call, Target, Verdict};
+use baton_state::{Actor, WorkspaceState};
+
+use crate::Services;
+use crate::pipeline::step::{AnswerArgs, answer_question, pending_question};
+use binding::{ChatAnswer, Session, StopBlocks, Violation, Watch};
+
+/// At most this many consecutive blocks of one outstanding step before the
+/// stop guard lets the turn end (Claude Code itself ends it after 8).
+pub const MAX_STOP_BLOCKS: u32 = 3;
+
+/// One tool call as the client describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolCall {
+    /// A file tool writing these paths (absolute, or relative to `cwd`).
+    Write {
+        /// The tool's name.
+        name: String,
+        /// The paths it writes.
+        paths: Vec<String>,
+    },
+    /// A shell command line.
+    Shell {
+        /// The tool's name.
+        name: String,
+        /// The command line.
+        command: String,
+    },
+    /// Any other tool.
+    Other {
+        /// The tool's name (`mcp__baton__pipeline_next_action`, `Read`, …).
+        name: String,
+    },
+}
+
+impl ToolCall {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ToolCall::Write { name, .. }
+            | ToolCall::Shell { name, .. }
+            | ToolCall::Other { name } => name,
+        }
+    }
+}
+
+/// What a hook call carries, whatever the client.
+#[derive(Debug, Clone, Default)]
+pub struct HookInput {
+    /// The client (`claude`, `codex`, `cursor`).
+    pub client: String,
+    /// The client's session id.
+    pub session: String,
+    /// The folder the client works in.
+    pub cwd: PathBuf,
+    /// A sub-agent's id: it acts for the same session's run.
+    pub agent_id: Option<String>,
+    /// The tool call (tool events).
+    pub tool: Option<ToolCall>,
+    /// The tool's input as sent (for baton's own tools).
+    pub tool_input: Value,
+    /// The tool's result (after a call).
+    pub tool_response: Value,
+    /// The tool call's id.
+    pub tool_use_id: Option<String>,
+    /// The person's prompt (prompt events).
+    pub prompt: Option<String>,
+    /// The client's id of that prompt.
+    pub prompt_id: Option<String>,
+    /// The client's transcript of the session.
+    pub transcript_path: Option<PathBuf>,
+    /// The client already continues because of a stop hook.
+    pub stop_hook_active: bool,
+}
+
+/// What the hook answers, in client-neutral terms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Go ahead; `context` is added for the model (or shown to the person
+    /// when the turn ends).
+    Allow {
+        /// Text for the model, if any.
+        context: Option<String>,
+    },
+    /// Go ahead with this tool input instead.
+    Rewrite {
+        /// The new tool input.
+        input: Value,
+        /// Text for the model.
+        context: String,
+    },
+    /// Refuse the tool call; the reason goes to the model.
+    Deny {
+        /// Why, and what to do instead.
+        reason: String,
+    },
+    /// After a call, or at a stop: the model must go on; the reason tells
+    /// it what to do.
+    Block {
+        /// What to do.
+        reason: String,
+    },
+}
+
+impl Outcome {
+    fn allow() -> Outcome {
+        Outcome::Allow { context: None }
+    }
+}
+
+/// The run bound to the input's session, loaded; `Ok(None)` when none is
+/// bound or it has ended.
+struct Bound {
+    session: Session,
+    ws: baton_state::WorkspaceRef,
+    state: WorkspaceState,
+}
+
+/// Why the hooks cannot decide for a bound session.
+fn unreadable(ws: &str, why: &str) -> String {
+    format!(
+        "baton cannot read run {ws} bound to this session ({why}), so it refuses changes until it can. A person fixes the run (see `baton show {ws}`), or releases this session from it by deleting its file under .baton/sessions/ in their own terminal."
+    )
+}
+
+/// Loads the bound run. `Err(message)` when a run is bound but cannot be
+/// read (the caller fails closed).
+fn bound(svc: &Services, input: &HookInput) -> Result<Option<Bound>, String> {
+    let root = &svc.config.repo_root;
+    let session = match binding::load(root, &input.session) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(unreadable("(unknown)", &e.to_string())),
+    };
+    let ws = svc
+        .store
+        .resolve(&session.workspace)
+        .map_err(|e| unreadable(&session.workspace, &e.to_string()))?;
+    let state = svc
+        .store
+        .load(&ws)
+        .map_err(|e| unreadable(&session.workspace, &e.to_string()))?;
+    if state.current_phase_status.is_terminal() {
+        return Ok(None);
+    }
+    if enforcement_off(&state) {
+        return Ok(None);
+    }
+    Ok(Some(Bound { session, ws, state }))
+}
+
+/// Whether a person turned enforcement off for this run
+/// (`state.json` key `hooks`, written by `baton hooks off`).
+pub fn enforcement_off(state: &WorkspaceState) -> bool {
+    state
+        .extra
+        .get(ENFORCEMENT_KEY)
+        .and_then(|v| v.get("off"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// The `state.json` key that records a person's choice about enforcement.
+pub const ENFORCEMENT_KEY: &str = "hooks";
+
+fn rules_of(svc: &Services, b: &Bound) -> Result<(scope::Rules, rules::Step), String> {
+    let def = svc
+        .workflow(&b.state.workflow)
+        .map_err(|e| unreadable(&b.session.workspace, &e.message))?;
+    let step = rules::step_of(&b.state);
+    let mut rules = rules::rules_for(
+        &def,
+        &b.state,
+        &b.ws,
+        &svc.config.repo_root,
+        svc.store.specs_root(),
+        &step,
+    );
+    if let Some(v) = &b.session.violation {
+        rules.revertable = v.paths.clone();
+    }
+    Ok((rules, step))
+}
+
+/// Where a path the client names points, for the rules.
+fn target(repo_root: &Path, cwd: &Path, path: &str) -> Target {
+    let absolute = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{}/{path}", cwd.display())
+    };
+    let normal = scope::paths::normalise(&absolute).unwrap_or(absolute);
+    // Resolve links of the folders that exist (a link inside the repository
+    // must not lead a write elsewhere unseen).
+    let resolved = resolve_existing_prefix(Path::new(&normal));
+    let root = std::fs::canonicalize(repo_root).unwrap_or_else(|_| repo_root.to_path_buf());
+    match resolved.strip_prefix(&root) {
+        Ok(rel) => Target::Repo(rel.to_string_lossy().into_owned()),
+        Err(_) => Target::Outside(resolved.to_string_lossy().into_owned()),
+    }
+}
+
+/// `path` with the longest existing prefix canonicalised (links resolved).
+fn resolve_existing_prefix(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Before a tool call.
+pub fn pre_tool(svc: &Services, input: &HookInput) -> Outcome {
+    let Some(tool) = &input.tool else {
+        return Outcome::allow();
+    };
+    let b = match bound(svc, input) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Outcome::allow(),
+        Err(message) => {
+            return match tool {
+                ToolCall::Other { name } if !writes_by_name(name) => Outcome::allow(),
+                _ => Outcome::Deny { reason: message },
+            };
+        }
+    };
+    let (rules, _step) = match rules_of(svc, &b) {
+        Ok(r) => r,
+        Err(message) => return Outcome::Deny { reason: message },
+    };
+    let root = svc.config.repo_root.clone();
+    if tool.name() == "mcp__baton__pipeline_next_action" {
+        if let Some(outcome) = apply_chat_answer(svc, input, &b) {
+            return outcome;
+        }
+        if let Some(reason) = unreverted(svc, &b, &rules) {
+            return Outcome::Deny { reason };
+        }
+        return Outcome::allow();
+    }
+    let verdict = match tool {
+        ToolCall::Write { paths, .. } => {
+            let targets = paths.iter().map(|p| target(&root, &input.cwd, p)).collect();
+            scope::decide(&rules, &Call::Write(targets))
+        }
+        ToolCall::Shell { command, .. } => {
+            // A patch run from the shell (Codex applies `apply_patch <<'EOF'`
+            // itself): the files it names are writes too.
+            let patched = if command.contains("apply_patch") || command.contains("applypatch") {
+                patch_paths(command)
+            } else {
+                Vec::new()
+            };
+            let targets: Vec<Target> = patched
+                .iter()
+                .map(|p| target(&root, &input.cwd, p))
+                .collect();
+            match scope::decide(&rules, &Call::Write(targets)) {
+                Verdict::Allow => scope::decide(&rules, &Call::Shell(command)),
+                refused => refused,
+            }
+        }
+        ToolCall::Other { name } => scope::decide(&rules, &Call::Tool(name)),
+    };
+    match verdict {
+        Verdict::Allow => Outcome::allow(),
+        Verdict::Deny(reason) => Outcome::Deny {
+            reason: format!("baton: {reason}"),
+        },
+        Verdict::Watch => {
+            let watch = Watch {
+                call: input.tool_use_id.clone().unwrap_or_default(),
+                tree: tree::snapshot(&root),
+            };
+            if let Err(e) = binding::modify(&root, &input.session, |s| s.watches.push(watch)) {
+                return Outcome::Deny {
+                    reason: unreadable(&b.session.workspace, &e.to_string()),
+                };
+            }
+            Outcome::allow()
+        }
+    }
+}
+
+/// Whether a tool with this name writes (for failing closed on tools whose
+/// input the adapter did not read as a write).
+fn writes_by_name(name: &str) -> bool {
+    !name.starts_with("mcp__baton__")
+        && !matches!(
+            name,
+            "Read" | "Grep" | "Glob" | "LS" | "ToolSearch" | "TodoWrite" | "WebSearch" | "WebFetch"
+        )
+}
+
+/// A change a watched command left outside the scope and that is still
+/// there: the reason to refuse going on.
+fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String> {
+    let violation = b.session.violation.as_ref()?;
+    let root = &svc.config.repo_root;
+    let now = tree::snapshot(root);
+    let still: Vec<String> = if violation.until_clean {
+        let dirty: Vec<String> = now
+            .iter()
+            .map(|e| e.split('\t').next().unwrap_or_default().to_string())
+            .collect();
+        violation
+            .paths
+            .iter()
+            .filter(|p| dirty.contains(p))
+            .cloned()
+            .collect()
+    } else {
+        tree::changed(&violation.before, &now)
+            .into_iter()
+            .filter(|p| violation.paths.contains(p))
+            .collect()
+    };
+    if still.is_empty() {
+        let _ = binding::modify(root, &b.session.session, |s| s.violation = None);
+        return None;
+    }
+    Some(format!(
+        "baton: `{}` changed {} outside the scope of {} ({}); revert {} (e.g. `git checkout -- <file>` for a tracked file, delete a new one) before the run goes on.",
+        violation.command,
+        still.join(", "),
+        rules.phase,
+        rules.phase_label,
+        if still.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+/// The person's answer typed in the chat, applied when the agent asks for
+/// the next step of the bound run (after checking the client's transcript).
+fn apply_chat_answer(svc: &Services, input: &HookInput, b: &Bound) -> Option<Outcome> {
+    let chat = b.session.chat_answer.clone()?;
+    let asked_ws = input.tool_input["workspace"].as_str().unwrap_or_default();
+    let same_run = svc
+        .store
+        .resolve(asked_ws)
+        .is_ok_and(|ws| ws.dir == b.ws.dir);
+    if !same_run {
+        return None;
+    }
+    let root = &svc.config.repo_root;
+    let forget = || {
+        let _ = binding::modify(root, &b.session.session, |s| s.chat_answer = None);
+    };
+    // The question must still be the one the person answered.
+    let question = pending_question(svc, &b.ws.display).ok().flatten();
+    if question.as_ref().is_none_or(|q| q.name != chat.question) {
+        forget();
+        return None;
+    }
+    if let Some(given) = input.tool_input["user_response"].as_str() {
+        let options: Vec<String> = question
+            .as_ref()
+            .map(|q| q.options.clone())
+            .unwrap_or_default();
+        let theirs = chat::answer_in(&chat.answer, &options);
+        let agents = chat::answer_in(given, &options);
+        if agents.is_none() || agents != theirs {
+            return Some(Outcome::Deny {
+                reason: format!(
+                    "baton: the person answered {:?} in the chat, not {given:?}. Call pipeline_next_action with workspace {} and user_response {:?}, or without user_response.",
+                    chat.answer, b.ws.display, chat.answer
+                ),
+            });
+        }
+    }
+    match chat::confirm(
+        chat.transcript.as_deref(),
+        &chat.prompt,
+        chat.prompt_id.as_deref(),
+    ) {
+        chat::Confirmation::Confirmed | chat::Confirmation::NoTranscript => {}
+        chat::Confirmation::NotFound(why) => {
+            forget();
+            return Some(Outcome::Deny {
+                reason: format!(
+                    "baton: the answer {:?} was not recorded: {why}. Ask the person to type their answer again in the chat, or to run `baton answer {} {}` in their own terminal.",
+                    chat.answer, b.ws.display, chat.answer
+                ),
+            });
+        }
+    }
+    let reply = answer_question(
+        svc,
+        AnswerArgs {
+            workspace: b.ws.display.clone(),
+            answer: chat.answer.clone(),
+        },
+        Actor::person(PROMPT_CHANNEL),
+    );
+    forget();
+    match reply {
+        Ok(reply) => {
+            let mut rewritten = input.tool_input.clone();
+            if let Some(map) = rewritten.as_object_mut() {
+                map.remove("user_response");
+            }
+            Some(Outcome::Rewrite {
+                input: rewritten,
+                context: format!(
+                    "baton recorded the person's answer from the chat: {} = {} (by {}). The run is at {} ({}).",
+                    reply.question,
+                    reply.answer,
+                    reply.by,
+                    reply.current_phase,
+                    reply.current_phase_status
+                ),
+            })
+        }
+        Err(e) => Some(Outcome::Deny {
+            reason: format!(
+                "baton: the person's answer could not be recorded: {}",
+                e.message
+            ),
+        }),
+    }
+}
+
+/// The channel of a person's answer typed in the client's chat.
+pub const PROMPT_CHANNEL: &str = "prompt";
+
+/// After a tool call.
+pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
+    let Some(tool) = &input.tool else {
+        return Outcome::allow();
+    };
+    let root = svc.config.repo_root.clone();
+    if tool.name().starts_with("mcp__baton__") {
+        return bind_from_baton_reply(svc, input);
+    }
+    let Ok(Some(b)) = bound(svc, input) else {
+        return Outcome::allow();
+    };
+    // An edit the client reports after making it (Cursor's afterFileEdit):
+    // outside the scope it is recorded, and the run does not go on until
+    // it is reverted.
+    if let ToolCall::Write { paths, name } = tool {
+        let Ok((rules, _)) = rules_of(svc, &b) else {
+            return Outcome::allow();
+        };
+        let refused: Vec<String> = paths
+            .iter()
+            .filter_map(|p| match target(&root, &input.cwd, p) {
+                t @ Target::Repo(_) => scope::write_refusal(&rules, &t).map(|_| t),
+                _ => None,
+            })
+            .filter_map(|t| match t {
+                Target::Repo(p) => Some(p),
+                Target::Outside(_) => None,
+            })
+            .collect();
+        if refused.is_empty() {
+            return Outcome::allow();
+        }
+        let violation = Violation {
+            paths: refused.clone(),
+            before: Vec::new(),
+            command: name.clone(),
+            at: Utc::now(),
+            until_clean: true,
+        };
+        let _ = binding::modify(&root, &input.session, |s| s.violation = Some(violation));
+        return Outcome::Block {
+            reason: format!(
+                "baton: {name} changed {} outside the scope of {}; revert it (git checkout -- <file>) — run {} does not go on while the change is there.",
+                refused.join(", "),
+                rules.phase,
+                b.ws.display
+            ),
+        };
+    }
+    let call = input.tool_use_id.clone().unwrap_or_default();
+    let Some(watch) = b.session.watches.iter().find(|w| w.call == call).cloned() else {
+        return Outcome::allow();
+    };
+    let Ok((rules, _)) = rules_of(svc, &b) else {
+        return Outcome::allow();
+    };
+    let after = tree::snapshot(&root);
+    let changed: Vec<String> = tree::changed(&watch.tree, &after)
+        .into_iter()
+        .filter(|p| !rules.own_files.contains(p))
+        .filter(|p| {
+            !scope::paths::is_within(p, &format!("{}/", b.ws.display)) || !is_control(&rules, p)
+        })
+        .collect();
+    let command = match tool {
+        ToolCall::Shell { command, .. } => command.clone(),
+        other => other.name().to_string(),
+    };
+    let violation = (!changed.is_empty()).then(|| Violation {
+        paths: changed.clone(),
+        before: watch.tree.clone(),
+        command: command.chars().take(300).collect(),
+        at: Utc::now(),
+        until_clean: false,
+    });
+    let found = violation.is_some();
+    let _ = binding::modify(&root, &input.session, |s| {
+        s.watches.retain(|w| w.call != call);
+        if let Some(v) = violation {
+            s.violation = Some(v);
+        }
+    });
+    if !found {
+        Outcome::allow()
+    } else {
+        Outcome::Block {
+            reason: format!(
+                "baton: this command changed {} outside the scope of {} ({}): {}. Revert {} now (e.g. `git checkout -- <file>`, delete new files); run {} does not go on while the change is there.",
+                changed.join(", "),
+                rules.phase,
+                rules.phase_label,
+                if rules.own_files.is_empty() {
+                    "the phase writes no file".to_string()
+                } else {
+                    format!("the phase writes only {}", rules.own_files.join(", "))
+                },
+                if changed.len() == 1 { "it" } else { "them" },
+                b.ws.display
+            ),
+        }
+    }
+}
+
+fn is_control(rules: &scope::Rules, path: &str) -> bool {
+    rules
+        .protected
+        .iter()
+        .any(|p| scope::paths::matches(p, path))
+}
+
+/// Binds the session to the run a baton tool's reply (or input) names,
+/// unless it is bound to another run that has not ended.
+fn bind_from_baton_reply(svc: &Services, input: &HookInput) -> Outcome {
+    let root = &svc.config.repo_root;
+    // Claude Code passes the tool's text; Codex the MCP result
+    // (`content`, `structuredContent`).
+    let from_blocks = |blocks: &Value| {
+        blocks
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b["text"].as_str())
+            .find_map(|t| serde_json::from_str::<Value>(t).ok())
+    };
+    let reply = match &input.tool_response {
+        Value::String(text) => serde_json::from_str::<Value>(text).unwrap_or(Value::Null),
+        blocks @ Value::Array(_) => from_blocks(blocks).unwrap_or(Value::Null),
+        Value::Object(map) if map.contains_key("structuredContent") => {
+            map["structuredContent"].clone()
+        }
+        Value::Object(map) if map.contains_key("content") => {
+            from_blocks(&map["content"]).unwrap_or(Value::Null)
+        }
+        other => other.clone(),
+    };
+    let named = [
+        reply["workspace"].as_str(),
+        input.tool_input["workspace"].as_str(),
+    ];
+    let Some((ws, state)) = named.into_iter().flatten().find_map(|w| {
+        let ws = svc.store.resolve(w).ok()?;
+        let state = svc.store.load(&ws).ok()?;
+        Some((ws, state))
+    }) else {
+        return Outcome::allow();
+    };
+    if state.current_phase_status.is_terminal() {
+        return Outcome::allow();
+    }
+    let existing = binding::load(root, &input.session).ok().flatten();
+    if let Some(current) = &existing {
+        if current.workspace == ws.display {
+            return Outcome::allow();
+        }
+        let still_active = svc
+            .store
+            .resolve(&current.workspace)
+            .and_then(|w| svc.store.load(&w))
+            .is_ok_and(|s| !s.current_phase_status.is_terminal());
+        if still_active {
+            return Outcome::Allow {
+                context: Some(format!(
+                    "baton: this session stays bound to run {} until it ends; the hooks keep enforcing that run's scope, not {}'s.",
+                    current.workspace, ws.display
+                )),
+            };
+        }
+    }
+    let session = Session {
+        session: input.session.clone(),
+        client: input.client.clone(),
+        workspace: ws.display.clone(),
+        bound_at: Some(Utc::now()),
+        ..Session::default()
+    };
+    match binding::modify(root, &input.session, |s| *s = session) {
+        Ok(_) => Outcome::allow(),
+        Err(e) => Outcome::Block {
+            reason: format!(
+                "baton could not bind this session to run {} ({e}); its hooks cannot enforce the run's scope. Tell the person.",
+                ws.display
+            ),
+        },
+    }
+}
+
+/// The person's prompt.
+pub fn prompt_submitted(svc: &Services, input: &HookInput) -> Outcome {
+    let Some(prompt) = &input.prompt else {
+        return Outcome::allow();
+    };
+    let Ok(Some(b)) = bound(svc, input) else {
+        return Outcome::allow();
+    };
+    let Ok(Some(question)) = pending_question(svc, &b.ws.display) else {
+        return Outcome::allow();
+    };
+    if question.answered_by != "person" {
+        return Outcome::allow();
+    }
+    let root = &svc.config.repo_root;
+    match chat::answer_in(prompt, &question.options) {
+        Some(answer) => {
+            let kept = ChatAnswer {
+                question: question.name.clone(),
+                answer: answer.clone(),
+                prompt: prompt.clone(),
+                prompt_id: input.prompt_id.clone(),
+                transcript: input.transcript_path.clone(),
+                at: Utc::now(),
+            };
+            if let Err(e) = binding::modify(root, &input.session, |s| s.chat_answer = Some(kept)) {
+                return Outcome::Allow {
+                    context: Some(format!(
+                        "baton could not keep the person's answer ({e}); ask them to run `baton answer {} {answer}` in their own terminal.",
+                        b.ws.display
+                    )),
+                };
+            }
+            Outcome::Allow {
+                context: Some(format!(
+                    "baton: the person answered {} in this chat: {answer:?}. Call pipeline_next_action with workspace {} now (user_response {answer:?} is accepted as theirs); baton records it as the person's answer.",
+                    question.name, b.ws.display
+                )),
+            }
+        }
+        None => Outcome::Allow {
+            context: Some(format!(
+                "baton: run {} waits for the person to answer {} (options: {}). If this message is their answer, it must be the answer alone, e.g. `{}` or `revise: <what to change>`; otherwise show them the question again and wait.",
+                b.ws.display,
+                question.name,
+                question.options.join(", "),
+                question.options.first().cloned().unwrap_or_default()
+            )),
+        },
+    }
+}
+
+/// The agent wants to end its turn (`subagent`: a sub-agent does).
+pub fn stop(svc: &Services, input: &HookInput, subagent: bool) -> Outcome {
+    let Ok(Some(b)) = bound(svc, input) else {
+        return Outcome::allow();
+    };
+    let root = &svc.config.repo_root;
+    let step = rules::step_of(&b.state);
+    if let Some(question) = &step.waiting_for {
+        if subagent {
+            return Outcome::allow();
+        }
+        let how = pending_question(svc, &b.ws.display)
+            .ok()
+            .flatten()
+            .and_then(|q| q.how_to_answer)
+            .unwrap_or_default();
+        return Outcome::Allow {
+            context: Some(format!(
+                "baton: run {} waits for a person to answer {question}. {how} You can also type the answer here in the chat (e.g. `approve`, or `revise: <what to change>`).",
+                b.ws.display
+            )),
+        };
+    }
+    if subagent {
+        // A sub-agent's turn ends as it likes: Claude Code 2.1.328 tells
+        // sub-agents to return reports as text (it refuses their writes of
+        // report files), and the orchestrator writes the output file; the
+        // orchestrator's own stop guard holds the run.
+        return Outcome::allow();
+    }
+    let key = step
+        .action_id
+        .clone()
+        .unwrap_or_else(|| b.state.current_phase.clone());
+    let count = match &b.session.stop_blocks {
+        Some(s) if s.step == key => s.count,
+        _ => 0,
+    };
+    if input.stop_hook_active && count >= MAX_STOP_BLOCKS {
+        let _ = binding::modify(root, &input.session, |s| s.stop_blocks = None);
+        return Outcome::Allow {
+            context: Some(format!(
+                "baton: the turn ends with run {} unfinished ({}). Resume it with /baton-pipeline {}.",
+                b.ws.display, step.describe, b.ws.display
+            )),
+        };
+    }
+    let _ = binding::modify(root, &input.session, |s| {
+        s.stop_blocks = Some(StopBlocks {
+            step: key,
+            count: count + 1,
+        })
+    });
+    let next = match &step.action_id {
+        Some(id) => format!(
+            "Action {id} ({}) is outstanding: carry it out, then call pipeline_next_action with workspace {}, previous_action_complete: true and previous_action_id: {id:?}.",
+            step.describe, b.ws.display
+        ),
+        None => format!(
+            "Call pipeline_next_action with workspace {} for the next step.",
+            b.ws.display
+        ),
+    };
+    Outcome::Block {
+        reason: format!(
+            "baton: run {} is not finished and nobody was asked anything. {next} Stop only when baton returns a question for the person or `done`.",
+            b.ws.display
+        ),
+    }
+}
+
+/// A session starts or resumes.
+pub fn session_started(svc: &Services, input: &HookInput) -> Outcome {
+    let Ok(Some(b)) = bound(svc, input) else {
+        return Outcome::allow();
+    };
+    Outcome::Allow {
+        context: Some(format!(
+            "baton: this session works on run {} ({} is {}). Continue it with pipeline_next_action and workspace {}; its hooks enforce the phase's scope.",
+            b.ws.display,
+            b.state.current_phase,
+            b.state.current_phase_status.as_str(),
+            b.ws.display
+        )),
+    }
+}
+
+/// Whether `input`'s session is bound to a run that has not ended: the
+/// adapter's fast path (no services are built when not).
+pub fn is_bound(repo_root: &Path, session: &str) -> Result<bool, binding::BindingError> {
+    binding::load(repo_root, session).map(|s| s.is_some())
+}
+
+/// The files a Codex patch names (`*** Add File:`, `*** Update File:`,
+/// `*** Delete File:`, `*** Move to:`), headers read with their whitespace
+/// trimmed as Codex reads them.
+pub fn patch_paths(patch: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in patch.lines() {
+        let line = line.trim();
+        for prefix in [
+            "*** Add File:",
+            "*** Update File:",
+            "*** Delete File:",
+            "*** Move to:",
+        ] {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                let path = rest.trim();
+                if !path.is_empty() {
+                    out.push(path.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What `baton enforce` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enforcement {
+    /// The run.
+    pub workspace: String,
+    /// Whether the hooks enforce its scope now.
+    pub on: bool,
+    /// Who chose, e.g. `person:terminal`.
+    pub by: String,
+}
+
+/// Turns the hooks' enforcement off (or on again) for one run, as `by` (a
+/// person's channel; the adapter checks it is one). Recorded in the run's
+/// `state.json` (key [`ENFORCEMENT_KEY`]: `off`, `by`, `at`, `reason`), so
+/// it is in the run's commit and `baton show`.
+pub fn set_enforcement(
+    svc: &Services,
+    workspace: &str,
+    on: bool,
+    reason: Option<&str>,
+    by: &Actor,
+) -> crate::Result<Enforcement> {
+    crate::validate::check_text("workspace", workspace, 1024)?;
+    if let Some(r) = reason {
+        crate::validate::check_text("reason", r, 2000)?;
+    }
+    let ws = svc.store.resolve(workspace)?;
+    let now = Utc::now();
+    let label = by.label();
+    svc.store.update(&ws, now, |state| {
+        let mut record = serde_json::json!({
+            "off": !on,
+            "by": label,
+            "at": now.to_rfc3339(),
+        });
+        if let Some(r) = reason {
+            record["reason"] = Value::String(r.to_string());
+        }
+        state.extra.insert(ENFORCEMENT_KEY.to_string(), record);
+        Ok::<_, crate::Error>(())
+    })?;
+    Ok(Enforcement {
+        workspace: ws.display,
+        on,
+        by: label,
+    })
+}

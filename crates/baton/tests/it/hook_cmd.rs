@@ -1,0 +1,518 @@
+//! `baton hook` as each client calls it: JSON on stdin, the client's
+//! answer on stdout and its exit code. Bad input (not JSON, no session,
+//! an unknown event, a huge payload) gets a clear message, the client's
+//! "go ahead" when no run is bound here and its refusal when one is, and
+//! nothing is written. Cursor cannot run on this machine: its hooks are
+//! tested with payloads in its documented format (docs/clients.md).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use baton_testkit::git::GitRepo;
+use serde_json::{Value, json};
+
+use crate::common::baton_bin;
+use crate::common::pipeline::{run_to_checkpoint, start_run};
+
+struct Hooked {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Hooked {
+    fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim()).unwrap_or(Value::Null)
+    }
+}
+
+fn hook(repo: &Path, args: &[&str], stdin: &[u8]) -> Hooked {
+    let mut child = Command::new(baton_bin())
+        .arg("hook")
+        .args(args)
+        .current_dir(repo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("baton hook");
+    {
+        let mut input = child.stdin.take().expect("stdin");
+        // A hook that stops reading early closes the pipe: not an error here.
+        let _ = input.write_all(stdin);
+    }
+    let out = child.wait_with_output().expect("wait");
+    Hooked {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn claude(repo: &GitRepo, event: &str, payload: Value) -> Hooked {
+    hook(repo.path(), &[event], payload.to_string().as_bytes())
+}
+
+fn pre_write(repo: &GitRepo, session: &str, file: &str) -> Value {
+    json!({
+        "session_id": session,
+        "cwd": repo.path(),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": repo.join(file), "content": "x"},
+        "tool_use_id": "toolu_1",
+    })
+}
+
+/// Binds `session` to `ws` the way Claude Code reports a baton tool's reply.
+fn bind(repo: &GitRepo, session: &str, ws: &str) {
+    let out = claude(
+        repo,
+        "post-tool-use",
+        json!({
+            "session_id": session,
+            "cwd": repo.path(),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "mcp__baton__pipeline_next_action",
+            "tool_input": {"workspace": ws},
+            "tool_response": json!({"type": "spawn_agent", "workspace": ws}).to_string(),
+            "tool_use_id": "toolu_0",
+        }),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        repo.join(&format!(".baton/sessions/{session}.json"))
+            .is_file()
+    );
+}
+
+fn sessions(repo: &GitRepo) -> Vec<String> {
+    std::fs::read_dir(repo.join(".baton/sessions"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn without_a_bound_run_every_call_goes_ahead_and_nothing_is_written() {
+    let repo = GitRepo::new();
+    let out = claude(&repo, "pre-tool-use", pre_write(&repo, "s1", "src/a.rs"));
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    let out = claude(
+        &repo,
+        "stop",
+        json!({"session_id": "s1", "cwd": repo.path(), "hook_event_name": "Stop", "stop_hook_active": false}),
+    );
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+    assert!(!repo.join(".baton").exists(), "nothing written");
+}
+
+#[test]
+fn bad_input_is_explained_goes_ahead_when_nothing_is_bound_and_writes_nothing() {
+    let repo = GitRepo::new();
+    let cases: Vec<(Vec<&str>, Vec<u8>, &str)> = vec![
+        (vec!["pre-tool-use"], b"{not json".to_vec(), "not JSON"),
+        (vec!["pre-tool-use"], b"[1, 2]".to_vec(), "not a JSON object"),
+        (vec!["pre-tool-use"], json!({"cwd": repo.path(), "tool_name": "Write"}).to_string().into_bytes(), "no session id"),
+        (vec!["pre-tool-use"], json!({"session_id": "s1", "cwd": repo.path(), "hook_event_name": "PreToolUse"}).to_string().into_bytes(), "no tool_name"),
+        (vec!["pre-tool-use"], json!({"session_id": "../../etc", "cwd": repo.path(), "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}}).to_string().into_bytes(), "session id"),
+        (vec!["pre-tool-use"], json!({"session_id": "s1", "cwd": repo.path(), "hook_event_name": "Stop"}).to_string().into_bytes(), "sent Stop"),
+        (vec!["user-prompt-submit"], json!({"session_id": "s1", "cwd": repo.path(), "hook_event_name": "UserPromptSubmit"}).to_string().into_bytes(), "no prompt"),
+        (vec!["after-lunch"], b"{}".to_vec(), "unknown event"),
+        (vec!["pre-tool-use"], vec![b' '; 17 * 1024 * 1024], "larger than 16 MiB"),
+    ];
+    for (args, stdin, says) in cases {
+        let out = hook(repo.path(), &args, &stdin);
+        assert_eq!(out.code, 1, "{args:?} {says}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(says),
+            "{args:?}: {:?} lacks {says:?}",
+            out.stderr
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+    }
+    assert!(!repo.join(".baton").exists(), "nothing written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_while_a_run_is_bound_is_refused_and_an_unreadable_run_fails_closed() {
+    let repo = GitRepo::new();
+    let ws = start_run(repo.path()).await;
+    bind(&repo, "s1", &ws);
+    let before = std::fs::read(repo.join(".baton/sessions/s1.json")).unwrap();
+    let out = hook(repo.path(), &["pre-tool-use"], b"{not json");
+    assert_eq!(out.code, 0);
+    let v = out.json();
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{}",
+        out.stdout
+    );
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("not JSON") && r.contains("bound")),
+        "{v}"
+    );
+    // A stop with bad input is never trapped.
+    let out = hook(repo.path(), &["stop"], b"{not json");
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        std::fs::read(repo.join(".baton/sessions/s1.json")).unwrap(),
+        before
+    );
+
+    // The bound run's state cannot be read: writes are refused, with how a
+    // person lifts it; reading tools go ahead.
+    let state = repo.join(&format!("{ws}/state.json"));
+    let kept = std::fs::read(&state).unwrap();
+    std::fs::write(&state, "{ broken").unwrap();
+    let out = claude(&repo, "pre-tool-use", pre_write(&repo, "s1", "src/a.rs"));
+    let v = out.json();
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{}",
+        out.stdout
+    );
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("cannot read run") && reason.contains(".baton/sessions"),
+        "{reason}"
+    );
+    let read = claude(
+        &repo,
+        "pre-tool-use",
+        json!({"session_id": "s1", "cwd": repo.path(), "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": repo.join("README.md")}}),
+    );
+    assert_eq!((read.code, read.stdout.as_str()), (0, ""));
+    std::fs::write(&state, kept).unwrap();
+    // Another session of the same repository is not this run's.
+    let other = claude(&repo, "pre-tool-use", pre_write(&repo, "s2", "src/a.rs"));
+    assert_eq!((other.code, other.stdout.as_str()), (0, ""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_and_codex_answers_have_their_clients_shapes() {
+    let repo = GitRepo::new();
+    let ws = start_run(repo.path()).await;
+    bind(&repo, "s1", &ws);
+    let out = claude(&repo, "pre-tool-use", pre_write(&repo, "s1", "src/a.rs"));
+    let v = out.json();
+    assert_eq!(
+        v["hookSpecificOutput"]["hookEventName"], "PreToolUse",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let own = claude(
+        &repo,
+        "pre-tool-use",
+        pre_write(&repo, "s1", &format!("{ws}/analysis.md")),
+    );
+    assert_eq!(
+        (own.code, own.stdout.as_str()),
+        (0, ""),
+        "the phase's own artifact"
+    );
+
+    // Codex: only the fields its schema declares (an unknown one discards
+    // the whole answer).
+    let payload = json!({
+        "session_id": "s1", "turn_id": "t1", "cwd": repo.path(), "hook_event_name": "PreToolUse",
+        "model": "gpt", "permission_mode": "bypassPermissions",
+        "tool_name": "Bash", "tool_input": {"command": "git commit -am x"}, "tool_use_id": "call_1",
+    });
+    let out = hook(
+        repo.path(),
+        &["--client", "codex", "pre-tool-use"],
+        payload.to_string().as_bytes(),
+    );
+    let v = out.json();
+    let allowed = [
+        "hookEventName",
+        "permissionDecision",
+        "permissionDecisionReason",
+    ];
+    let keys: Vec<&String> = v["hookSpecificOutput"]
+        .as_object()
+        .expect("object")
+        .keys()
+        .collect();
+    assert!(
+        keys.iter().all(|k| allowed.contains(&k.as_str())),
+        "{keys:?}"
+    );
+    assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    // A Codex stop with the step outstanding: block with a reason.
+    let stop = json!({"session_id": "s1", "turn_id": "t1", "cwd": repo.path(), "hook_event_name": "Stop", "stop_hook_active": false, "last_assistant_message": "done"});
+    let out = hook(
+        repo.path(),
+        &["--client", "codex", "stop"],
+        stop.to_string().as_bytes(),
+    );
+    let v = out.json();
+    assert_eq!(v["decision"], "block", "{}", out.stdout);
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("outstanding"))
+    );
+    assert_eq!(v.as_object().unwrap().len(), 2);
+}
+
+/// Cursor's hooks, with payloads in its documented format: the session is
+/// its `conversation_id`, baton's server is recognised by its command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cursor_payloads_get_permission_answers_and_never_ask() {
+    let repo = GitRepo::new();
+    let ws = run_to_checkpoint(repo.path()).await;
+    let common = |event: &str| {
+        json!({
+            "conversation_id": "c1", "generation_id": "g1", "hook_event_name": event,
+            "workspace_roots": [repo.path()],
+        })
+    };
+    let cursor = |arg: &str, payload: Value| {
+        hook(
+            repo.path(),
+            &["--client", "cursor", arg],
+            payload.to_string().as_bytes(),
+        )
+    };
+    // Not bound yet: go ahead.
+    let mut shell = common("beforeShellExecution");
+    shell["command"] = json!(format!("baton answer {ws} approve"));
+    shell["cwd"] = json!(repo.path());
+    assert_eq!(
+        cursor("before-shell-execution", shell.clone()).json(),
+        json!({"permission": "allow"})
+    );
+    // Baton's MCP reply binds the conversation.
+    let mut after = common("afterMCPExecution");
+    after["tool_name"] = json!("pipeline_next_action");
+    after["tool_input"] = json!(json!({"workspace": ws}).to_string());
+    after["command"] = json!("baton serve --tools pipeline");
+    after["result_json"] = json!(json!({"type": "checkpoint", "workspace": ws}).to_string());
+    let out = cursor("after-mcp-execution", after);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(sessions(&repo).contains(&"c1.json".to_string()));
+    // Now the shell cannot answer the checkpoint, nor commit.
+    let v = cursor("before-shell-execution", shell).json();
+    assert_eq!(v["permission"], "deny", "{v}");
+    assert!(
+        v["agent_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("baton answer")),
+        "{v}"
+    );
+    let mut commit = common("beforeShellExecution");
+    commit["command"] = json!("git commit -am wip");
+    assert_eq!(
+        cursor("before-shell-execution", commit).json()["permission"],
+        "deny"
+    );
+    let mut status = common("beforeShellExecution");
+    status["command"] = json!("git status");
+    assert_eq!(
+        cursor("before-shell-execution", status).json(),
+        json!({"permission": "allow"})
+    );
+    // A Write through Cursor's generic preToolUse.
+    let mut write = common("preToolUse");
+    write["tool_name"] = json!("Write");
+    write["tool_input"] = json!({"file_path": repo.join("src/a.rs"), "content": "x"});
+    assert_eq!(cursor("pre-tool-use", write).json()["permission"], "deny");
+    // Another MCP server's tool while a person's question is open.
+    let mut mcp = common("beforeMCPExecution");
+    mcp["tool_name"] = json!("write_file");
+    mcp["tool_input"] = json!("{}");
+    mcp["command"] = json!("npx fs-server");
+    assert_eq!(
+        cursor("before-mcp-execution", mcp).json()["permission"],
+        "deny"
+    );
+    // The run waits for a person: the agent may stop.
+    let stop = cursor("stop", common("stop")).json();
+    assert!(stop.get("followup_message").is_none(), "{stop}");
+    // The person's prompt `approve` is kept as their answer for the next step.
+    let mut prompt = common("beforeSubmitPrompt");
+    prompt["prompt"] = json!("approve");
+    assert_eq!(
+        cursor("before-submit-prompt", prompt).json(),
+        json!({"continue": true})
+    );
+    let session: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join(".baton/sessions/c1.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(session["chat_answer"]["answer"], "proceed", "{session}");
+    assert_eq!(
+        session["chat_answer"]["question"], "checkpoint-a",
+        "{session}"
+    );
+}
+
+fn bash(repo: &GitRepo, event: &str, session: &str, command: &str, id: &str) -> Hooked {
+    claude(
+        repo,
+        event,
+        json!({
+            "session_id": session, "cwd": repo.path(),
+            "hook_event_name": if event == "pre-tool-use" { "PreToolUse" } else { "PostToolUse" },
+            "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": id,
+            "tool_response": {"stdout": "", "stderr": ""},
+        }),
+    )
+}
+
+fn next_call(repo: &GitRepo, session: &str, ws: &str) -> Hooked {
+    claude(
+        repo,
+        "pre-tool-use",
+        json!({
+            "session_id": session, "cwd": repo.path(), "hook_event_name": "PreToolUse",
+            "tool_name": "mcp__baton__pipeline_next_action", "tool_input": {"workspace": ws},
+            "tool_use_id": "toolu_n",
+        }),
+    )
+}
+
+/// The verifier may run any command (`commands: ['*']`), watched: a change
+/// it leaves outside its artifact is reported to the agent, the run does
+/// not go on until it is reverted, and reverting it is allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_command_that_changes_sources_holds_the_run_until_reverted() {
+    let repo = GitRepo::new();
+    repo.write("src/main.rs", "fn main() {}\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "src"]);
+    let (ws, action) =
+        crate::common::pipeline::run_to_phase(repo.path(), "final-verification").await;
+    assert_eq!(action["type"], "spawn_agent", "{action}");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "work so far"]);
+    bind(&repo, "s1", &ws);
+    // Running the test suite is allowed, watched.
+    let pre = bash(&repo, "pre-tool-use", "s1", "make check", "toolu_w");
+    assert_eq!((pre.code, pre.stdout.as_str()), (0, ""), "{}", pre.stderr);
+    // The command changed a source file.
+    repo.write("src/main.rs", "fn main() { changed() }\n");
+    let post = bash(&repo, "post-tool-use", "s1", "make check", "toolu_w");
+    let v = post.json();
+    assert_eq!(v["decision"], "block", "{}", post.stdout);
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("src/main.rs")),
+        "{v}"
+    );
+    // The run does not go on while the change is there.
+    let v = next_call(&repo, "s1", &ws).json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("revert"))
+    );
+    // Reverting is allowed in this reading phase; other writes are not.
+    let undo = bash(
+        &repo,
+        "pre-tool-use",
+        "s1",
+        "git checkout -- src/main.rs",
+        "toolu_u",
+    );
+    assert_eq!(
+        (undo.code, undo.stdout.as_str()),
+        (0, ""),
+        "{}",
+        undo.stdout
+    );
+    let other = bash(
+        &repo,
+        "pre-tool-use",
+        "s1",
+        "git checkout -- README.md",
+        "toolu_o",
+    );
+    assert_eq!(
+        other.json()["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    repo.git(&["checkout", "--", "src/main.rs"]);
+    let next = next_call(&repo, "s1", &ws);
+    assert_eq!(
+        (next.code, next.stdout.as_str()),
+        (0, ""),
+        "reverted: the run goes on"
+    );
+}
+
+/// A person turns enforcement off for one run, in their terminal; it is
+/// recorded; the agent's shell cannot do it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_turns_enforcement_off_for_one_run_and_it_is_recorded() {
+    let repo = GitRepo::new();
+    let ws = start_run(repo.path()).await;
+    bind(&repo, "s1", &ws);
+    assert_eq!(
+        claude(&repo, "pre-tool-use", pre_write(&repo, "s1", "src/a.rs")).json()["hookSpecificOutput"]
+            ["permissionDecision"],
+        "deny"
+    );
+    // Not from the agent's shell: its hook refuses, and without a terminal
+    // the command refuses too.
+    let v = bash(
+        &repo,
+        "pre-tool-use",
+        "s1",
+        &format!("baton enforce off {ws}"),
+        "t",
+    )
+    .json();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let out = Command::new(baton_bin())
+        .args(["enforce", "off", &ws])
+        .current_dir(repo.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("terminal"));
+    // The person, at a terminal.
+    let cmd = format!(
+        "{} enforce off {ws} fixtures need writing",
+        baton_bin().display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(repo.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("script");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join(&format!("{ws}/state.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["hooks"]["off"], true, "{}", state["hooks"]);
+    assert_eq!(state["hooks"]["by"], "person:terminal");
+    assert_eq!(state["hooks"]["reason"], "fixtures need writing");
+    let out = claude(&repo, "pre-tool-use", pre_write(&repo, "s1", "src/a.rs"));
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, ""),
+        "enforcement is off for this run"
+    );
+}
