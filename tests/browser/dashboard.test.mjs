@@ -311,3 +311,23 @@ test('a failed agent shows as a failed run, with its exit status and how to resu
   assert.ok(next.includes(`baton run .specs/${id} --agent 'echo upload service down >&2; exit 3'`), next);
   await shot('09-failed-run.png');
 });
+
+test('ended runs whose files left with their branch stay listed, with the branch', async () => {
+  // The completed runs were committed on the greeting feature's branch;
+  // back on main their folders are gone from the checkout.
+  const { execFileSync } = await import('node:child_process');
+  const branch = execFileSync('git', ['branch', '--show-current'], { cwd: repo }).toString().trim();
+  assert.notEqual(branch, 'main');
+  execFileSync('git', ['checkout', '-q', 'main'], { cwd: repo });
+  await page.goto(`${dash.url}/`);
+  await page.locator('[data-filter=all]').click();
+  const away = page.locator('[data-testid=elsewhere]');
+  await away.waitFor();
+  const done = 'add-a-greeting-feature';
+  const row = away.locator('li').filter({ hasText: new RegExp(`-${done}$|${done}\\b`) }).first();
+  await row.waitFor();
+  assert.match(await row.textContent(), new RegExp(`completed.*on branch ${branch.replace(/[/]/g, '\\/')}: git checkout`));
+  assert.equal(await page.locator('#run-list [data-run*="add-a-greeting-feature-to-the-footer"]').count(), 0, 'not in the checkout any more');
+  await shot('10-other-branches.png');
+  execFileSync('git', ['checkout', '-q', branch], { cwd: repo });
+});

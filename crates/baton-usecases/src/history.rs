@@ -309,7 +309,7 @@ pub fn reindex(svc: &Services, _args: ReindexArgs) -> Result<Reindexed> {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummaryArgs {
-    /// Workspace: folder name, ".specs/<name>" or absolute path.
+    /// Folder name, .specs/<name> or absolute path.
     pub workspace: String,
 }
 

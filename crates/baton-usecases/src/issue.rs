@@ -37,7 +37,7 @@ pub struct SelectArgs {
     /// The issue whose workflow is meant.
     #[serde(default)]
     pub issue_number: Option<String>,
-    /// Workspace: folder name, ".specs/<name>" or absolute path.
+    /// Folder name, .specs/<name> or absolute path.
     #[serde(default)]
     pub workspace: Option<String>,
 }

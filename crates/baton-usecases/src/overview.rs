@@ -177,7 +177,10 @@ pub struct RunPage {
     /// this machine's runs only; why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub team_problem: Option<String>,
+    /// Ended runs whose files are on another branch (from the run history).
+    pub elsewhere: Vec<crate::elsewhere::ElsewhereRun>,
 }
+
 /// Lists the runs of the repository, newest first, a page at a time (in
 /// team mode, every machine's runs: this machine's from its files, the
 /// others' from the team database).
@@ -331,6 +334,7 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
         counts,
         unreadable,
         team_problem,
+        elsewhere: crate::elsewhere::runs_elsewhere(svc),
     })
 }
 

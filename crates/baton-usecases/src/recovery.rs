@@ -51,14 +51,14 @@ pub struct InitArgs {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseArgs {
-    /// Workspace: folder name, ".specs/<name>" or absolute path.
+    /// Folder name, .specs/<name> or absolute path.
     pub workspace: String,
-    /// The phase id. It must be the workspace's current phase.
+    /// The current phase's id.
     pub phase: String,
     /// Must be true (a recovery step a person takes).
     #[serde(default)]
     pub force: bool,
-    /// Why (kept in the history and the event).
+    /// Why (recorded).
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -67,7 +67,7 @@ pub struct PhaseArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailArgs {
-    /// Workspace: folder name, ".specs/<name>" or absolute path.
+    /// Folder name, .specs/<name> or absolute path.
     pub workspace: String,
     /// The phase id. It must be the current phase and in progress.
     pub phase: String,
@@ -77,7 +77,7 @@ pub struct FailArgs {
     /// Must be true (a recovery step a person takes).
     #[serde(default)]
     pub force: bool,
-    /// Why (kept in the history and the event).
+    /// Why (recorded).
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -86,7 +86,7 @@ pub struct FailArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AbandonArgs {
-    /// Workspace: folder name, ".specs/<name>" or absolute path.
+    /// Folder name, .specs/<name> or absolute path.
     pub workspace: String,
     /// Why the work is abandoned.
     #[serde(default)]

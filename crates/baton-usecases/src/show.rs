@@ -13,7 +13,7 @@ use crate::{Error, ErrorCode, Result, Services};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StateGetArgs {
-    /// Workspace: folder name, ".specs/<name>" or absolute path.
+    /// Folder name, .specs/<name> or absolute path.
     pub workspace: String,
     /// A field of state.json, dotted ("timestamps.created"); omit for all.
     #[serde(default)]
@@ -24,7 +24,7 @@ pub struct StateGetArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceArgs {
-    /// Workspace: folder name, ".specs/<name>" or absolute path.
+    /// Folder name, .specs/<name> or absolute path.
     pub workspace: String,
 }
 

@@ -308,7 +308,6 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                             task,
                             tokens: u.tokens,
                             cost_usd: u.cost_usd,
-                            model: Some(u.model.unwrap_or_else(|| "unknown".into())),
                         })
                         .collect(),
                 );

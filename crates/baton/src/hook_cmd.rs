@@ -166,8 +166,21 @@ pub fn run(client: HookClient, event_name: &str, overrides: &Overrides) -> ExitC
             .tool
             .as_ref()
             .is_some_and(|t| t.name().starts_with("mcp__baton__"));
-    match hooks::is_bound(&config.repo_root, &input.session) {
-        Ok(false) if !binds => return answer(client, event, &Outcome::Allow { context: None }),
+    match hooks::binding::load(&config.repo_root, &input.session) {
+        Ok(None) if !binds => return answer(client, event, &Outcome::Allow { context: None }),
+        // After a shell or other tool call that nothing watches, there is
+        // nothing to check: no state is read.
+        Ok(Some(session))
+            if event == Event::PostToolUse
+                && !binds
+                && !matches!(input.tool, Some(ToolCall::Write { .. }))
+                && !session
+                    .watches
+                    .iter()
+                    .any(|w| Some(&w.call) == input.tool_use_id.as_ref()) =>
+        {
+            return answer(client, event, &Outcome::Allow { context: None });
+        }
         Ok(_) => {}
         Err(e) => {
             return answer(

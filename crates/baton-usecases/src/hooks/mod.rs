@@ -797,12 +797,6 @@ pub fn session_started(svc: &Services, input: &HookInput) -> Outcome {
     }
 }
 
-/// Whether `input`'s session is bound to a run that has not ended: the
-/// adapter's fast path (no services are built when not).
-pub fn is_bound(repo_root: &Path, session: &str) -> Result<bool, binding::BindingError> {
-    binding::load(repo_root, session).map(|s| s.is_some())
-}
-
 /// The files a Codex patch names (`*** Add File:`, `*** Update File:`,
 /// `*** Delete File:`, `*** Move to:`), headers read with their whitespace
 /// trimmed as Codex reads them.

@@ -69,7 +69,7 @@ pub struct NextArgs {
     /// Extension: the reported action's `action_id` (a resend applies once).
     #[serde(default)]
     pub previous_action_id: Option<String>,
-    /// Extension: each agent's own report.
+    /// Extension: per agent.
     #[serde(default)]
     pub previous_usage: Option<Vec<super::usage::AgentUsage>>,
 }

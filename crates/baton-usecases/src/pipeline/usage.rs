@@ -2,7 +2,8 @@
 //! `pipeline_next_action` (`previous_usage`) that `baton run` sends with
 //! each `spawn_agent` report, read from the agent CLIs' own JSON results.
 //! A fan-out's step is logged as one phase-log entry per task, each with
-//! its tokens, cost and model; a single agent's entry gets its cost.
+//! its tokens and cost (the model is the report's `previous_model`); a
+//! single agent's entry gets its cost.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -28,9 +29,6 @@ pub struct AgentUsage {
     /// USD.
     #[serde(default)]
     pub cost_usd: Option<f64>,
-    /// Model.
-    #[serde(default)]
-    pub model: Option<String>,
 }
 
 /// Checks `previous_usage` against the rest of the report before anything
@@ -46,9 +44,6 @@ pub fn check(usage: &[AgentUsage], tokens: Option<u64>) -> Result<()> {
         ));
     }
     for (i, u) in usage.iter().enumerate() {
-        if let Some(m) = &u.model {
-            check_text(&format!("previous_usage[{i}].model"), m, 128)?;
-        }
         if let Some(t) = &u.task {
             check_text(&format!("previous_usage[{i}].task"), t, 64)?;
         }
@@ -83,14 +78,12 @@ pub fn entries(entry: PhaseLogEntry, usage: &[AgentUsage]) -> Vec<PhaseLogEntry>
         [] => vec![entry],
         [one] if one.task.is_none() || entry.tasks.len() <= 1 => vec![PhaseLogEntry {
             cost_usd: one.cost_usd,
-            model: one.model.clone().unwrap_or(entry.model.clone()),
             ..entry
         }],
         many => many
             .iter()
             .map(|u| PhaseLogEntry {
                 tokens: u.tokens,
-                model: u.model.clone().unwrap_or_else(|| entry.model.clone()),
                 tasks: u.task.iter().cloned().collect(),
                 cost_usd: u.cost_usd,
                 ..entry.clone()
@@ -120,7 +113,6 @@ mod tests {
             task: Some(task.into()),
             tokens,
             cost_usd: Some(cost),
-            model: Some("claude-x".into()),
         }
     }
 
@@ -139,10 +131,7 @@ mod tests {
             (vec!["3".to_string()], 20, Some(0.5))
         );
         assert_eq!(e.iter().map(|x| x.tokens).sum::<u64>(), 30);
-        assert!(
-            e.iter()
-                .all(|x| x.model == "claude-x" && x.duration_ms == 900)
-        );
+        assert!(e.iter().all(|x| x.model == "m" && x.duration_ms == 900));
     }
 
     #[test]
@@ -153,7 +142,6 @@ mod tests {
             task: None,
             tokens: 30,
             cost_usd: Some(1.5),
-            model: None,
         }];
         let e = entries(single, &u);
         assert_eq!(e.len(), 1);

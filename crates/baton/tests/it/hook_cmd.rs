@@ -516,3 +516,136 @@ async fn a_person_turns_enforcement_off_for_one_run_and_it_is_recorded() {
         "enforcement is off for this run"
     );
 }
+
+/// `baton init` merges its hooks into the person's settings (their own
+/// hooks and keys stay), writes nothing of this machine's paths, and a
+/// second run changes nothing.
+#[test]
+fn init_merges_hooks_keeps_the_persons_own_and_is_idempotent() {
+    let repo = GitRepo::new();
+    repo.write(
+        ".claude/settings.json",
+        &json!({"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]}]}}).to_string(),
+    );
+    repo.write(".codex/config.toml", "# my settings\nmodel = \"o5\"\n");
+    repo.write(
+        ".cursor/hooks.json",
+        &json!({"version": 1, "hooks": {"stop": [{"command": "mine"}]}}).to_string(),
+    );
+    let init = || {
+        let out = Command::new(baton_bin())
+            .args(["init", "--client", "all"])
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = init();
+    assert!(first.contains("Next:"), "{first}");
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(settings["model"], "opus");
+    let pre = settings["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "{pre:?}");
+    assert_eq!(pre[0]["hooks"][0]["command"], "my-guard");
+    assert_eq!(pre[1]["hooks"][0]["command"], "baton hook pre-tool-use");
+    for event in [
+        "PostToolUse",
+        "UserPromptSubmit",
+        "Stop",
+        "SubagentStop",
+        "SessionStart",
+    ] {
+        assert_eq!(
+            settings["hooks"][event].as_array().map(Vec::len),
+            Some(1),
+            "{event}"
+        );
+    }
+    let codex = std::fs::read_to_string(repo.join(".codex/config.toml")).unwrap();
+    assert!(
+        codex.starts_with("# my settings\nmodel = \"o5\"\n"),
+        "{codex}"
+    );
+    assert_eq!(codex.matches("[mcp_servers.baton]").count(), 1);
+    let codex_hooks: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".codex/hooks.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        codex_hooks["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "baton hook --client codex pre-tool-use"
+    );
+    let cursor: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".cursor/hooks.json")).unwrap())
+            .unwrap();
+    let stops: Vec<&str> = cursor["hooks"]["stop"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["command"].as_str())
+        .collect();
+    assert_eq!(stops, ["mine", "baton hook --client cursor stop"]);
+    let cursor_command =
+        std::fs::read_to_string(repo.join(".cursor/commands/baton-pipeline.md")).unwrap();
+    assert!(
+        !cursor_command.starts_with("---"),
+        "Cursor gets no Claude front matter"
+    );
+    assert!(cursor_command.contains("pipeline_next_action"));
+    let agent = std::fs::read_to_string(repo.join(".claude/agents/implementer.md")).unwrap();
+    assert!(
+        agent.starts_with("---\nname: implementer\ndescription: "),
+        "{agent}"
+    );
+
+    // Nothing of this machine's paths in the files meant to be committed.
+    let machine = baton_bin().parent().unwrap().display().to_string();
+    let repo_path = repo.path().display().to_string();
+    let written: Vec<&str> = vec![
+        ".mcp.json",
+        ".claude/settings.json",
+        ".codex/config.toml",
+        ".codex/hooks.json",
+        ".cursor/mcp.json",
+        ".cursor/hooks.json",
+    ];
+    let mut before = Vec::new();
+    for file in &written {
+        let text = std::fs::read_to_string(repo.join(file)).unwrap();
+        assert!(
+            !text.contains(&machine) && !text.contains(&repo_path),
+            "{file}: {text}"
+        );
+        before.push(text);
+    }
+    // A second run changes nothing.
+    let second = init();
+    assert!(second.contains("up to date"), "{second}");
+    for (file, old) in written.iter().zip(before) {
+        assert_eq!(
+            std::fs::read_to_string(repo.join(file)).unwrap(),
+            old,
+            "{file}"
+        );
+    }
+    // Outside a git repository it says so.
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("baton.toml"), "").unwrap();
+    let out = Command::new(baton_bin())
+        .args(["init", "--client", "claude"])
+        .current_dir(plain.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("not a git repository"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -172,6 +172,12 @@
     $('#range').textContent = `${from}–${Math.min(p.offset + p.runs.length, p.total)} of ${p.total}`;
     $('#prev').disabled = p.offset === 0;
     $('#next').disabled = p.offset + p.runs.length >= p.total;
+    const away = p.elsewhere || [];
+    $('.elsewhere').hidden = !away.length;
+    $('.elsewhere-list').replaceChildren(...away.map((r) => h('li', { 'data-elsewhere': r.workspace, title: r.request },
+      h('span', { class: 'name', text: r.workspace.split('/').pop() }),
+      h('span', { class: `pill s-${r.outcome}`, text: r.outcome }),
+      h('span', { class: 'meta', text: r.branch ? `on branch ${r.branch}: git checkout ${r.branch} to see it` : 'its branch was not recorded' }))));
   }
   let listSeq = 0;
   async function loadList() {
