@@ -792,10 +792,11 @@ async fn a_run_goes_on_while_the_database_is_away_and_nothing_is_lost() {
     c.close().await;
 }
 
-/// Done-means 8, at the binary: a wrong URL, a refused password and a
-/// database of a newer schema are each a clear error that never shows the
-/// password; this machine's own work goes on, and what it wrote waits on
-/// disk until the database can take it.
+/// Done-means 8, at the binary: a wrong URL (not PostgreSQL's, a bad port,
+/// nobody there, no such database), a refused password and a database of a
+/// newer schema are each a clear error that never shows the password;
+/// this machine's own work goes on, and what it wrote waits on disk until
+/// the database can take it.
 #[test]
 fn bad_urls_passwords_and_schemas_are_clear_errors_and_work_goes_on() {
     let world = World::new();
@@ -828,6 +829,36 @@ fn bad_urls_passwords_and_schemas_are_clear_errors_and_work_goes_on() {
     let o = with(&bad_port, &["team", "status"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("invalid port number"), "{}", text(&o));
+    assert!(!text(&o).contains(secret), "{}", text(&o));
+
+    // A URL whose server is not there (nothing listens on its port): said
+    // so, password hidden; this machine's views go on without the team.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let nobody_there = format!("postgres://baton:{secret}@127.0.0.1:{closed}/x");
+    let o = with(&nobody_there, &["team", "status"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("cannot be reached"), "{}", text(&o));
+    assert!(!text(&o).contains(secret), "{}", text(&o));
+    let o = with(&nobody_there, &["ls", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot be reached"),
+        "{}",
+        text(&o)
+    );
+    // A database the server does not have: said so, with what to do.
+    let db = world.url.rsplit('/').next().unwrap().to_string();
+    let missing = world.url.replace(&format!("/{db}"), "/no_such_database");
+    let o = with(&missing, &["team", "status"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("does not exist on its server"),
+        "{}",
+        text(&o)
+    );
     assert!(!text(&o).contains(secret), "{}", text(&o));
 
     // A refused password: a clear message; work goes on, writes wait.
@@ -885,7 +916,6 @@ fn bad_urls_passwords_and_schemas_are_clear_errors_and_work_goes_on() {
     );
 
     // A newer schema than this baton knows: refused, clearly.
-    let db = world.url.rsplit('/').next().unwrap().to_string();
     Postgres::shared().psql(
         &db,
         "INSERT INTO baton._sqlx_migrations (version, description, success, checksum, execution_time)
