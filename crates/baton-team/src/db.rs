@@ -158,7 +158,7 @@ pub async fn apply_writes(
                 .bind(w.revision)
                 .bind(repo)
                 .bind(machine)
-                .bind(Json(&w.events))
+                .bind(Json(crate::jsonb::values(&w.events)))
                 .execute(&mut *tx)
                 .await?;
                 any_events = true;
@@ -175,7 +175,7 @@ pub async fn apply_writes(
                 .bind(repo)
                 .bind(machine)
                 .bind(&w.workspace)
-                .bind(Json(record))
+                .bind(Json(crate::jsonb::value(record)))
                 .bind(w.updated)
                 .execute(&mut *tx)
                 .await?;
@@ -243,11 +243,11 @@ async fn upsert_run(
     .bind(&w.phase)
     .bind(&w.status)
     .bind(w.active)
-    .bind(w.waiting.as_ref().map(Json))
+    .bind(w.waiting.as_ref().map(|v| Json(crate::jsonb::value(v))))
     .bind(w.created)
     .bind(w.updated)
     .bind(w.revision)
-    .bind(&w.state)
+    .bind(crate::jsonb::text(&w.state))
     .bind(i32::try_from(w.done).unwrap_or(i32::MAX))
     .bind(i32::try_from(w.total).unwrap_or(i32::MAX))
     .execute(&mut **tx)

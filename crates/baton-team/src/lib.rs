@@ -22,6 +22,8 @@
 //! * [`identity`] — which working copy this is and which repository.
 //! * [`schema`] — embedded, versioned migrations; a newer schema is refused.
 //! * [`db`] — the SQL.
+//! * [`jsonb`] — a NUL in a run's text, which `jsonb` cannot hold, sent
+//!   as U+FFFD.
 //! * [`records`] — what goes in and comes out.
 //! * [`url`] — the database URL, only ever shown without its password.
 
@@ -30,6 +32,7 @@
 pub mod db;
 pub mod error;
 pub mod identity;
+pub mod jsonb;
 pub mod outbox;
 pub mod records;
 pub mod schema;
