@@ -631,7 +631,8 @@ pub async fn drive_to(
 
 /// Done-means 5: after three completed runs on A, a similar run started on
 /// B gets a spawn_agent prompt whose Layer 4 names one of A's runs, as the
-/// team's history (quoted, under the untrusted label, like any past run).
+/// team's history (quoted, under the untrusted label, like any past run);
+/// B's `baton stats` counts A's runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_run_on_another_machine_learns_from_the_teams_runs() {
     use crate::common::pipeline::{Script, create};
@@ -668,6 +669,16 @@ async fn the_next_run_on_another_machine_learns_from_the_teams_runs() {
         a_runs.push(folder);
     }
     let a_name = a.name();
+    // B's `baton stats` counts A's ended runs (the team's history).
+    let out = b.cli(&["stats", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats: Value = serde_json::from_slice(&out.stdout).expect("stats --json");
+    assert_eq!(stats["dashboard"]["runs"], 3, "{stats}");
+    assert_eq!(stats["runs"].as_array().map(Vec::len), Some(0), "{stats}");
     let c = b.serve().await;
     let ws = create(
         &c,
