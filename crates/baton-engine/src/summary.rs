@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use baton_state::{PhaseStatus, WorkspaceState};
+use baton_state::{ImplStatus, PhaseStatus, ReviewStatus, WorkspaceState};
 use baton_workflow::WorkflowDefinition;
 
 /// What an agent needs to pick up a workspace where it was left.
@@ -63,13 +63,10 @@ pub fn resume_info(state: &WorkspaceState, definition: &WorkflowDefinition) -> R
     let mut pending_tasks = Vec::new();
     let mut completed_tasks = Vec::new();
     for (key, task) in &state.tasks {
-        if task.impl_status != "completed" || task.review_status == "completed_fail" {
+        if task.impl_status != ImplStatus::Completed || task.review_status == ReviewStatus::Fail {
             pending_tasks.push(key.clone());
         }
-        if matches!(
-            task.review_status.as_str(),
-            "completed_pass" | "completed_pass_with_notes"
-        ) {
+        if task.review_status.passed() {
             completed_tasks.push(key.clone());
         }
     }
@@ -112,7 +109,7 @@ pub fn phase_label(definition: &WorkflowDefinition, phase: &str) -> String {
 /// Whether runs of `definition` are driven by the pipeline loop
 /// (`pipeline_next_action`) rather than by phase reports (`completePhase`).
 pub fn driven_by_loop(definition: &WorkflowDefinition) -> bool {
-    definition.id == "forge"
+    definition.driven_by == baton_workflow::Driver::Loop
 }
 
 /// A one-line instruction for the agent: which call moves the run forward.

@@ -21,7 +21,8 @@ use rmcp::service::Peer;
 use serde_json::{Value, json};
 
 use baton_state::{Actor, Channel};
-use baton_usecases::pipeline::step::{AnswerArgs, NextArgs, answer_question, next_action};
+use baton_usecases::pipeline::answer::{AnswerArgs, answer_question};
+use baton_usecases::pipeline::next::{NextArgs, next_action};
 
 use crate::context::AppContext;
 use crate::error::{ErrorCode, ToolError};

@@ -22,14 +22,16 @@ pub mod journal;
 pub mod lifecycle;
 pub mod schema;
 pub mod store;
+pub mod task;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
     Actor, AnswerRecord, Channel, CommandGuard, DecisionReason, DefinitionPin, Effort,
     FlowTemplate, HistoryAction, HistoryEntry, HumanFeedback, OutstandingAction, PendingDecision,
     PhaseLogEntry, PhaseReport, PhaseStatus, PinSource, RepoBaseline, ReportMemo, SCHEMA_VERSION,
-    TamperNote, Task, Who, WorkspaceState,
+    TamperNote, Who, WorkspaceState,
 };
+pub use task::{ExecutionMode, ImplStatus, ReviewStatus, Task};
 /// A UTC timestamp, as stored in state.json.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;
 

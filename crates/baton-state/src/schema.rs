@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
+
+pub use crate::task::Task;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -664,36 +666,6 @@ pub struct Revisions {
     /// Inline task-list revisions.
     #[serde(default)]
     pub task_inline_revisions: u32,
-}
-
-/// A unit of implementation work.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Task {
-    /// Title.
-    #[serde(default)]
-    pub title: String,
-    /// `sequential`, `parallel` or `human_gate`.
-    #[serde(default)]
-    pub execution_mode: String,
-    /// Keys of tasks that must finish first.
-    #[serde(rename = "depends_on", default)]
-    pub depends_on: Option<Vec<u32>>,
-    /// Files the task writes.
-    #[serde(default)]
-    pub files: Option<Vec<String>>,
-    /// Implementation status.
-    #[serde(default)]
-    pub impl_status: String,
-    /// Review status.
-    #[serde(default)]
-    pub review_status: String,
-    /// Implementation retries.
-    #[serde(default)]
-    pub impl_retries: u32,
-    /// Review retries.
-    #[serde(default)]
-    pub review_retries: u32,
 }
 
 /// Metrics of one reported phase.

@@ -10,6 +10,9 @@ use serde_json::Value;
 use baton_engine::completion::guards::GuardViolation;
 use baton_state::{LifecycleError, StoreError, UpdateError};
 
+/// A use case's result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 /// The closed set of error codes. Documented in `docs/errors.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

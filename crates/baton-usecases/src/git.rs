@@ -31,8 +31,14 @@ use baton_state::{RepoBaseline, WorkspaceState};
 /// keeps the first ones; the rest are treated as the run's).
 pub const MAX_BASELINE_PATHS: usize = 10_000;
 
+/// Runs a read-only git command. `GIT_OPTIONAL_LOCKS=0`: a read never
+/// takes the index lock (`git status` otherwise refreshes the index under
+/// it), so the person's or the agent's own git command running at the same
+/// moment (a checkout, a commit) never fails on `index.lock` because baton
+/// was reading — baton reads off the reply path, concurrently with them.
 fn git(repo: &Path, args: &[&str]) -> Option<Vec<u8>> {
     let out = Command::new("git")
+        .env("GIT_OPTIONAL_LOCKS", "0")
         .args(args)
         .current_dir(repo)
         .stdin(Stdio::null())
@@ -243,6 +249,40 @@ mod tests {
             .unwrap()
             .success();
         assert!(ok, "git {args:?}");
+    }
+
+    /// A baseline read never rewrites the index, so it never holds
+    /// `index.lock` while the person's or the agent's own git command (a
+    /// checkout, a commit) wants it. Files touched after the commit make
+    /// a plain `git status` refresh and rewrite the index.
+    #[test]
+    fn a_baseline_read_never_rewrites_the_index() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = repo();
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("f{i}")), "same").unwrap();
+        }
+        run(dir.path(), &["add", "-A"]);
+        run(dir.path(), &["commit", "-q", "-m", "files"]);
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+        for i in 0..20 {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(format!("f{i}")))
+                .unwrap();
+            file.set_modified(later).unwrap();
+        }
+        let index = dir.path().join(".git/index");
+        let before = std::fs::metadata(&index).unwrap();
+        let read = baseline(dir.path()).unwrap();
+        assert!(read.dirty.is_empty(), "{:?}", read.dirty);
+        assert!(status(dir.path()).unwrap().changed.is_empty());
+        let after = std::fs::metadata(&index).unwrap();
+        assert_eq!(
+            (before.ino(), before.mtime(), before.mtime_nsec()),
+            (after.ino(), after.mtime(), after.mtime_nsec()),
+            "git status rewrote the index (it held index.lock)"
+        );
     }
 
     fn repo() -> tempfile::TempDir {

@@ -73,7 +73,7 @@ pub fn next_for_run(svc: &Services, workspace: &str) -> crate::Result<String> {
     let question = if state.current_phase_status.is_terminal() {
         None
     } else {
-        crate::pipeline::step::pending_question(svc, &ws.display)?
+        crate::pipeline::answer::pending_question(svc, &ws.display)?
     };
     Ok(next_for_person(
         svc,

@@ -46,14 +46,6 @@ pub fn prices(config: &Config) -> PriceTable {
     }
 }
 
-/// The history of `config`'s specs root, with the project's workflows
-/// (review phases and their artifacts come from them). Reads nothing yet.
-/// Appends are not fsynced whatever `BATON_FSYNC` says: a record lost to a
-/// power cut is written again by the next catch-up (docs/history.md §3).
-pub fn open(config: &Config, workflows: &crate::lazy_workflows::Workflows) -> HistoryIndex {
-    HistoryIndex::open(&config.specs_root).with_definitions(std::sync::Arc::new(workflows.clone()))
-}
-
 /// Logs what the history had to say since the last call (a damaged file
 /// rebuilt, a record not written).
 pub fn log_warnings(history: &HistoryIndex) {

@@ -93,7 +93,7 @@ pub fn notification_for(svc: &Services, event: &EventRecord) -> Option<Notificat
     match event.event {
         EventKind::Checkpoint => {
             // Only while the run still waits at it.
-            let q = crate::pipeline::step::pending_question(svc, &event.workspace)
+            let q = crate::pipeline::answer::pending_question(svc, &event.workspace)
                 .ok()
                 .flatten()?;
             let same = match event.detail.as_deref() {

@@ -74,6 +74,15 @@ fn shown_path(svc: &Services, path: &str) -> String {
         .unwrap_or_else(|_| path.to_string())
 }
 
+impl Services {
+    /// The workflow definition `state`'s run follows: the one it was
+    /// pinned to when it started (this module), never a project file
+    /// changed since.
+    pub fn run_definition(&self, state: &WorkspaceState) -> Result<Arc<WorkflowDefinition>> {
+        run_definition(self, state)
+    }
+}
+
 /// The definition `state`'s run follows: the pinned one; for a run without
 /// a pin, the process's current definition of its workflow id.
 pub fn run_definition(svc: &Services, state: &WorkspaceState) -> Result<Arc<WorkflowDefinition>> {

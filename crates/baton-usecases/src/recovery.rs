@@ -401,6 +401,7 @@ fn placeholder(id: &str) -> WorkflowDefinition {
         description: String::new(),
         model: None,
         answered_by: baton_workflow::Answerer::Person,
+        driven_by: baton_workflow::Driver::Reports,
         protected: None,
         phases: Vec::new(),
     }

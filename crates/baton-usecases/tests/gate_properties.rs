@@ -18,10 +18,11 @@ use baton_config::{Config, EnvSource, Overrides};
 use baton_events::EventBus;
 use baton_state::{Actor, Who};
 use baton_usecases::pipeline::action::Action;
+use baton_usecases::pipeline::answer::{AnswerArgs, answer_question};
 use baton_usecases::pipeline::init::{
     InitWithContextArgs, UserConfirmation, pipeline_init_with_context,
 };
-use baton_usecases::pipeline::step::{AnswerArgs, NextArgs, answer_question, next_action};
+use baton_usecases::pipeline::next::{NextArgs, next_action};
 use baton_usecases::recovery::{
     FailArgs, PhaseArgs, phase_complete, phase_fail, phase_start, skip_phase,
 };

@@ -11,10 +11,11 @@ use baton_state::Actor;
 use baton_usecases::Services;
 use baton_usecases::notifications::notification_for;
 use baton_usecases::pipeline::action::Action;
+use baton_usecases::pipeline::answer::{AnswerArgs, answer_question};
 use baton_usecases::pipeline::init::{
     InitWithContextArgs, UserConfirmation, pipeline_init_with_context,
 };
-use baton_usecases::pipeline::step::{AnswerArgs, NextArgs, answer_question, next_action};
+use baton_usecases::pipeline::next::{NextArgs, next_action};
 use baton_usecases::recovery::{FailArgs, phase_fail};
 
 struct TestEnv;

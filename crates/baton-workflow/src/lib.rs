@@ -15,15 +15,18 @@ pub mod agents;
 mod discovery;
 mod model;
 mod registry;
+pub mod rules;
 pub mod scope;
 pub mod validate;
 
 pub use discovery::{LoadReport, load_registry};
 pub use model::{
-    AgentVariant, Answerer, CommandSource, CommandStep, Condition, GuardedCommand, PerTask,
-    PhaseDefinition, PhaseInstruction, PhaseKind, ResultKind, TransitionRule, WorkflowDefinition,
+    AgentVariant, Answerer, CommandSource, CommandStep, Condition, Driver, GuardedCommand, PerTask,
+    PhaseDefinition, PhaseInstruction, PhaseKind, ResultKind, RevisionCounter, TransitionRule,
+    WorkflowDefinition,
 };
 pub use registry::{DefinitionError, Registry, Source, parse};
+pub use rules::{ArtifactRule, DEFAULT_TASK_LIST, VERDICT_WORDS};
 pub use scope::{CONTROL_FILES, DEFAULT_PROTECTED, PhaseScope, WriteScope};
 pub use validate::{Diagnostic, parse_definition};
 

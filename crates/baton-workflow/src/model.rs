@@ -1,5 +1,7 @@
 //! The types of a workflow definition file.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +27,12 @@ pub struct WorkflowDefinition {
     /// says otherwise. Default `person`: an agent's answer is refused.
     #[serde(default, skip_serializing_if = "Answerer::is_person")]
     pub answered_by: Answerer,
+    /// How an agent moves a run of this workflow: `loop` (it asks
+    /// `pipeline_next_action` for every action, as in the seed pipeline) or
+    /// `reports` (it reports each phase with `completePhase`, as in the issue
+    /// workflow; the default).
+    #[serde(default, skip_serializing_if = "Driver::is_reports")]
+    pub driven_by: Driver,
     /// Paths (relative to the repository; `*` within a folder, `**` across
     /// folders) no phase's agent may write. Default: the agent clients'
     /// settings and hooks, `.mcp.json`, `baton.toml` and `.git/`
@@ -61,9 +69,16 @@ pub struct PhaseDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Files the phase must produce, relative to the workspace folder; the
-    /// phase cannot complete until each exists and is non-empty.
+    /// phase cannot complete until each exists, is non-empty and passes its
+    /// rule ([`PhaseDefinition::artifact_rule`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
+    /// What an artifact must show beyond existing, by file
+    /// (`present`, `non_empty`, `sections`, `task_list`, `review`;
+    /// [`crate::rules`]). An artifact not listed gets `review` in a phase
+    /// with `verdicts`, `present` elsewhere.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub artifact_rules: BTreeMap<String, crate::rules::ArtifactRule>,
     /// Files the phase's agent reads (or a person reviews at a checkpoint),
     /// relative to the workspace folder; those that do not exist yet are left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -109,6 +124,10 @@ pub struct PhaseDefinition {
     /// Verdicts a review phase may give (e.g. APPROVE, REVISE).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<String>,
+    /// The counter of the run's state (seed 001's `revisions`) a move back
+    /// from this phase adds one to: `design_revisions` or `task_revisions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts_revisions: Option<RevisionCounter>,
     /// Who answers the questions this phase raises (default: the workflow's
     /// `answered_by`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,6 +180,34 @@ pub struct AgentVariant {
     pub phase: String,
     /// The agent to use then.
     pub agent: String,
+}
+
+/// How an agent moves a run (see [`WorkflowDefinition::driven_by`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Driver {
+    /// `pipeline_next_action` hands out every action.
+    Loop,
+    /// The agent reports each phase with `completePhase`.
+    #[default]
+    Reports,
+}
+
+impl Driver {
+    /// Whether this is the default, `reports`.
+    pub fn is_reports(&self) -> bool {
+        *self == Driver::Reports
+    }
+}
+
+/// A revision counter of the run's state (seed 001's `revisions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RevisionCounter {
+    /// `revisions.design_revisions`: the design went back for a revision.
+    DesignRevisions,
+    /// `revisions.task_revisions`: the task list went back for a revision.
+    TaskRevisions,
 }
 
 /// How a task-driven phase uses the task registry.

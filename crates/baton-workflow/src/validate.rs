@@ -298,6 +298,65 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
                 }
             }
         }
+        for (file, rule) in &phase.artifact_rules {
+            let field = format!("phases[{i}].artifact_rules[{file}]");
+            if !phase.artifacts.contains(file) {
+                push!(
+                    id_pos,
+                    field.clone(),
+                    format!(
+                        "{file:?} is not an artifact of this phase (artifacts: {})",
+                        if phase.artifacts.is_empty() {
+                            "none".to_string()
+                        } else {
+                            phase.artifacts.join(", ")
+                        }
+                    ),
+                );
+            }
+            match rule {
+                crate::ArtifactRule::Sections(headings) => {
+                    for (j, heading) in headings.iter().enumerate() {
+                        if heading.trim().is_empty() || heading.contains(['\n', '\r']) {
+                            push!(
+                                id_pos,
+                                format!("{field}.sections[{j}]"),
+                                "a heading is one non-empty line (the text after `## `)".into(),
+                            );
+                        }
+                    }
+                }
+                crate::ArtifactRule::Review if phase.verdicts.is_empty() => {
+                    push!(
+                        id_pos,
+                        field.clone(),
+                        "the review rule reads one of the phase's `verdicts`, and the phase declares none".into(),
+                    );
+                }
+                _ => {}
+            }
+        }
+        if phase.per_task == Some(crate::PerTask::Review) && phase.verdicts.is_empty() {
+            push!(
+                id_pos,
+                format!("phases[{i}].verdicts"),
+                "a `per_task: review` phase reads a verdict from each task's review: declare the verdicts (e.g. [PASS, PASS_WITH_NOTES, FAIL])".into(),
+            );
+        }
+        if phase.reads_reviews() {
+            for (j, verdict) in phase.verdicts.iter().enumerate() {
+                if !crate::rules::VERDICT_WORDS.contains(&verdict.as_str()) {
+                    push!(
+                        id_pos,
+                        format!("phases[{i}].verdicts[{j}]"),
+                        format!(
+                            "{verdict:?} is not a verdict a review file can state (one of {}); use those words, or give the phase's artifacts another rule in `artifact_rules`",
+                            crate::rules::VERDICT_WORDS.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
         if phase.max_visits == Some(0) {
             push!(
                 id_pos,
@@ -305,6 +364,17 @@ fn check(file: &str, def: &WorkflowDefinition, spans: &SpanDoc) -> Vec<Diagnosti
                 "must be at least 1".into()
             );
         }
+    }
+    let task_lists: BTreeSet<&str> = def.phases.iter().filter_map(|p| p.task_list()).collect();
+    if task_lists.len() > 1 {
+        push!(
+            (0, 0),
+            "phases".into(),
+            format!(
+                "a workflow has one task list, and these artifacts all have the task_list rule: {}",
+                task_lists.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        );
     }
     for (j, path) in def.protected.iter().flatten().enumerate() {
         let plain = path.replace("**", "x").replace('*', "x");

@@ -176,3 +176,60 @@ fn guarded_command_steps_load_and_empty_commands_are_reported() {
         ]
     );
 }
+
+#[test]
+fn artifact_rules_are_checked_with_their_field_paths() {
+    let e = errors(
+        "id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: agent\n    artifacts: [a.md]\n    artifact_rules:\n      b.md: non_empty\n      a.md: {sections: [Scope, '']}\n  - id: r\n    label: R\n    kind: review\n    artifacts: [r.md]\n    verdicts: [LGTM, REVISE]\n  - id: c\n    label: C\n    kind: review\n    per_task: review\n  - id: d\n    label: D\n    kind: agent\n    artifacts: [d.md]\n    artifact_rules: {d.md: review}\n",
+    );
+    assert_eq!(
+        e,
+        [
+            "wf.yaml:4:9: phases[0].artifact_rules[a.md].sections[1]: a heading is one non-empty line (the text after `## `)",
+            "wf.yaml:4:9: phases[0].artifact_rules[b.md]: \"b.md\" is not an artifact of this phase (artifacts: a.md)",
+            "wf.yaml:11:9: phases[1].verdicts[0]: \"LGTM\" is not a verdict a review file can state (one of APPROVE, APPROVE_WITH_NOTES, REVISE, PASS, PASS_WITH_NOTES, FAIL); use those words, or give the phase's artifacts another rule in `artifact_rules`",
+            "wf.yaml:16:9: phases[2].verdicts: a `per_task: review` phase reads a verdict from each task's review: declare the verdicts (e.g. [PASS, PASS_WITH_NOTES, FAIL])",
+            "wf.yaml:20:9: phases[3].artifact_rules[d.md]: the review rule reads one of the phase's `verdicts`, and the phase declares none",
+        ]
+    );
+    // Words of the phase's own are fine where no review file is read.
+    let ok = parse_definition(
+        "wf.yaml",
+        "id: w\nlabel: W\nphases:\n  - id: r\n    label: R\n    kind: review\n    artifacts: [r.md]\n    verdicts: [LGTM, NOPE]\n    artifact_rules: {r.md: present}\n",
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+    let e = errors(
+        "id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: agent\n    artifacts: [one.md]\n    artifact_rules: {one.md: task_list}\n  - id: b\n    label: B\n    kind: agent\n    artifacts: [two.md]\n    artifact_rules: {two.md: task_list}\n",
+    );
+    assert_eq!(
+        e,
+        [
+            "wf.yaml:0:0: phases: a workflow has one task list, and these artifacts all have the task_list rule: one.md, two.md"
+        ]
+    );
+    let e = errors(
+        "id: w\nlabel: W\nphases:\n  - id: a\n    label: A\n    kind: agent\n    artifacts: [a.md]\n    artifact_rules: {a.md: headings}\n",
+    );
+    assert!(
+        e[0].contains("phases[0].artifact_rules") || e[0].contains("headings"),
+        "{e:?}"
+    );
+    assert!(e[0].contains("task_list"), "{e:?}");
+}
+
+#[test]
+fn the_forge_pipeline_declares_its_artifact_rules() {
+    use baton_workflow::ArtifactRule;
+    let forge = Registry::builtin().get("forge").unwrap();
+    let rule = |phase: &str, file: &str| forge.phase(phase).unwrap().artifact_rule(file);
+    assert_eq!(rule("phase-1", "analysis.md"), ArtifactRule::NonEmpty);
+    assert_eq!(rule("phase-3", "design.md"), ArtifactRule::Sections(vec![]));
+    assert_eq!(rule("phase-3b", "review-design.md"), ArtifactRule::Review);
+    assert_eq!(rule("phase-4", "tasks.md"), ArtifactRule::TaskList);
+    assert_eq!(rule("phase-4b", "review-tasks.md"), ArtifactRule::Review);
+    assert_eq!(rule("final-summary", "summary.md"), ArtifactRule::NonEmpty);
+    assert!(forge.phase("phase-6").unwrap().reads_reviews());
+    assert_eq!(forge.task_list(), "tasks.md");
+    let authors: Vec<&str> = forge.task_list_authors().map(|p| p.id.as_str()).collect();
+    assert_eq!(authors, ["phase-4"]);
+}

@@ -12,7 +12,7 @@ use anyhow::{anyhow, bail};
 use baton_config::Config;
 use baton_state::Actor;
 use baton_usecases::Services;
-use baton_usecases::pipeline::step::{AnswerArgs, answer_question, pending_question};
+use baton_usecases::pipeline::answer::{AnswerArgs, answer_question, pending_question};
 
 /// Answers the run's pending question with `words` (or asks for it).
 pub fn run(config: Config, workspace: &str, words: &[String]) -> anyhow::Result<ExitCode> {

@@ -22,8 +22,9 @@ use crate::agents::{Usage, claude, codex};
 use baton_usecases::pipeline::action::{
     Action, Exec, Question as AskAction, SpawnAgent, WriteFile,
 };
+use baton_usecases::pipeline::answer;
 use baton_usecases::pipeline::init;
-use baton_usecases::pipeline::step::{self, NextArgs};
+use baton_usecases::pipeline::next::{self, NextArgs};
 use baton_usecases::pipeline::usage::AgentUsage;
 
 /// What to run.
@@ -209,7 +210,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
     let mut next = NextArgs::for_workspace(&ws);
     let mut retried: BTreeMap<String, bool> = BTreeMap::new();
     for count in 1..=MAX_ACTIONS {
-        let reply = match step::next_action(svc, next) {
+        let reply = match next::next_action(svc, next) {
             Ok(r) => r,
             Err(e) => {
                 stop("baton refused a step");
@@ -338,9 +339,9 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                 };
                 say(&format!("  → {given}"));
                 let by = auto_by.clone().unwrap_or_else(|| Actor::person("terminal"));
-                step::answer_question(
+                answer::answer_question(
                     svc,
-                    step::AnswerArgs {
+                    answer::AnswerArgs {
                         workspace: ws.clone(),
                         answer: given,
                     },
@@ -497,7 +498,7 @@ fn create(
     Ok(ws)
 }
 
-fn show_reply(reply: &step::NextReply) {
+fn show_reply(reply: &next::NextReply) {
     if let Some(r) = &reply.report_result
         && r.next_action_hint == "revision_required"
     {

@@ -113,11 +113,11 @@ pub fn check_report(
                 ),
             });
         }
-        // Where the review file states its verdict (the seed pipeline's
-        // reviews), the reported one must be the file's: a report cannot
-        // approve what the review sent back.
-        let reviews = check_phase(&phase.id, state, files);
-        for review in reviews.iter().filter(|c| c.valid) {
+        // Where the review file states its verdict (an artifact read with
+        // the review rule), the reported one must be the file's: a report
+        // cannot approve what the review sent back.
+        let reviews = check_phase(phase, state, files);
+        for review in reviews.iter().filter(|c| c.valid && c.review) {
             let reported = evidence.verdict.unwrap_or("");
             match review.verdict {
                 Some(v) if v.as_str().eq_ignore_ascii_case(reported) => {}

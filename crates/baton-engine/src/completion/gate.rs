@@ -18,7 +18,7 @@ use baton_workflow::{PerTask, PhaseDefinition, WorkflowDefinition};
 
 use super::artifacts::check_phase;
 use super::freshness::is_fresh;
-use super::guards::GuardViolation;
+use super::guards::{GuardViolation, check_no_revision_pending};
 use super::tasks::{check_implemented, check_reviewed};
 use crate::WorkspaceFiles;
 
@@ -40,17 +40,7 @@ pub fn check_completion(
             ),
         });
     }
-    if state
-        .checkpoint_revision_pending
-        .get(phase)
-        .copied()
-        .unwrap_or(false)
-    {
-        return Err(GuardViolation {
-            rule: "revision_pending",
-            message: format!("{phase} has a revision pending; finish the revision first"),
-        });
-    }
+    check_no_revision_pending(state, phase)?;
     check_artifacts(p, state, files)?;
     match p.per_task {
         Some(PerTask::Implement) => check_implemented(p, state, files),
@@ -59,8 +49,8 @@ pub fn check_completion(
     }
 }
 
-/// The phase's artifacts: present, non-empty, fresh, and (for the seed
-/// pipeline's phases) passing their structure rule.
+/// The phase's artifacts: present, non-empty, fresh, and passing their
+/// rule (the definition's `artifact_rules`, or the one the phase implies).
 pub fn check_artifacts(
     phase: &PhaseDefinition,
     state: &WorkspaceState,
@@ -87,7 +77,7 @@ pub fn check_artifacts(
         }
     }
     if phase.per_task.is_none()
-        && let Some(bad) = check_phase(&phase.id, state, files)
+        && let Some(bad) = check_phase(phase, state, files)
             .into_iter()
             .find(|c| !c.valid)
     {

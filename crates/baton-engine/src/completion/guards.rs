@@ -66,17 +66,7 @@ pub fn check_complete(
             ),
         });
     }
-    if state
-        .checkpoint_revision_pending
-        .get(phase)
-        .copied()
-        .unwrap_or(false)
-    {
-        return Err(GuardViolation {
-            rule: "revision_pending",
-            message: format!("{phase} has a revision pending; finish the revision first"),
-        });
-    }
+    check_no_revision_pending(state, phase)?;
     let missing: Vec<&str> = p
         .artifacts
         .iter()
@@ -90,6 +80,26 @@ pub fn check_complete(
                 "{phase} must produce {} in the workspace before it completes (missing or empty)",
                 missing.join(", ")
             ),
+        });
+    }
+    Ok(())
+}
+
+/// A phase with a revision pending (a person asked for one at its
+/// checkpoint) completes only once the revision is done.
+pub fn check_no_revision_pending(
+    state: &WorkspaceState,
+    phase: &str,
+) -> Result<(), GuardViolation> {
+    if state
+        .checkpoint_revision_pending
+        .get(phase)
+        .copied()
+        .unwrap_or(false)
+    {
+        return Err(GuardViolation {
+            rule: "revision_pending",
+            message: format!("{phase} has a revision pending; finish the revision first"),
         });
     }
     Ok(())

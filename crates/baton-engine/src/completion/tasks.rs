@@ -4,21 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use baton_state::{Task, WorkspaceState};
+use baton_state::{ExecutionMode, ImplStatus, ReviewStatus, Task, WorkspaceState};
 use baton_workflow::PhaseDefinition;
 
 use super::guards::GuardViolation;
 use super::verdict::{Verdict, parse_review};
 use crate::WorkspaceFiles;
 use crate::pipeline::tasks::ordered_keys;
-
-/// Review statuses that close a task's review.
-pub const REVIEW_CLOSED: [&str; 4] = [
-    "completed_pass",
-    "completed_pass_with_notes",
-    "accepted_by_human",
-    "skipped_by_human",
-];
 
 /// A `per_task: implement` phase: every task implemented, each with its `impl-N.md`.
 pub(crate) fn check_implemented(
@@ -35,10 +27,10 @@ pub(crate) fn check_implemented(
     let mut open = Vec::new();
     for key in ordered_keys(&state.tasks) {
         let task = &state.tasks[&key];
-        if task.impl_status != "completed" {
+        if task.impl_status != ImplStatus::Completed {
             open.push(format!("task {key} is not implemented"));
-        } else if task.execution_mode != "human_gate"
-            && task.review_status != "skipped_by_human"
+        } else if task.execution_mode != ExecutionMode::HumanGate
+            && task.review_status != ReviewStatus::SkippedByHuman
             && !files.is_nonempty_file(&format!("impl-{key}.md"))
         {
             open.push(format!("task {key} has no impl-{key}.md"));
@@ -60,24 +52,22 @@ pub(crate) fn check_reviewed(
     state: &WorkspaceState,
     files: &dyn WorkspaceFiles,
 ) -> Result<(), GuardViolation> {
+    let vocabulary = Verdict::vocabulary(&phase.verdicts);
     let mut open = Vec::new();
     for key in ordered_keys(&state.tasks) {
         let task = &state.tasks[&key];
-        if task.execution_mode == "human_gate" {
+        if task.execution_mode == ExecutionMode::HumanGate {
             continue;
         }
-        if !REVIEW_CLOSED.contains(&task.review_status.as_str()) {
+        if !task.review_status.closed() {
             open.push(format!("task {key} has no passing review"));
             continue;
         }
-        if matches!(
-            task.review_status.as_str(),
-            "completed_pass" | "completed_pass_with_notes"
-        ) {
+        if task.review_status.passed() {
             let file = format!("review-{key}.md");
             let passing = files
                 .read(&file)
-                .map(|text| parse_review(&text, &Verdict::IMPL_REVIEW).verdict)
+                .map(|text| parse_review(&text, &vocabulary).verdict)
                 .is_some_and(|v| v.is_some_and(Verdict::is_positive));
             if !passing {
                 open.push(format!("{file} is missing or does not pass"));
@@ -100,12 +90,10 @@ pub fn tasks_to_review(state: &WorkspaceState) -> Vec<String> {
         .into_iter()
         .filter(|k| {
             let t = &state.tasks[k];
-            t.impl_status == "completed"
-                && t.execution_mode != "human_gate"
-                && !matches!(
-                    t.review_status.as_str(),
-                    "completed_pass" | "completed_pass_with_notes" | "accepted_by_human"
-                )
+            t.impl_status == ImplStatus::Completed
+                && t.execution_mode != ExecutionMode::HumanGate
+                && !t.review_status.passed()
+                && t.review_status != ReviewStatus::AcceptedByHuman
         })
         .collect()
 }
@@ -118,35 +106,34 @@ pub fn implemented_on_disk(
 ) -> BTreeMap<String, Task> {
     let mut tasks = state.tasks.clone();
     for (key, task) in tasks.iter_mut() {
-        if task.execution_mode != "human_gate"
-            && task.impl_status == "completed"
-            && task.review_status != "skipped_by_human"
+        if task.execution_mode != ExecutionMode::HumanGate
+            && task.impl_status == ImplStatus::Completed
+            && task.review_status != ReviewStatus::SkippedByHuman
             && !files.is_nonempty_file(&format!("impl-{key}.md"))
         {
-            task.impl_status = "pending".into();
+            task.impl_status = ImplStatus::Pending;
         }
     }
     tasks
 }
 
 /// The task registry with every review recorded as passed whose
-/// `review-N.md` is missing or does not pass reset to not reviewed.
+/// `review-N.md` is missing or does not pass (read with the review phase's
+/// `vocabulary`) reset to not reviewed.
 pub fn reviewed_on_disk(
     state: &WorkspaceState,
     files: &dyn WorkspaceFiles,
+    vocabulary: &[Verdict],
 ) -> BTreeMap<String, Task> {
     let mut tasks = state.tasks.clone();
     for (key, task) in tasks.iter_mut() {
-        if matches!(
-            task.review_status.as_str(),
-            "completed_pass" | "completed_pass_with_notes"
-        ) {
+        if task.review_status.passed() {
             let passing = files
                 .read(&format!("review-{key}.md"))
-                .and_then(|t| parse_review(&t, &Verdict::IMPL_REVIEW).verdict)
+                .and_then(|t| parse_review(&t, vocabulary).verdict)
                 .is_some_and(Verdict::is_positive);
             if !passing {
-                task.review_status = String::new();
+                task.review_status = ReviewStatus::NotReviewed;
             }
         }
     }

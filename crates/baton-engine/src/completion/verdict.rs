@@ -47,6 +47,18 @@ impl Verdict {
         !matches!(self, Verdict::Revise | Verdict::Fail)
     }
 
+    /// Whether the verdict lets the work go forward with findings to note.
+    pub fn has_notes(self) -> bool {
+        matches!(self, Verdict::ApproveWithNotes | Verdict::PassWithNotes)
+    }
+
+    /// The verdicts among `words` (a phase's `verdicts`), in their order.
+    /// A word outside the vocabulary is left out (the definition's
+    /// validation refuses it where a review file is read).
+    pub fn vocabulary(words: &[String]) -> Vec<Verdict> {
+        words.iter().filter_map(|w| Verdict::from_word(w)).collect()
+    }
+
     fn from_word(word: &str) -> Option<Verdict> {
         [
             Verdict::Approve,
@@ -266,5 +278,27 @@ mod tests {
         );
         assert_eq!(r.findings.len(), 1);
         assert_eq!(r.findings[0].severity, Severity::Critical);
+    }
+
+    #[test]
+    fn the_vocabulary_is_the_one_definitions_are_validated_against() {
+        let all = Verdict::vocabulary(&baton_workflow::VERDICT_WORDS.map(String::from));
+        assert_eq!(all.len(), baton_workflow::VERDICT_WORDS.len());
+        for (v, w) in all.iter().zip(baton_workflow::VERDICT_WORDS) {
+            assert_eq!(v.as_str(), w);
+        }
+        let forge = baton_workflow::Registry::builtin().get("forge").unwrap();
+        assert_eq!(
+            Verdict::vocabulary(&forge.phase("phase-3b").unwrap().verdicts),
+            Verdict::REVIEW
+        );
+        assert_eq!(
+            Verdict::vocabulary(&forge.phase("phase-6").unwrap().verdicts),
+            Verdict::IMPL_REVIEW
+        );
+        assert_eq!(
+            Verdict::vocabulary(&["LGTM".into(), "REVISE".into()]),
+            [Verdict::Revise]
+        );
     }
 }

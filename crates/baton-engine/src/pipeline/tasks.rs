@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use baton_state::Task;
+use baton_state::{ExecutionMode, ImplStatus, ReviewStatus, Task};
 
 /// Registered tasks by key, and warnings that do not block registration.
 pub type ParsedTasks = (BTreeMap<String, Task>, Vec<String>);
@@ -32,9 +32,9 @@ pub fn parse_tasks(text: &str) -> Result<ParsedTasks, Vec<String>> {
                 key.clone(),
                 Task {
                     title: title.trim().to_string(),
-                    execution_mode: "sequential".into(),
-                    impl_status: "pending".into(),
-                    review_status: "pending".into(),
+                    execution_mode: ExecutionMode::Sequential,
+                    impl_status: ImplStatus::Pending,
+                    review_status: ReviewStatus::Pending,
                     ..Task::default()
                 },
             );
@@ -63,11 +63,10 @@ pub fn parse_tasks(text: &str) -> Result<ParsedTasks, Vec<String>> {
         let lower = trimmed.to_ascii_lowercase();
         if let Some(value) = lower.strip_prefix("mode:") {
             task.execution_mode = match value.trim() {
-                "parallel" => "parallel",
-                "human_gate" => "human_gate",
-                _ => "sequential",
-            }
-            .to_string();
+                "parallel" => ExecutionMode::Parallel,
+                "human_gate" => ExecutionMode::HumanGate,
+                _ => ExecutionMode::Sequential,
+            };
         } else if let Some(value) = lower.strip_prefix("depends_on:") {
             let deps: Vec<u32> = value
                 .trim()
@@ -118,7 +117,7 @@ pub fn check_graph(tasks: &BTreeMap<String, Task>) -> Result<Vec<String>, Vec<St
     let mut warnings = Vec::new();
     let parallel: Vec<(&String, &Task)> = tasks
         .iter()
-        .filter(|(_, t)| t.execution_mode == "parallel")
+        .filter(|(_, t)| t.execution_mode == ExecutionMode::Parallel)
         .collect();
     for (i, (a, ta)) in parallel.iter().enumerate() {
         for (b, tb) in &parallel[i + 1..] {
@@ -187,11 +186,11 @@ pub fn ready(tasks: &BTreeMap<String, Task>) -> Vec<String> {
         .into_iter()
         .filter(|k| {
             let t = &tasks[k];
-            t.impl_status != "completed"
+            t.impl_status != ImplStatus::Completed
                 && t.depends_on.iter().flatten().all(|d| {
                     tasks
                         .get(&d.to_string())
-                        .is_some_and(|dep| dep.impl_status == "completed")
+                        .is_some_and(|dep| dep.impl_status == ImplStatus::Completed)
                 })
         })
         .collect()
@@ -207,7 +206,7 @@ pub fn next_batch(tasks: &BTreeMap<String, Task>) -> Vec<String> {
     let mut claimed: BTreeSet<&str> = BTreeSet::new();
     let parallel: Vec<String> = ready
         .iter()
-        .filter(|k| tasks[*k].execution_mode == "parallel")
+        .filter(|k| tasks[*k].execution_mode == ExecutionMode::Parallel)
         .filter(|k| {
             let files: Vec<&str> = tasks[*k]
                 .files
@@ -224,7 +223,11 @@ pub fn next_batch(tasks: &BTreeMap<String, Task>) -> Vec<String> {
         .cloned()
         .collect();
     match ready.first() {
-        Some(first) if tasks[first].execution_mode == "parallel" && parallel.len() > 1 => parallel,
+        Some(first)
+            if tasks[first].execution_mode == ExecutionMode::Parallel && parallel.len() > 1 =>
+        {
+            parallel
+        }
         Some(first) => vec![first.clone()],
         None => Vec::new(),
     }

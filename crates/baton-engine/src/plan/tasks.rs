@@ -1,16 +1,17 @@
-//! Phases worked through tasks: registering tasks.md, the fan-out of the
+//! Phases worked through tasks: registering the task list, the fan-out of the
 //! next ready batch of implementations, the per-task reviews, a task a
 //! person does, and tasks that can never start.
 
 use std::collections::BTreeMap;
 
-use baton_state::{Task, WorkspaceState};
+use baton_state::{ExecutionMode, ImplStatus, ReviewStatus, Task, WorkspaceState};
 use baton_workflow::{Answerer, PhaseDefinition};
 
 use super::questions::options;
 use super::spawn::{agent, existing, model};
 use super::types::{ParallelTask, Plan, PlanError, PlanInput, Question, QuestionKind, Spawn};
 use crate::completion::tasks::{implemented_on_disk, reviewed_on_disk, tasks_to_review};
+use crate::completion::verdict::Verdict;
 use crate::pipeline::tasks::{next_batch, ordered_keys};
 
 /// The stub tasks.md written when the decomposition phase was skipped: the
@@ -24,26 +25,25 @@ pub(crate) fn implement(
     phase: &PhaseDefinition,
 ) -> Result<Plan, PlanError> {
     if state.tasks.is_empty() {
-        if input.files.file("tasks.md").is_some() {
+        let task_list = input.definition.task_list();
+        if input.files.file(task_list).is_some() {
             return Ok(Plan::RegisterTasks {
                 phase: phase.id.clone(),
             });
         }
         let decomposer_skipped = input
             .definition
-            .phases
-            .iter()
-            .filter(|p| p.artifacts.iter().any(|a| a == "tasks.md"))
+            .task_list_authors()
             .all(|p| state.skipped_phases.contains(&p.id));
         if decomposer_skipped {
             return Ok(Plan::WriteFile {
                 phase: phase.id.clone(),
-                file: "tasks.md".into(),
+                file: task_list.to_string(),
                 content: SINGLE_TASK_STUB.into(),
             });
         }
         return Err(PlanError(format!(
-            "{} needs tasks.md, which does not exist; the task decomposition must run first",
+            "{} needs {task_list}, which does not exist; the task decomposition must run first",
             phase.id
         )));
     }
@@ -54,7 +54,7 @@ pub(crate) fn implement(
     let Some(first) = batch.first() else {
         let stuck: Vec<String> = ordered_keys(&tasks)
             .into_iter()
-            .filter(|k| tasks[k].impl_status != "completed")
+            .filter(|k| tasks[k].impl_status != ImplStatus::Completed)
             .collect();
         if !stuck.is_empty() {
             return Ok(Plan::Ask(stuck_tasks(input, state, phase, &tasks, stuck)));
@@ -67,12 +67,12 @@ pub(crate) fn implement(
         tasks,
         ..state.clone()
     };
-    if state.tasks[first].execution_mode == "human_gate" {
+    if state.tasks[first].execution_mode == ExecutionMode::HumanGate {
         return Ok(Plan::Ask(task_gate(phase, state, first)));
     }
     let retry_inputs = |key: &str| -> Vec<String> {
         let review = format!("review-{key}.md");
-        let failed = state.tasks[key].review_status == "completed_fail";
+        let failed = state.tasks[key].review_status == ReviewStatus::Fail;
         if failed && input.files.file(&review).is_some() {
             vec![review]
         } else {
@@ -84,7 +84,7 @@ pub(crate) fn implement(
     if batch.len() == 1 {
         let mut inputs = base;
         inputs.extend(retry_inputs(first));
-        let retry = state.tasks[first].review_status == "completed_fail";
+        let retry = state.tasks[first].review_status == ReviewStatus::Fail;
         return Ok(Plan::Spawn(Spawn {
             phase: phase.id.clone(),
             agent: agent(state, phase),
@@ -141,7 +141,7 @@ pub fn blocked_reason(tasks: &BTreeMap<String, Task>, key: &str) -> Option<Strin
                         )
                     });
                 }
-                Some(dep) if dep.impl_status != "completed" => stack.push(d),
+                Some(dep) if dep.impl_status != ImplStatus::Completed => stack.push(d),
                 Some(_) => {}
             }
         }
@@ -169,11 +169,8 @@ fn stuck_tasks(
     // Revising means sending the task list back to its author.
     let author = input
         .definition
-        .phases
-        .iter()
-        .find(|p| {
-            p.artifacts.iter().any(|a| a == "tasks.md") && !state.skipped_phases.contains(&p.id)
-        })
+        .task_list_authors()
+        .find(|p| !state.skipped_phases.contains(&p.id))
         .map(|p| p.id.clone());
     let mut opts = vec!["skip"];
     if author.is_some() {
@@ -205,7 +202,7 @@ pub(crate) fn review_tasks(
     phase: &PhaseDefinition,
 ) -> Plan {
     let state = &WorkspaceState {
-        tasks: reviewed_on_disk(state, input.files),
+        tasks: reviewed_on_disk(state, input.files, &Verdict::vocabulary(&phase.verdicts)),
         ..state.clone()
     };
     let keys = tasks_to_review(state);

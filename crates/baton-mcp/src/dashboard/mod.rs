@@ -43,7 +43,7 @@ use baton_config::{Config, Secret};
 use baton_state::Actor;
 use baton_usecases::history;
 use baton_usecases::overview::{self, PageArgs, RunFilter};
-use baton_usecases::pipeline::step::{AnswerArgs, answer_question, pending_question};
+use baton_usecases::pipeline::answer::{AnswerArgs, answer_question, pending_question};
 use baton_usecases::recovery::{AbandonArgs, abandon_by};
 use baton_usecases::{Error, ErrorCode};
 

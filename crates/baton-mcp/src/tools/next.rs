@@ -1,9 +1,9 @@
 //! `pipeline_next_action` (seed 001 §3), an adapter over
-//! [`baton_usecases::pipeline::step`].
+//! [`baton_usecases::pipeline::next`].
 
 use serde_json::Value;
 
-use baton_usecases::pipeline::step::{NextArgs, NextReply, next_action};
+use baton_usecases::pipeline::next::{NextArgs, NextReply, next_action};
 
 use super::{ToolSpec, input_schema, output_schema, reply};
 use crate::args::parse;

@@ -35,7 +35,7 @@ use baton_engine::scope::{self, Call, Target, Verdict};
 use baton_state::{Actor, WorkspaceState};
 
 use crate::Services;
-use crate::pipeline::step::{AnswerArgs, answer_question, pending_question};
+use crate::pipeline::answer::{AnswerArgs, answer_question, pending_question};
 use binding::{ChatAnswer, Session, StopBlocks, Violation, Watch};
 
 /// At most this many consecutive blocks of one outstanding step before the

@@ -40,7 +40,7 @@ pub fn step_of(state: &WorkspaceState) -> Step {
                 if let Some(out) = parts.get(3).filter(|o| !o.is_empty()) {
                     step.outputs.push(out.to_string());
                 }
-                step.tasks = crate::pipeline::step::dispatched_tasks(key);
+                step.tasks = crate::pipeline::step::ids::dispatched_tasks(key);
                 step.describe = format!(
                     "spawn_agent {} ({agent}){}",
                     state.current_phase,

@@ -1,369 +1,189 @@
-//! Answers to a run's questions — checkpoints, human gates, reviews
-//! without a verdict, used-up loop limits, failed commands, tasks that can
-//! never start, secret-looking files — whoever gives them: the person
-//! (terminal, dashboard, MCP elicitation), the person's `--auto` choice, or
-//! the agent where the workflow lets it. One procedure for every channel;
-//! who answered is recorded with the answer and in the history.
+//! Answering the question a run waits at, whoever answers — a person
+//! through the terminal, the dashboard or elicitation, or the agent where
+//! the workflow lets it (`answer_question`) — and reading that question
+//! without changing anything (`pending_question`). One procedure for every
+//! channel (the step loop's answers); who answered is recorded with the
+//! answer and in the history.
 
+use chrono::Utc;
 use serde_json::json;
 
-use baton_engine::completion::tasks::tasks_to_review;
-use baton_engine::plan::{Question, QuestionKind, revise_verdict};
-use baton_engine::route::{Decision, decide};
-use baton_events::EventKind;
-use baton_state::{
-    Actor, AnswerRecord, CommandGuard, HumanFeedback, Lifecycle, PhaseLogEntry, PhaseStatus,
-    WorkspaceState,
+use baton_engine::plan::Plan;
+use baton_state::{Actor, Lifecycle, PhaseStatus, WorkspaceState};
+use baton_workflow::WorkflowDefinition;
+
+use super::action::Question as AskAction;
+pub use super::answer_reply::{AnswerArgs, AnswerReply};
+use super::reply::question_action;
+use super::step::answers::{
+    Run, check_may_answer, not_an_option, option_matches, parse_answer, resolve,
 };
-use baton_workflow::{PerTask, ResultKind, WorkflowDefinition};
-
-use super::report::{Outcome, advance};
-use crate::Error;
+use super::step::context::StepContext;
+use super::step::run::{MAX_INTERNAL_STEPS, internal_step, plan_now};
+use crate::error::{Error, ErrorCode, Result};
 use crate::events::Happened;
+use crate::files::DiskFiles;
+use crate::services::Services;
+use crate::validate::check_text;
 
-/// An answer as given: the option word and optional free text
-/// (`revise: make the API paginated`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
-    /// The option, lower case.
-    pub word: String,
-    /// Free text after the option.
-    pub feedback: Option<String>,
-}
-
-/// Splits `revise: text` (or `revise text`) into the option and its text.
-pub fn parse_answer(raw: &str) -> Answer {
-    let raw = raw.trim();
-    let (word, rest) = match raw.find([':', ' ', '\n']) {
-        Some(i) => (&raw[..i], raw[i + 1..].trim()),
-        None => (raw, ""),
-    };
-    Answer {
-        word: word.to_ascii_lowercase(),
-        feedback: (!rest.is_empty()).then(|| rest.to_string()),
+/// Answers the question a run waits at, as `by` (a person through the
+/// terminal, the dashboard or elicitation; or the agent where the workflow
+/// lets it). Refused when nothing waits for an answer, when the answer is
+/// not one of the options, or when `by` may not answer this question.
+pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<AnswerReply> {
+    check_text("workspace", &args.workspace, 1024)?;
+    check_text("answer", &args.answer, 16 * 1024)?;
+    // Team mode: a run of another machine is answered there, under its lock.
+    if let Some(remote) = crate::team::remote_for(svc, &args.workspace)? {
+        return crate::team::answer_remote(svc, &remote, &args.answer, &by);
     }
-}
-
-/// Puts the run in `awaiting_human` for `question` (once; a repeated call
-/// presents the same question without another event).
-pub fn wait_for_person(
-    state: &mut WorkspaceState,
-    lc: &Lifecycle<'_>,
-    question: &Question,
-    happened: &mut Vec<Happened>,
-) -> Result<(), Error> {
-    // Questions raised inside a phase's own work (a task's gate, stuck
-    // tasks, secret-looking files) wait in a started phase, which resumes
-    // once answered.
-    let inside_work = matches!(
-        question.kind,
-        QuestionKind::TaskGate { .. }
-            | QuestionKind::StuckTasks { .. }
-            | QuestionKind::SecretFiles { .. }
-    );
-    if inside_work && state.current_phase_status == PhaseStatus::Pending {
-        happened.extend(
-            lc.start(state, &question.phase)?
-                .into_iter()
-                .map(Happened::Transition),
-        );
-    }
-    if let QuestionKind::TaskGate { task } = &question.kind {
-        state.pending_human_gate = Some(task.clone());
-    }
-    if question.kind == QuestionKind::CommandFailed {
-        return Ok(());
-    }
-    if state.current_phase_status != PhaseStatus::AwaitingHuman {
-        lc.checkpoint(state, &question.phase)?;
-        happened.push(Happened::Event(
-            EventKind::Checkpoint,
-            question.phase.clone(),
-            Some(question.name.clone()),
-            None,
-        ));
-    }
-    Ok(())
-}
-
-/// The option `word` means (`approve` and `proceed` are the same answer).
-pub fn option_matches(question: &Question, word: &str) -> Option<String> {
-    let alias = match word {
-        "approve" => "proceed",
-        "proceed" => "approve",
-        "yes" => "proceed",
-        _ => "",
-    };
-    question
-        .options
-        .iter()
-        .find(|o| *o == word || (!alias.is_empty() && *o == alias))
-        .cloned()
-}
-
-/// The run an answer applies to: its definition, the lifecycle (with the
-/// instant of the change) and its files.
-pub struct Run<'a> {
-    /// The workflow definition.
-    pub definition: &'a WorkflowDefinition,
-    /// Lifecycle operations at this instant.
-    pub lifecycle: &'a Lifecycle<'a>,
-    /// The workspace's files.
-    pub files: &'a dyn baton_engine::WorkspaceFiles,
-}
-
-/// Applies `answer`, given by `by`, to `question`: records it, moves the
-/// run as the answer says, and queues the events. The caller has checked
-/// that `by` may answer.
-pub fn resolve(
-    at: &Run<'_>,
-    state: &mut WorkspaceState,
-    question: &Question,
-    answer: Answer,
-    by: &Actor,
-    happened: &mut Vec<Happened>,
-) -> Result<(), Error> {
-    let (def, lc, files) = (at.definition, at.lifecycle, at.files);
-    let Some(word) = option_matches(question, &answer.word) else {
-        return Err(Error::invalid(
-            "user_response",
-            format!(
-                "{:?} is not an answer to {}; options: {}",
-                answer.word,
-                question.name,
-                question.options.join(", ")
-            ),
-        )
-        .with_details(json!({ "question": question.name, "options": question.options })));
-    };
-    let phase = question.phase.as_str();
+    let ws = svc.store.resolve(&args.workspace)?;
+    let files = DiskFiles::new(&ws.dir);
+    let now = Utc::now();
+    let given = parse_answer(&args.answer);
     let label = by.label();
-    let lc = &lc.by(&label);
-    state.answers.push(AnswerRecord {
-        // When it was answered (the last update is when it was asked).
-        at: lc.now(),
-        phase: phase.to_string(),
-        question: question.name.clone(),
-        answer: word.clone(),
-        feedback: answer.feedback.clone(),
-        by: by.clone(),
-    });
-    let note = format!("{}: {word} by {label}", question.name);
-    let feedback_for = |state: &mut WorkspaceState, target: &str| {
-        state.human_feedback = Some(HumanFeedback {
-            from: question.name.clone(),
-            phase: target.to_string(),
-            text: answer
-                .feedback
-                .clone()
-                .unwrap_or_else(|| "Revise the work (no details were given).".into()),
-        });
-    };
-    let mut out = Outcome::empty("proceed");
-    if word == "abandon" {
-        out.transitions.extend(lc.abandon(
-            state,
-            Some(&format!("abandoned at {} by {label}", question.name)),
-        )?);
-        push_annotated(happened, out.transitions, &note);
-        return Ok(());
-    }
-    // A question answered before it was presented still waits first, so the
-    // history reads checkpoint → complete.
-    let presentable = !matches!(
-        question.kind,
-        QuestionKind::CommandFailed
-            | QuestionKind::TaskGate { .. }
-            | QuestionKind::StuckTasks { .. }
-            | QuestionKind::SecretFiles { .. }
-    );
-    if presentable && state.current_phase_status != PhaseStatus::AwaitingHuman {
-        out.transitions.extend(lc.checkpoint(state, phase)?);
-    }
-    match &question.kind {
-        QuestionKind::Checkpoint | QuestionKind::PostToSource | QuestionKind::PhaseGate => {
-            let result = if word == "revise" {
-                ResultKind::Failure
-            } else {
-                ResultKind::Success
-            };
-            let target = match decide(def, state, phase, result, None)? {
-                Decision::Advance { target } => target,
-                Decision::FailInPlace => def.default_successor(phase, &state.skipped_phases),
-            };
-            if word == "revise" {
-                feedback_for(state, &target);
-            }
-            log_answer(state, phase, &word);
-            advance(def, state, lc, files, phase, &target, &mut out)?;
-        }
-        QuestionKind::Decision(_) => {
-            let review_phase = def.phase(phase).and_then(|p| p.per_task) == Some(PerTask::Review);
-            let target = if word == "revise" {
-                let verdict = def.phase(phase).and_then(revise_verdict);
-                if review_phase {
-                    for key in tasks_to_review(state) {
-                        if let Some(t) = state.tasks.get_mut(&key) {
-                            t.review_status = "completed_fail".into();
-                            t.impl_status = "pending".into();
-                        }
-                    }
+    let updated = svc.store.update(&ws, now, |state| {
+        let def = svc.run_definition(state)?;
+        let ctx = StepContext::new(svc, &def, &files, &ws, now);
+        let lc = Lifecycle::new(&def, now);
+        let mut happened = Vec::new();
+        // A person's question the state skipped is the one answered now.
+        crate::tamper::reopen_skipped(&def, state, now);
+        // Reach the question: steps that need no agent (a resting skip,
+        // tasks to register, a finished phase) are taken first.
+        for _ in 0..MAX_INTERNAL_STEPS {
+            let plan = plan_now(&ctx, state)?;
+            match plan {
+                Plan::Ask(question) => {
+                    check_may_answer(&ctx, state, &question, &by)?;
+                    let word = option_matches(&question, &given.word).ok_or_else(|| {
+                        not_an_option(&question, &given.word, "answer")
+                    })?;
+                    resolve(
+                        &Run {
+                            definition: &def,
+                            lifecycle: &lc,
+                            files: &files,
+                        },
+                        state,
+                        &question,
+                        given.clone(),
+                        &by,
+                        &mut happened,
+                    )?;
+                    start_reported_work(&def, state, &lc, &mut happened)?;
+                    let next = baton_engine::summary::next_step(state, &def);
+                    return Ok((question.name, word, happened, next));
                 }
-                let target = match decide(def, state, phase, ResultKind::Success, verdict)? {
-                    Decision::Advance { target } => target,
-                    Decision::FailInPlace => phase.to_string(),
-                };
-                // The person's words reach the agent that revises.
-                feedback_for(state, &target);
-                target
-            } else {
-                if review_phase {
-                    for t in state.tasks.values_mut() {
-                        let open = t.execution_mode != "human_gate"
-                            && !baton_engine::completion::tasks::REVIEW_CLOSED
-                                .contains(&t.review_status.as_str());
-                        if open {
-                            t.impl_status = "completed".into();
-                            t.review_status = "accepted_by_human".into();
-                        }
-                    }
+                Plan::Skip { .. }
+                | Plan::RegisterTasks { .. }
+                | Plan::CompletePhase { .. }
+                | Plan::SkipStep { .. }
+                | Plan::ReadRepo { .. } => {
+                    internal_step(&ctx, state, &lc, plan, &mut happened, &mut Vec::new())?;
                 }
-                def.default_successor(phase, &state.skipped_phases)
-            };
-            log_answer(state, phase, &word);
-            advance(def, state, lc, files, phase, &target, &mut out)?;
-        }
-        QuestionKind::CommandFailed => {
-            if word == "retry" {
-                out.transitions.extend(lc.start(state, phase)?);
-            } else {
-                state.command_step = 0;
-                state.command_guard = CommandGuard::Check;
-                out.transitions.extend(lc.skip(state, phase)?);
-            }
-        }
-        QuestionKind::StuckTasks { tasks } => {
-            if word == "revise" {
-                // Back to the task list's author, with the person's words.
-                let author = def
-                    .phases
-                    .iter()
-                    .find(|p| {
-                        p.artifacts.iter().any(|a| a == "tasks.md")
-                            && !state.skipped_phases.contains(&p.id)
-                    })
-                    .map(|p| p.id.clone())
-                    .unwrap_or_else(|| phase.to_string());
-                feedback_for(state, &author);
-                state.tasks.clear();
-                log_answer(state, phase, &word);
-                advance(def, state, lc, files, phase, &author, &mut out)?;
-            } else {
-                for key in tasks {
-                    if let Some(t) = state.tasks.get_mut(key) {
-                        t.impl_status = "completed".into();
-                        t.review_status = "skipped_by_human".into();
-                    }
-                }
-                resume_work(
-                    state,
-                    lc,
-                    phase,
-                    &format!("{}: {word}", question.name),
-                    &mut out,
-                )?;
-            }
-        }
-        QuestionKind::SecretFiles { files } => {
-            let list = if word == "include" {
-                &mut state.commit_allowed
-            } else {
-                &mut state.commit_excluded
-            };
-            for f in files {
-                if !list.contains(f) {
-                    list.push(f.clone());
+                _ => {
+                    return Err(Error::new(
+                        ErrorCode::InvalidState,
+                        format!(
+                            "nothing in {} waits for an answer: {} is {} and the agent has work to do (see `baton show {}`)",
+                            ws.display,
+                            state.current_phase,
+                            state.current_phase_status.as_str(),
+                            ws.display
+                        ),
+                    )
+                    .with_details(json!({"currentPhase": state.current_phase, "currentPhaseStatus": state.current_phase_status.as_str()})));
                 }
             }
-            resume_work(
-                state,
-                lc,
-                phase,
-                &format!("{}: {word}", question.name),
-                &mut out,
-            )?;
         }
-        QuestionKind::TaskGate { task } => {
-            if let Some(t) = state.tasks.get_mut(task) {
-                t.impl_status = "completed".into();
-                t.review_status = if word == "skip" {
-                    "skipped_by_human".into()
-                } else {
-                    "done_by_human".into()
-                };
-            }
-            state.pending_human_gate = None;
-            let detail = format!("task {task}: {word}");
-            match state.current_phase_status {
-                PhaseStatus::AwaitingHuman => {
-                    lc.resume(state, phase, &detail)?;
-                }
-                PhaseStatus::Pending | PhaseStatus::Failed => {
-                    out.transitions.extend(lc.start(state, phase)?);
-                }
-                _ => {}
-            }
-        }
-    }
-    push_annotated(happened, out.transitions, &note);
-    Ok(())
+        Err(Error::new(ErrorCode::Internal, "no question reached"))
+    })?;
+    let (question, word, happened, next) = updated.value;
+    svc.after_write(&ws, &updated.state, happened);
+    Ok(AnswerReply {
+        workspace: ws.display.clone(),
+        question,
+        answer: word,
+        by: label,
+        current_phase: updated.state.current_phase.clone(),
+        current_phase_status: updated.state.current_phase_status.as_str().to_string(),
+        next_step: next,
+    })
 }
 
-/// Queues `transitions`; the first one's event says who answered what.
-fn push_annotated(
-    happened: &mut Vec<Happened>,
-    transitions: Vec<baton_state::Transition>,
-    note: &str,
-) {
-    let mut first = true;
-    for t in transitions {
-        if first && !matches!(t, baton_state::Transition::PhaseSkipped { .. }) {
-            happened.push(Happened::Annotated(t, note.to_string()));
-            first = false;
-        } else {
-            happened.push(Happened::Transition(t));
-        }
-    }
-}
-
-/// Back to work inside the phase after a question raised within it.
-fn resume_work(
+/// In a workflow driven by phase reports (`completePhase`), the work phase
+/// after a person's answer starts at once, as it does after a report; in
+/// the pipeline loop `pipeline_next_action` starts it when it hands it out.
+fn start_reported_work(
+    def: &WorkflowDefinition,
     state: &mut WorkspaceState,
     lc: &Lifecycle<'_>,
-    phase: &str,
-    detail: &str,
-    out: &mut Outcome,
-) -> Result<(), Error> {
-    match state.current_phase_status {
-        PhaseStatus::AwaitingHuman => {
-            lc.resume(state, phase, detail)?;
-        }
-        PhaseStatus::Pending | PhaseStatus::Failed => {
-            out.transitions.extend(lc.start(state, phase)?);
-        }
-        _ => {}
+    happened: &mut Vec<Happened>,
+) -> Result<()> {
+    if baton_engine::summary::driven_by_loop(def)
+        || state.current_phase_status != PhaseStatus::Pending
+    {
+        return Ok(());
     }
+    let phase = state.current_phase.clone();
+    let Some(p) = def.phase(&phase) else {
+        return Ok(());
+    };
+    if p.kind.waits_for_human()
+        || p.max_visits
+            .is_some_and(|limit| baton_engine::route::visits(state, &phase) >= limit)
+    {
+        return Ok(());
+    }
+    happened.extend(
+        lc.start(state, &phase)?
+            .into_iter()
+            .map(Happened::Transition),
+    );
     Ok(())
 }
 
-fn log_answer(state: &mut WorkspaceState, phase: &str, word: &str) {
-    state.phase_log.push(PhaseLogEntry {
-        phase: phase.to_string(),
-        tokens: 0,
-        duration_ms: 0,
-        model: format!("checkpoint:{word}"),
-        timestamp: state.timestamps.last_updated,
-        tasks: Vec::new(),
-        cost_usd: None,
-    });
+/// The question the run waits at (or would wait at on its next step), if
+/// any — read-only: nothing is written and no event is published.
+pub fn pending_question(svc: &Services, workspace: &str) -> Result<Option<AskAction>> {
+    check_text("workspace", workspace, 1024)?;
+    // Team mode: another machine's run waits at what its machine wrote.
+    if let Some(remote) = crate::team::remote_for(svc, workspace)? {
+        return Ok(remote.question());
+    }
+    let ws = svc.store.resolve(workspace)?;
+    let files = DiskFiles::new(&ws.dir);
+    let mut state = svc.store.load(&ws)?;
+    let def = svc.run_definition(&state)?;
+    // On the copy: the question a skipped one would be reopened at.
+    crate::tamper::reopen_skipped(&def, &mut state, Utc::now());
+    let ctx = StepContext::new(svc, &def, &files, &ws, Utc::now());
+    let lc = Lifecycle::new(&def, ctx.now);
+    for _ in 0..MAX_INTERNAL_STEPS {
+        match plan_now(&ctx, &state)? {
+            Plan::Ask(q) => return Ok(Some(question_action(&ws, &files, &q))),
+            plan @ (Plan::Skip { .. }
+            | Plan::RegisterTasks { .. }
+            | Plan::CompletePhase { .. }
+            | Plan::SkipStep { .. }
+            | Plan::ReadRepo { .. }) => {
+                // On a copy: a peek changes nothing on disk.
+                if internal_step(
+                    &ctx,
+                    &mut state,
+                    &lc,
+                    plan,
+                    &mut Vec::new(),
+                    &mut Vec::new(),
+                )
+                .is_err()
+                {
+                    return Ok(None);
+                }
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
 }
