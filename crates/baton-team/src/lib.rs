@@ -295,6 +295,13 @@ impl Team {
         self.inner.link.ready_pool(wait).map(|_| ())
     }
 
+    /// Whether the database is connected now, its schema in place, and no
+    /// problem seen since (a slow answer then is the database being slow,
+    /// not away).
+    pub fn is_connected(&self) -> bool {
+        self.inner.link.pool_if_ready().is_some() && !self.inner.link.is_away()
+    }
+
     /// Claims an issue for the run about to start (see [`db::claim_issue`]).
     pub fn claim_issue(&self, claim: &IssueClaim) -> Result<ClaimOutcome, TeamError> {
         let (machine, repo, claim) = (

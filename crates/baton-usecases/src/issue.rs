@@ -147,6 +147,8 @@ pub struct StatusReply {
 /// `startIssueWorkflow`.
 pub fn start_issue(svc: &Services, args: StartIssueArgs) -> Result<RunView> {
     let number = normalize_issue(&args.issue_number)?;
+    // Team mode: connected before the lock, so the claim below is quick.
+    crate::team::prepare_claim(svc);
     // One active run per issue: checked and created under the issue's lock,
     // so two racing calls cannot both find none and both create one.
     let _issue = svc

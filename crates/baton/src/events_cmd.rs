@@ -114,10 +114,17 @@ fn team(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
         env!("CARGO_PKG_VERSION"),
     );
     let fail = |e: baton_usecases::Error| anyhow::anyhow!("{}", e.message);
-    let Some(recent) = team::last_events(&svc, opts.last, opts.run.as_deref()).map_err(fail)?
+    // The log's position first, then the last events up to it: an event
+    // written between the two reads is left to the follow below (read
+    // the other way round it would be in neither).
+    let Some(position) = team::log_position(&svc).map_err(fail)? else {
+        anyhow::bail!("team mode is off");
+    };
+    let Some(mut recent) = team::last_events(&svc, opts.last, opts.run.as_deref()).map_err(fail)?
     else {
         anyhow::bail!("team mode is off");
     };
+    recent.retain(|e| e.position() <= position);
     let json = opts.json;
     let print = move |views: &[TeamEventView]| -> bool {
         let mut out = std::io::stdout().lock();
@@ -135,10 +142,7 @@ fn team(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
         }
         out.flush().is_ok()
     };
-    let after = match recent.last() {
-        Some(e) => e.position(),
-        None => team::log_position(&svc).map_err(fail)?.unwrap_or(0),
-    };
+    let after = position;
     if !print(&recent) || !opts.follow {
         return Ok(ExitCode::SUCCESS);
     }

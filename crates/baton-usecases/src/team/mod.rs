@@ -39,7 +39,7 @@ pub mod write;
 
 pub use apply_answer::apply_remote_answer;
 pub use background::start_background;
-pub use claims::{claim_issue, release_claim};
+pub use claims::{CONNECT_WAIT, claim_issue, prepare_claim, release_claim};
 pub use events::{TeamEventView, events_after, follow_events, last_events, log_position};
 pub use history::{resync_history, sync_history, sync_history_for_prompt};
 pub use link::TeamLink;

@@ -126,9 +126,25 @@ impl Machine {
             .env("BATON_DATABASE_URL", &self.url)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("baton runs");
+        let stderr = child.stderr.take().expect("stderr");
+        let said: std::sync::Arc<std::sync::Mutex<String>> = Default::default();
+        let said_sink = std::sync::Arc::clone(&said);
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut text = String::new();
+            let mut stderr = stderr;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                text.push_str(&String::from_utf8_lossy(&buf[..n]));
+                *said_sink.lock().unwrap() = text.clone();
+            }
+        });
         let stdout = child.stdout.take().expect("stdout");
         let lines: std::sync::Arc<std::sync::Mutex<Vec<Value>>> = Default::default();
         let sink = std::sync::Arc::clone(&lines);
@@ -143,7 +159,7 @@ impl Machine {
                 }
             }
         });
-        Follower { child, lines }
+        Follower { child, lines, said }
     }
 
     /// This machine's own event log (what its processes appended).
@@ -182,11 +198,22 @@ impl Machine {
 pub struct Follower {
     child: std::process::Child,
     pub lines: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    said: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Follower {
     pub fn lines(&self) -> Vec<Value> {
         self.lines.lock().unwrap().clone()
+    }
+
+    /// What it wrote on stderr so far (for a failing test's message).
+    pub fn stderr(&mut self) -> String {
+        let running = matches!(self.child.try_wait(), Ok(None));
+        format!(
+            "{}{}",
+            if running { "" } else { "(it exited) " },
+            self.said.lock().unwrap()
+        )
     }
 }
 
@@ -304,7 +331,7 @@ async fn a_complete_run_on_one_machine_reaches_the_other_live() {
     let world = World::new();
     let (a, b) = (world.machine("a"), world.machine("b"));
     let c = a.serve().await;
-    let follow = b.follow(&["events", "--json", "--follow", "-n", "1000"]);
+    let mut follow = b.follow(&["events", "--json", "--follow", "-n", "1000"]);
     let ws = create(&c, "fix the login typo in the sign-in form", "S", "--nopr").await;
     let folder = ws.rsplit('/').next().unwrap().to_string();
     let mut script = Script::default();
@@ -327,9 +354,10 @@ async fn a_complete_run_on_one_machine_reaches_the_other_live() {
         });
         assert!(
             arrived.is_some(),
-            "after {}: B did not show A's events within 2 s\nA: {mine:#?}\nB: {:#?}",
+            "after {}: B did not show A's events within 2 s\nA: {mine:#?}\nB: {:#?}\nB's follower said: {}",
             steps.last().unwrap(),
-            follow.lines()
+            follow.lines(),
+            follow.stderr()
         );
         if action["type"] == "done" {
             break;
@@ -339,7 +367,11 @@ async fn a_complete_run_on_one_machine_reaches_the_other_live() {
     assert_eq!(steps.last().map(String::as_str), Some("done"), "{steps:?}");
     let a_name = a.name();
     // Each event as often as A logged it (none twice), each marked as A's.
-    let shown = follow.lines();
+    let shown: Vec<Value> = follow
+        .lines()
+        .into_iter()
+        .filter(|e| e["workspace"] == ws.as_str())
+        .collect();
     let keys: Vec<String> = shown.iter().map(event_key).collect();
     let count = |keys: &[String]| {
         let mut m = std::collections::BTreeMap::new();
