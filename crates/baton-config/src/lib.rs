@@ -63,8 +63,14 @@ pub mod env {
     pub const NOTIFY_BACKOFF_MS: &str = "BATON_NOTIFY_BACKOFF_MS";
     /// The dashboard's address, for links in notifications.
     pub const DASHBOARD_URL: &str = "BATON_DASHBOARD_URL";
-    /// The dashboard's access token (required beyond loopback).
+    /// No longer read: a secret in the environment is inherited by every
+    /// process started from it (the agent too) and readable in
+    /// `/proc/<pid>/environ`. Set, it is an error naming
+    /// [`DASHBOARD_TOKEN_FILE`].
     pub const DASHBOARD_TOKEN: &str = "BATON_DASHBOARD_TOKEN";
+    /// A file holding the dashboard's access token (required beyond
+    /// loopback; it reads and reaches `/mcp`, it never acts).
+    pub const DASHBOARD_TOKEN_FILE: &str = "BATON_DASHBOARD_TOKEN_FILE";
     /// The port `baton dashboard` listens on (default 8377).
     pub const DASHBOARD_PORT: &str = "BATON_DASHBOARD_PORT";
     /// Extra host names the dashboard answers to (comma-separated).
@@ -523,6 +529,7 @@ impl Config {
             }
         }
         let prices = resolve_prices(env, file.prices)?;
+        let dashboard = dashboard::resolve(file.dashboard, env, &repo_root)?;
 
         Ok(Config {
             repo_root,
@@ -536,7 +543,7 @@ impl Config {
             lock_timeout_ms,
             prices,
             notify: notify::resolve(file.notify, env)?,
-            dashboard: dashboard::resolve(file.dashboard, env)?,
+            dashboard,
             budget: budget::resolve(file.budget)?,
             team: team::resolve(file.team, env)?,
         })

@@ -71,9 +71,9 @@ struct Slim<'a> {
     #[serde(default)]
     friction: Option<serde::de::IgnoredAny>,
     // Required in a record: their absence makes the line unreadable.
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "required to parse; never read")]
     workflow: serde::de::IgnoredAny,
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "required to parse; never read")]
     created: serde::de::IgnoredAny,
 }
 

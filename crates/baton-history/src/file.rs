@@ -128,7 +128,7 @@ pub struct HistoryFile {
 }
 
 /// A held OS lock (released on drop).
-pub struct Lock(#[allow(dead_code)] Option<File>);
+pub struct Lock(#[allow(dead_code, reason = "held for its lock; never read")] Option<File>);
 
 impl HistoryFile {
     /// The folder that holds the history: `<specs root>/.history`.

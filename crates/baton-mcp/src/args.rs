@@ -275,7 +275,7 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "test inputs: only how they parse matters")]
     struct A {
         workspace: String,
         #[serde(default)]
@@ -300,7 +300,7 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "test inputs: only how they parse matters")]
     struct Flags {
         #[serde(default)]
         auto: bool,
@@ -308,7 +308,7 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields, rename_all = "lowercase")]
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "test inputs: only how they parse matters")]
     enum Effort {
         S,
         M,
@@ -316,7 +316,7 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
+    #[allow(dead_code, reason = "test inputs: only how they parse matters")]
     struct B {
         #[serde(default)]
         flags: Option<Flags>,

@@ -18,7 +18,7 @@ use axum::Router;
 use axum::extract::{Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::get;
-use futures::stream::{self, Stream, StreamExt};
+use futures::stream::{self, StreamExt};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
@@ -130,7 +130,7 @@ pub fn router(
     Ok(Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/events", get(events))
-        .with_state(EventsState { ctx, shutdown })
+        .with_state(EventsState::new(ctx, shutdown))
         .nest("/mcp", mcp))
 }
 
@@ -142,6 +142,25 @@ pub(crate) struct EventsState {
     pub(crate) ctx: Arc<AppContext>,
     /// Cancelled when the server shuts down.
     pub(crate) shutdown: CancellationToken,
+    /// Event streams open at once ([`MAX_EVENT_STREAMS`]): held streams
+    /// never take the connections the page and the API need.
+    pub(crate) streams: Arc<tokio::sync::Semaphore>,
+}
+
+/// `/events` streams served at once; more are answered `503` (JSON). Far
+/// below [`MAX_CONNECTIONS`], so held streams leave room for the page and
+/// the API.
+pub const MAX_EVENT_STREAMS: usize = 64;
+
+impl EventsState {
+    /// The state of a server's `/events`.
+    pub(crate) fn new(ctx: Arc<AppContext>, shutdown: CancellationToken) -> EventsState {
+        EventsState {
+            ctx,
+            shutdown,
+            streams: Arc::new(tokio::sync::Semaphore::new(MAX_EVENT_STREAMS)),
+        }
+    }
 }
 
 /// Serves `app` on `listener` until `shutdown` is cancelled, then lets open
@@ -155,7 +174,7 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
@@ -174,6 +193,7 @@ pub async fn serve(
         };
         tokio::spawn(serve_connection(
             stream,
+            peer,
             app.clone(),
             shutdown.clone(),
             limits,
@@ -188,10 +208,15 @@ pub async fn serve(
 /// Connections served at once; more are closed on arrival.
 pub const MAX_CONNECTIONS: usize = 512;
 
+/// The address a request came from, put in its extensions by [`serve`].
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub std::net::SocketAddr);
+
 /// One connection: HTTP/1.1 with the header timeout, closed when idle or,
 /// once `shutdown` is cancelled, after its current request.
 async fn serve_connection(
     stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
     app: Router,
     shutdown: CancellationToken,
     limits: HttpLimits,
@@ -204,9 +229,11 @@ async fn serve_connection(
     });
     let requests = activity.clone();
     let service =
-        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
             let mut app = app.clone();
             let guard = requests.request_started();
+            // Who is on the other end (sign-in limits are per source).
+            request.extensions_mut().insert(Peer(peer));
             async move {
                 let response =
                     tower_service::Service::call(&mut app, request.map(axum::body::Body::new))
@@ -518,9 +545,23 @@ pub(crate) struct EventsQuery {
 /// `GET /events[?workspace=…]`: replays recent events, then streams live ones
 /// as Server-Sent Events (`event: <kind>`, `data: <record json>`).
 pub(crate) async fn events(
-    State(EventsState { ctx, shutdown }): State<EventsState>,
+    State(EventsState {
+        ctx,
+        shutdown,
+        streams,
+    }): State<EventsState>,
     Query(query): Query<EventsQuery>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+) -> axum::response::Response {
+    let Ok(permit) = streams.try_acquire_owned() else {
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(serde_json::json!({
+                "code": "busy",
+                "message": format!("{MAX_EVENT_STREAMS} event streams are open already; close one (another tab?) and reconnect")
+            })),
+        )
+            .into_response();
+    };
     // History and subscription together: nothing falls in between.
     let (history, live) = ctx.bus.subscribe_with_recent(REPLAY_LIMIT);
     let filter = query.workspace;
@@ -542,11 +583,17 @@ pub(crate) async fn events(
     let frames = replay
         .chain(live)
         .take_until(shutdown.cancelled_owned())
-        .map(|record| {
-            Ok(Event::default()
-                .event(record.event.as_str())
-                .json_data(&record)
-                .unwrap_or_else(|_| Event::default().comment("unserialisable event")))
+        .map(move |record| {
+            // The stream holds its permit until it ends.
+            let _held = &permit;
+            Ok::<_, Infallible>(
+                Event::default()
+                    .event(record.event.as_str())
+                    .json_data(&record)
+                    .unwrap_or_else(|_| Event::default().comment("unserialisable event")),
+            )
         });
-    Sse::new(frames).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    Sse::new(frames)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
 }

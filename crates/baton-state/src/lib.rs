@@ -12,12 +12,15 @@
 //!   the last moments, and puts torn files back after a restart.
 //! * [`durable`] — the durability modes and the syncer thread that syncs
 //!   journals off the reply's path.
+//! * [`integrity`] — the tag on every `state.json` baton writes, so a
+//!   change made outside baton shows.
 
 #![warn(missing_docs)]
 
 pub mod compact;
 pub mod durable;
 pub mod fs;
+pub mod integrity;
 pub mod journal;
 pub mod lifecycle;
 pub mod schema;

@@ -495,6 +495,11 @@ pub struct RepoBaseline {
     /// Paths (repository-relative) that were modified, staged or untracked.
     #[serde(default)]
     pub dirty: Vec<String>,
+    /// Taken when baton first stepped the run, not when it started (a run
+    /// migrated from an older state had none): everything dirty then is
+    /// treated as not the run's.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub taken_late: bool,
     /// Still being read: the run's next change fills it in (the
     /// confirmation call reads the repository off its reply's path).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -908,7 +913,11 @@ impl WorkspaceState {
         let value: Value =
             serde_json::from_str(text).map_err(|e| SchemaError::Malformed(e.to_string()))?;
         let value = migrate(value)?;
-        serde_json::from_value(value).map_err(|e| SchemaError::Malformed(e.to_string()))
+        let mut state: WorkspaceState =
+            serde_json::from_value(value).map_err(|e| SchemaError::Malformed(e.to_string()))?;
+        // The tag is the file's, not the state's (crate::integrity).
+        state.extra.remove(crate::integrity::INTEGRITY_KEY);
+        Ok(state)
     }
 
     /// The document as written to disk: pretty JSON, trailing newline.

@@ -208,6 +208,8 @@ pub struct StateStore {
     durability: Durability,
     lock_timeout: std::time::Duration,
     before_change: Option<BeforeChange>,
+    /// Tags every state written (crate::integrity).
+    signer: Option<std::sync::Arc<dyn crate::integrity::StateSigner>>,
 }
 
 impl std::fmt::Debug for StateStore {
@@ -218,6 +220,7 @@ impl std::fmt::Debug for StateStore {
             .field("durability", &self.durability)
             .field("lock_timeout", &self.lock_timeout)
             .field("before_change", &self.before_change.is_some())
+            .field("signer", &self.signer.is_some())
             .finish()
     }
 }
@@ -231,6 +234,7 @@ impl StateStore {
             durability: Durability::Background,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             before_change: None,
+            signer: None,
         }
     }
 
@@ -241,6 +245,25 @@ impl StateStore {
     pub fn with_before_change(mut self, hook: BeforeChange) -> StateStore {
         self.before_change = Some(hook);
         self
+    }
+
+    /// Tags every state this store writes with `signer`'s tag
+    /// ([`crate::integrity`]), so a change made outside baton shows.
+    pub fn with_signer(
+        mut self,
+        signer: std::sync::Arc<dyn crate::integrity::StateSigner>,
+    ) -> StateStore {
+        self.signer = Some(signer);
+        self
+    }
+
+    /// The bytes written for `state`: its JSON, tagged when a signer can sign.
+    fn render(&self, state: &WorkspaceState) -> Vec<u8> {
+        let text = state.to_json();
+        match self.signer.as_ref().and_then(|s| s.sign(&text)) {
+            Some(tag) => crate::integrity::append(&text, &tag).into_bytes(),
+            None => text.into_bytes(),
+        }
     }
 
     /// How long a call waits for a workspace lock another call holds
@@ -395,7 +418,7 @@ impl StateStore {
             self.ensure_ignore_file(ws)?;
             let mut jobs = self.commit(
                 ws,
-                vec![Op::Write(STATE_FILE.into(), state.to_json().into_bytes())],
+                vec![Op::Write(STATE_FILE.into(), self.render(state))],
                 false,
             )?;
             // The workspace's own entry in the specs folder (made here or
@@ -572,8 +595,8 @@ impl StateStore {
                         serde_json::to_value(&*final_form).unwrap_or_default(),
                     );
                     vec![
-                        Op::Write(LIVE_STATE_FILE.into(), state.to_json().into_bytes()),
-                        Op::Write(STATE_FILE.into(), final_form.to_json().into_bytes()),
+                        Op::Write(LIVE_STATE_FILE.into(), self.render(&state)),
+                        Op::Write(STATE_FILE.into(), self.render(&final_form)),
                     ]
                 }
                 Finish::Plain if sealed => match state.current_phase_status {
@@ -581,15 +604,12 @@ impl StateStore {
                     PhaseStatus::Completed => vec![Op::Remove(LIVE_STATE_FILE.into())],
                     // Any other end: state.json must say what happened.
                     PhaseStatus::Abandoned => vec![
-                        Op::Write(STATE_FILE.into(), state.to_json().into_bytes()),
+                        Op::Write(STATE_FILE.into(), self.render(&state)),
                         Op::Remove(LIVE_STATE_FILE.into()),
                     ],
-                    _ => vec![Op::Write(
-                        LIVE_STATE_FILE.into(),
-                        state.to_json().into_bytes(),
-                    )],
+                    _ => vec![Op::Write(LIVE_STATE_FILE.into(), self.render(&state))],
                 },
-                Finish::Plain => vec![Op::Write(STATE_FILE.into(), state.to_json().into_bytes())],
+                Finish::Plain => vec![Op::Write(STATE_FILE.into(), self.render(&state))],
             };
             let live_after = ops
                 .iter()
@@ -753,10 +773,7 @@ impl StateStore {
         };
         self.commit(
             ws,
-            vec![Op::Write(
-                STATE_FILE.into(),
-                final_form.to_json().into_bytes(),
-            )],
+            vec![Op::Write(STATE_FILE.into(), self.render(&final_form))],
             false,
         )
     }

@@ -650,7 +650,7 @@ pub async fn history_after(
 }
 
 /// Queues a person's answer for a run of another machine; returns its id.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "each part named at the call")]
 pub async fn send_answer(
     pool: &PgPool,
     run: &TeamRun,

@@ -16,6 +16,12 @@ pub struct Server {
     pub addr: String,
     /// What the server said on stderr up to the line that named its address.
     pub said: String,
+    /// The one-time sign-in link it printed (started at a terminal).
+    pub sign_in: Option<String>,
+    /// Its terminal's input (started at a terminal): Enter asks for a new link.
+    pub terminal: Option<std::process::ChildStdin>,
+    /// What it printed on its terminal since (started at a terminal).
+    pub printed: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Drop for Server {
@@ -73,7 +79,145 @@ pub fn start(mut command: Command, marker: &str) -> Server {
         let mut sink = String::new();
         let _ = stderr.read_to_string(&mut sink);
     });
-    Server { child, addr, said }
+    Server {
+        child,
+        addr,
+        said,
+        sign_in: None,
+        terminal: None,
+        printed: Default::default(),
+    }
+}
+
+/// Starts `program args…` in `dir` on a pseudo-terminal (`script`), as a
+/// person starts it in their terminal, and reads what it prints up to its
+/// one-time sign-in link (`http://host:port/#signin=…`).
+pub fn start_at_terminal(
+    program: &std::path::Path,
+    args: &[&str],
+    dir: &std::path::Path,
+    env: &[(&str, &str)],
+) -> Server {
+    let mut line = shell_word(&program.display().to_string());
+    for a in args {
+        line.push(' ');
+        line.push_str(&shell_word(a));
+    }
+    let mut command = Command::new("script");
+    command
+        .args(["-qfec", &line, "/dev/null"])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command
+        .spawn()
+        .expect("script (util-linux) runs the server on a terminal");
+    let terminal = child.stdin.take();
+    let mut out = child.stdout.take().expect("stdout");
+    let printed = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    {
+        let printed = std::sync::Arc::clone(&printed);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match out.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let text = String::from_utf8_lossy(&buf[..n]).replace("\r\n", "\n");
+                        if let Ok(mut p) = printed.lock() {
+                            p.push_str(&text);
+                        }
+                        let _ = tx.send(());
+                    }
+                }
+            }
+        });
+    }
+    let started = std::time::Instant::now();
+    let (addr, sign_in) = loop {
+        let text = printed.lock().map(|p| p.clone()).unwrap_or_default();
+        if let Some(link) = find_sign_in(&text) {
+            let addr = link
+                .trim_start_matches("http://")
+                .split('/')
+                .next()
+                .unwrap_or("")
+                .to_string();
+            break (addr, link);
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("no sign-in link within 30 s:\n{text}");
+        }
+        let _ = rx.recv_timeout(Duration::from_millis(200));
+    };
+    let said = printed.lock().map(|p| p.clone()).unwrap_or_default();
+    Server {
+        child,
+        addr,
+        said,
+        sign_in: Some(sign_in),
+        terminal,
+        printed,
+    }
+}
+
+impl Server {
+    /// Presses Enter on the server's terminal and waits for the new
+    /// sign-in link it prints.
+    pub fn new_sign_in_link(&mut self) -> String {
+        let before = self.printed.lock().map(|p| p.len()).unwrap_or(0);
+        if let Some(t) = self.terminal.as_mut() {
+            use std::io::Write;
+            let _ = t.write_all(b"\n");
+            let _ = t.flush();
+        }
+        let started = std::time::Instant::now();
+        loop {
+            let text = self
+                .printed
+                .lock()
+                .map(|p| p[before..].to_string())
+                .unwrap_or_default();
+            if let Some(link) = find_sign_in(&text) {
+                return link;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "no new sign-in link:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The one-time key of a sign-in link.
+    pub fn key_of(link: &str) -> String {
+        link.split("#signin=")
+            .nth(1)
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    }
+}
+
+/// The last complete `http://…/#signin=<hex>` link in `text`.
+fn find_sign_in(text: &str) -> Option<String> {
+    let at = text.rfind("http://")?;
+    let rest = &text[at..];
+    let end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
+    let link = &rest[..end];
+    let key = link.split("#signin=").nth(1)?;
+    // Only once the whole key (64 hex digits) has been printed.
+    (key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit())).then(|| link.to_string())
+}
+
+fn shell_word(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', "'\\''"))
 }
 
 /// One HTTP reply.

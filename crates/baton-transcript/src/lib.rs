@@ -344,7 +344,7 @@ impl Recorder {
     }
 
     /// Records one message. Never blocks, never fails: a closed transcript drops it.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, reason = "each part named at the call")]
     pub fn record(
         &self,
         direction: Direction,

@@ -1,6 +1,9 @@
 //! Seed 003's events for what a use case did, published after the write.
 
-use baton_events::{EventKind, EventRecord, Outcome};
+use baton_events::{EventKind, Outcome};
+/// The event log as adapters read it: a record, and the follower that
+/// tails the log across processes (`baton events`, the dashboard).
+pub use baton_events::{EventRecord, follow};
 use baton_state::{Transition, WorkspaceRef, WorkspaceState};
 
 use crate::Services;
@@ -98,4 +101,11 @@ pub fn names(events: &[EventRecord]) -> Vec<String> {
         .iter()
         .map(|e| e.event.as_str().to_string())
         .collect()
+}
+
+/// The run id the events of `run` (folder name, `.specs/<name>` or absolute
+/// path) carry, for reading one run's events.
+pub fn run_id_of(svc: &Services, run: &str) -> crate::Result<String> {
+    crate::validate::check_text("run", run, 1024)?;
+    Ok(svc.store.resolve(run)?.name)
 }

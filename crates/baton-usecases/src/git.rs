@@ -80,6 +80,7 @@ pub fn baseline(repo: &Path) -> Option<RepoBaseline> {
     Some(RepoBaseline {
         head,
         dirty,
+        taken_late: false,
         pending: false,
     })
 }
@@ -190,6 +191,7 @@ impl PendingBaseline {
             head: None,
             dirty: Vec::new(),
             pending: true,
+            taken_late: false,
         }
     }
 

@@ -18,6 +18,7 @@ use baton_state::{Lifecycle, PhaseStatus, WorkspaceRef};
 use baton_workflow::{PhaseKind, WriteScope};
 
 use crate::events::Happened;
+use crate::hooks;
 use crate::validate::check_text;
 use crate::{Error, ErrorCode, Result, Services};
 
@@ -185,15 +186,43 @@ pub struct AgentFailure {
     /// The last lines of its error output (at most [`MAX_STDERR_TAIL`]
     /// characters are kept).
     pub stderr_tail: String,
+    /// It exited but left changes outside its phase's scope
+    /// ([`AgentFailure::left_outside`]); its error output is beside the
+    /// point.
+    pub left_outside: bool,
 }
 
 impl AgentFailure {
+    /// The agents of a step exited, but changes their watched commands made
+    /// outside the phase's scope are still there (the hooks told them to
+    /// revert): the step fails, so that nothing outside the scope goes on
+    /// into the run's commit unseen.
+    pub fn left_outside(agent: &str, phase: &str, left: &[LeftOutside]) -> AgentFailure {
+        let what: Vec<String> = left
+            .iter()
+            .map(|l| format!("{} (changed by `{}`)", l.paths.join(", "), l.command))
+            .collect();
+        AgentFailure {
+            agent: agent.to_string(),
+            task: None,
+            how: format!(
+                "left changes outside the scope of {phase} and did not revert them: {}. Revert them (`git checkout -- <file>` for a tracked file, delete a new one) before the run goes on",
+                what.join("; ")
+            ),
+            stderr_tail: String::new(),
+            left_outside: true,
+        }
+    }
+
     /// The failure as one message for the run's record and for a person.
     pub fn message(&self) -> String {
         let who = match &self.task {
             Some(task) => format!("the agent {} (task {task})", self.agent),
             None => format!("the agent {}", self.agent),
         };
+        if self.left_outside {
+            return format!("{who} {}.", self.how);
+        }
         let tail = tail_chars(self.stderr_tail.trim(), MAX_STDERR_TAIL);
         if tail.is_empty() {
             format!("{who} {} (it wrote nothing to its error output).", self.how)
@@ -293,6 +322,10 @@ pub struct AgentScope {
     pub git: Vec<String>,
     /// Further client tools allowed.
     pub tools: Vec<String>,
+    /// Shell commands allowed beyond the read-only ones, as command
+    /// prefixes (`cargo test`), or `*` for any; the hooks watch what they
+    /// change.
+    pub commands: Vec<String>,
     /// Paths (repository-relative patterns) no agent may write.
     pub protected: Vec<String>,
     /// The specs folder, relative to the repository (`.specs`).
@@ -331,10 +364,111 @@ pub fn phase_scope(svc: &Services, workspace: &str, phase: &str) -> Result<Agent
         writes,
         git: scope.git,
         tools: scope.tools,
+        commands: scope.commands,
         protected: def.protected_paths(),
         specs_dir,
         workspace: ws.display,
     })
+}
+
+/// Binds the client session `session` of an agent that `baton run` started
+/// for one step to the run `workspace`: its hooks (`baton hook --run`) call
+/// this on their first event, and from then on they enforce the run's
+/// phase scope for that session, as for any bound session. A session that
+/// is already bound stays as it is. Refused when the run does not exist or
+/// has ended.
+pub fn bind_step_agent(svc: &Services, client: &str, session: &str, workspace: &str) -> Result<()> {
+    check_text("workspace", workspace, 1024)?;
+    check_text("client", client, 32)?;
+    let ws = svc.store.resolve(workspace)?;
+    let state = svc.store.load(&ws)?;
+    if state.current_phase_status.is_terminal() {
+        return Err(Error::new(
+            ErrorCode::InvalidState,
+            format!(
+                "run {} has ended ({}); no agent works for it any more",
+                ws.display,
+                state.current_phase_status.as_str()
+            ),
+        ));
+    }
+    let root = &svc.config.repo_root;
+    hooks::binding::modify(root, session, |s| {
+        if s.workspace.is_empty() {
+            s.client = client.to_string();
+            s.workspace = ws.display.clone();
+            s.bound_at = Some(Utc::now());
+            s.step_agent = true;
+        }
+    })
+    .map(|_| ())
+    .map_err(binding_error)
+}
+
+fn binding_error(e: hooks::binding::BindingError) -> Error {
+    match e {
+        hooks::binding::BindingError::BadSession(_) => {
+            Error::new(ErrorCode::InvalidParameter, e.to_string())
+        }
+        _ => Error::new(ErrorCode::IoError, e.to_string()),
+    }
+}
+
+/// A change an agent's watched command left outside its phase's scope and
+/// did not revert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOutside {
+    /// The paths still changed (repository-relative).
+    pub paths: Vec<String>,
+    /// The command (or tool) that changed them.
+    pub command: String,
+}
+
+/// Releases the sessions of the agents `baton run` started for the run
+/// `workspace` (all of them have exited): their session files go, and the
+/// changes their watched commands left outside the phase's scope and did
+/// not revert are returned (the step must not count as done while they
+/// are there).
+pub fn release_step_agents(svc: &Services, workspace: &str) -> Result<Vec<LeftOutside>> {
+    check_text("workspace", workspace, 1024)?;
+    let ws = svc.store.resolve(workspace)?;
+    let root = &svc.config.repo_root;
+    let dir = root.join(hooks::binding::SESSIONS_DIR);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::new(
+                ErrorCode::IoError,
+                format!("could not read {}: {e}", dir.display()),
+            ));
+        }
+    };
+    let mut left = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(session) = name.strip_suffix(".json") else {
+            continue;
+        };
+        let Ok(Some(s)) = hooks::binding::load(root, session) else {
+            continue;
+        };
+        if !s.step_agent || s.workspace != ws.display {
+            continue;
+        }
+        if let Some(v) = &s.violation {
+            let paths = hooks::still_changed(root, v);
+            if !paths.is_empty() {
+                left.push(LeftOutside {
+                    paths,
+                    command: v.command.clone(),
+                });
+            }
+        }
+        hooks::binding::remove(root, session).map_err(binding_error)?;
+        let _ = std::fs::remove_file(dir.join(format!("{session}.lock")));
+    }
+    Ok(left)
 }
 
 #[cfg(test)]
@@ -364,6 +498,7 @@ mod tests {
             task: Some("2".into()),
             how: "exited with status 3".into(),
             stderr_tail: format!("{}\nboom\n", "x".repeat(5000)),
+            left_outside: false,
         };
         let m = f.message();
         assert!(m.starts_with("the agent implementer (task 2) exited with status 3"));

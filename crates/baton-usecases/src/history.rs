@@ -11,7 +11,8 @@
 
 use baton_config::Config;
 use baton_engine::WorkspaceFiles;
-use baton_engine::completion::verdict::Severity;
+/// A finding's severity, as the review-pattern replies count it.
+pub use baton_engine::completion::verdict::Severity;
 use baton_engine::pipeline::prompt::LearningBlock;
 /// The replies of the history use cases (the library's own types).
 pub use baton_history::{

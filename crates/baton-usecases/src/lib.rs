@@ -27,8 +27,12 @@
 //! * [`notifications`] — which events a person is told about, and what.
 //! * [`team`] — team mode: the team database beside the files (writes,
 //!   one run per issue, other machines' runs, events, history, answers).
+//! * [`baseline`] — a migrated run without a baseline of the repository
+//!   gets a safe one (nothing dirty when baton met it is the run's).
 //! * [`hooks`] — the agent clients' hooks: the bound run's scope on every
 //!   tool call, the stop guard, the person's answer typed in the chat.
+//! * [`integrity`] — the tag on every `state.json` baton writes (a key in
+//!   the person's configuration folder) and its check.
 //! * [`pinning`] — a run keeps the workflow definition it started with.
 //! * [`tamper`] — a `state.json` changed outside baton, found and shown;
 //!   a person's question it skipped is asked again.
@@ -45,6 +49,7 @@
 #![warn(missing_docs)]
 
 mod after_write;
+pub mod baseline;
 pub mod elsewhere;
 pub mod error;
 pub mod events;
@@ -54,6 +59,7 @@ pub mod guidance;
 pub mod headless;
 pub mod history;
 pub mod hooks;
+pub mod integrity;
 pub mod issue;
 pub mod lazy_workflows;
 pub mod manuals;
@@ -72,5 +78,8 @@ pub mod trust;
 pub mod validate;
 pub mod workflows;
 
+/// Who answers or acts, and through which channel: what the use cases take
+/// and record.
+pub use baton_state::{Actor, Channel, Who};
 pub use error::{Error, ErrorCode, Result};
 pub use services::Services;

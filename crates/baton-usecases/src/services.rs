@@ -43,6 +43,8 @@ pub struct Services {
     /// The person's own settings (`~/.config/baton/config.toml`, outside
     /// every repository), read on first use ([`Services::person`]).
     person: std::sync::OnceLock<baton_config::PersonSettings>,
+    /// Tags the states this process writes ([`crate::integrity`]).
+    signer: Arc<crate::integrity::KeySigner>,
     /// Pinned project definitions parsed so far, by digest.
     pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
     /// The project's manual search (seed 002), opened on first use.
@@ -54,7 +56,11 @@ impl Services {
     /// definitions are parsed on first use (invalid project files are
     /// skipped and kept in [`Services::workflow_errors`]).
     pub fn new(config: Config, bus: Arc<EventBus>, version: &'static str) -> Services {
+        // Every state written carries a tag only the person's key makes
+        // (`integrity`); the key is read on the first write.
+        let signer = Arc::new(crate::integrity::KeySigner::new());
         let store = StateStore::new(&config.repo_root, &config.specs_root)
+            .with_signer(Arc::clone(&signer) as Arc<dyn baton_state::integrity::StateSigner>)
             .with_durability_mode(match (config.fsync, config.fsync_before_reply) {
                 (false, _) => baton_state::Durability::Off,
                 (true, false) => baton_state::Durability::Background,
@@ -88,8 +94,15 @@ impl Services {
             team,
             person: std::sync::OnceLock::new(),
             pinned: std::sync::Mutex::default(),
+            signer,
             manuals: crate::manuals::Manuals::default(),
         }
+    }
+
+    /// The signer of the states this process writes, and their check
+    /// ([`crate::integrity::check`]).
+    pub fn signer(&self) -> &crate::integrity::KeySigner {
+        &self.signer
     }
 
     /// The pinned definition with `digest`, parsed by `parse` the first time.
@@ -125,6 +138,12 @@ impl Services {
     /// otherwise); ignored once [`Services::person`] has been read.
     pub fn set_person(&self, settings: baton_config::PersonSettings) {
         let _ = self.person.set(settings);
+    }
+
+    /// Services that publish to no event log (subscribers of this process
+    /// only): for commands that read and publish nothing.
+    pub fn read_only(config: Config, version: &'static str) -> Services {
+        Services::new(config, Arc::new(EventBus::in_memory()), version)
     }
 
     /// Opens the repository's event log (rotated JSONL, shared by every

@@ -4,7 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use baton_engine::summary::{ResumeInfo, WorkspaceRow, resume_info, row};
+/// The rows and views of the `state` replies.
+pub use baton_engine::summary::{ResumeInfo, WorkspaceRow};
+use baton_engine::summary::{resume_info, row};
 
 use crate::validate::check_text;
 use crate::{Error, ErrorCode, Result, Services};

@@ -209,3 +209,20 @@ pub fn report(def: Option<&WorkflowDefinition>, state: &WorkspaceState) -> Vec<S
     }
     out
 }
+
+/// A state changed outside baton grants nothing: a `--auto` grant it
+/// carries is withdrawn (recorded), so a forged grant never answers a
+/// person's question. Returns the note recorded, if there was a grant.
+pub fn withdraw_grants(state: &mut WorkspaceState, now: DateTime<Utc>) -> Option<TamperNote> {
+    let grant = state.auto_granted_by.take()?;
+    let note = TamperNote {
+        at: now,
+        phase: state.current_phase.clone(),
+        message: format!(
+            "state.json was changed outside baton, so its --auto grant ({}) was withdrawn: a person answers this run's questions",
+            grant.label()
+        ),
+    };
+    state.tampering.push(note.clone());
+    Some(note)
+}

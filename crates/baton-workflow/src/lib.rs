@@ -27,7 +27,9 @@ pub use model::{
 };
 pub use registry::{DefinitionError, Registry, Source, parse};
 pub use rules::{ArtifactRule, DEFAULT_TASK_LIST, VERDICT_WORDS};
-pub use scope::{CONTROL_FILES, DEFAULT_PROTECTED, PhaseScope, WriteScope};
+pub use scope::{
+    CONTROL_FILES, DEFAULT_PROTECTED, PhaseScope, PhaseScopeEntry, ScopeTable, WriteScope,
+};
 pub use validate::{Diagnostic, parse_definition};
 
 /// The implicit first phase, completed at workspace creation.

@@ -68,6 +68,12 @@ impl Registry {
         registry
     }
 
+    /// The text of the built-in definition file `file` (`forge.yaml`), as
+    /// embedded in this binary, without parsing anything.
+    pub fn builtin_text(file: &str) -> Option<&'static str> {
+        BUILTIN.iter().find(|(f, _)| *f == file).map(|(_, t)| *t)
+    }
+
     /// The built-in definitions, parsed once per process.
     pub fn builtin_shared() -> &'static Registry {
         static BUILTINS: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();

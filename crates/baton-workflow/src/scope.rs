@@ -136,6 +136,63 @@ impl WorkflowDefinition {
     }
 }
 
+/// A definition's scope data alone, compiled from its phases: what the
+/// client hooks need to judge a tool call (each phase's scope, label,
+/// artifacts and per-task kind, and the protected paths). Small and plain
+/// JSON, so a hook keeps it beside its session binding and judges calls
+/// without parsing the definition's YAML again ([`WorkflowDefinition::scope_table`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeTable {
+    /// [`WorkflowDefinition::protected_paths`].
+    pub protected: Vec<String>,
+    /// Every phase, in definition order.
+    pub phases: Vec<PhaseScopeEntry>,
+}
+
+/// One phase of a [`ScopeTable`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseScopeEntry {
+    /// The phase's id.
+    pub id: String,
+    /// Its label.
+    pub label: String,
+    /// [`PhaseDefinition::effective_scope`].
+    pub scope: PhaseScope,
+    /// Its artifacts, relative to the workspace folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+    /// Its per-task kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_task: Option<PerTask>,
+}
+
+impl ScopeTable {
+    /// The entry of phase `id`.
+    pub fn phase(&self, id: &str) -> Option<&PhaseScopeEntry> {
+        self.phases.iter().find(|p| p.id == id)
+    }
+}
+
+impl WorkflowDefinition {
+    /// The definition's [`ScopeTable`].
+    pub fn scope_table(&self) -> ScopeTable {
+        ScopeTable {
+            protected: self.protected_paths(),
+            phases: self
+                .phases
+                .iter()
+                .map(|p| PhaseScopeEntry {
+                    id: p.id.clone(),
+                    label: p.label.clone(),
+                    scope: p.effective_scope(),
+                    artifacts: p.artifacts.clone(),
+                    per_task: p.per_task,
+                })
+                .collect(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +252,27 @@ mod tests {
         assert!(fields.contains(&"phases[0].scope.git[0]"), "{errors:?}");
         assert!(fields.contains(&"phases[0].scope.tools[0]"), "{errors:?}");
         assert!(fields.contains(&"protected[0]"), "{errors:?}");
+    }
+
+    #[test]
+    fn a_scope_table_keeps_what_the_hooks_judge_and_round_trips() {
+        let registry = crate::Registry::builtin();
+        for (def, _) in registry.iter() {
+            let table = def.scope_table();
+            assert_eq!(table.protected, def.protected_paths());
+            assert_eq!(table.phases.len(), def.phases.len());
+            for p in &def.phases {
+                let entry = table.phase(&p.id).expect("every phase");
+                assert_eq!(entry.scope, p.effective_scope(), "{}/{}", def.id, p.id);
+                assert_eq!(
+                    (&entry.label, &entry.artifacts, entry.per_task),
+                    (&p.label, &p.artifacts, p.per_task)
+                );
+            }
+            let text = serde_json::to_string(&table).expect("json");
+            let back: ScopeTable = serde_json::from_str(&text).expect("parses");
+            assert_eq!(back, table);
+        }
+        assert!(ScopeTable::default().phase("phase-1").is_none());
     }
 }

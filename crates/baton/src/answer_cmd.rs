@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail};
 
 use baton_config::Config;
-use baton_state::Actor;
+use baton_usecases::Actor;
 use baton_usecases::Services;
 use baton_usecases::pipeline::answer::{AnswerArgs, answer_question, pending_question};
 

@@ -7,8 +7,6 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use baton_config::{Config, Overrides};
-use baton_engine::summary::resume_info;
-use baton_state::StateStore;
 
 /// The text after `baton --help`: where a newcomer starts.
 const START_HERE: &str = "\
@@ -114,6 +112,9 @@ after-file-edit, before-submit-prompt, stop.")]
         /// Whose contract: claude, codex or cursor.
         #[arg(long, value_enum, default_value = "claude")]
         client: crate::hook_cmd::HookClient,
+        /// The run the session's agent works for (`baton run` passes it to the agents it starts): an unbound session is bound to it.
+        #[arg(long, value_name = "WORKSPACE")]
+        run: Option<String>,
     },
     /// Workflow definitions: list them, show one's phases, check your own files, print the format.
     Workflow {
@@ -394,7 +395,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let config = Config::load(&overrides)?;
             crate::enforce_cmd::run(config, &workspace, switch == "on", &reason)
         }
-        Command::Hook { event, client } => Ok(crate::hook_cmd::run(client, &event, &overrides)),
+        Command::Hook { event, client, run } => Ok(crate::hook_cmd::run(
+            client,
+            &event,
+            run.as_deref(),
+            &overrides,
+        )),
         Command::Init { client } => {
             let config = Config::load(&overrides)?;
             crate::init_cmd::run(&config, client)
@@ -529,18 +535,28 @@ fn first_sentence(text: &str) -> &str {
 }
 
 fn show(config: &Config, workspace: &str, raw: bool) -> anyhow::Result<ExitCode> {
-    let store = StateStore::new(&config.repo_root, &config.specs_root);
-    let ws = store.resolve(workspace)?;
-    let state = store.load(&ws)?;
+    use baton_usecases::show::{StateGetArgs, WorkspaceArgs, state_get, state_resume_info};
+    let svc = baton_usecases::Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
+    let refused = |e: baton_usecases::Error| anyhow::anyhow!("{} ({})", e.message, e.code.as_str());
     if raw {
-        print!("{}", state.to_json());
+        let state = state_get(
+            &svc,
+            StateGetArgs {
+                workspace: workspace.to_string(),
+                field: None,
+            },
+        )
+        .map_err(refused)?;
+        println!("{}", serde_json::to_string_pretty(&state.value)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let (registry, _) = baton_workflow::load_registry(&config.workflows_dir);
-    let definition = registry
-        .get(&state.workflow)
-        .with_context(|| format!("unknown workflow {:?}", state.workflow))?;
-    let info = resume_info(&state, &definition);
+    let info = state_resume_info(
+        &svc,
+        WorkspaceArgs {
+            workspace: workspace.to_string(),
+        },
+    )
+    .map_err(refused)?;
     println!("workspace   {}", info.workspace);
     println!("workflow    {}", info.workflow);
     println!(

@@ -12,13 +12,13 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
 
-use baton_state::Actor;
+use baton_usecases::Actor;
 use baton_usecases::Services;
 use baton_usecases::headless::{self, AgentFailure, AgentScope, resume_command, shell_word};
 use baton_usecases::trust::{self, AutoGrant};
 
 pub use crate::agents::Agent;
-use crate::agents::{Usage, claude, codex};
+use crate::agents::{RunHooks, Usage, claude, codex};
 use baton_usecases::pipeline::action::{
     Action, Exec, Question as AskAction, SpawnAgent, WriteFile,
 };
@@ -624,12 +624,24 @@ fn spawn_agents(
     agent: &Agent,
 ) -> Result<Vec<JobUsage>, AgentStop> {
     let jobs = jobs(ws, spawn);
-    let scope = match agent {
-        Agent::Claude(_) | Agent::Codex(_) => Some(
-            headless::phase_scope(svc, ws, &spawn.phase)
-                .map_err(|e| AgentStop::Other(failed("the phase's scope", e)))?,
-        ),
-        _ => None,
+    let preset = matches!(agent, Agent::Claude(_) | Agent::Codex(_));
+    let scope = if preset {
+        let scope = headless::phase_scope(svc, ws, &spawn.phase)
+            .map_err(|e| AgentStop::Other(failed("the phase's scope", e)))?;
+        let baton = std::env::current_exe().map_err(|e| {
+            AgentStop::Other(anyhow!(
+                "baton cannot find its own program to install its hooks in the agent's client ({e}); run baton from its installed path"
+            ))
+        })?;
+        let hooks = RunHooks {
+            baton,
+            repo: svc.config.repo_root.clone(),
+            specs_dir: svc.store.specs_root().to_path_buf(),
+            workspace: ws.to_string(),
+        };
+        Some((scope, hooks))
+    } else {
+        None
     };
     let results: Vec<Result<JobUsage, AgentStop>> = std::thread::scope(|s| {
         let handles: Vec<_> = jobs
@@ -649,7 +661,23 @@ fn spawn_agents(
             })
             .collect()
     });
-    results.into_iter().collect()
+    let usage: Result<Vec<JobUsage>, AgentStop> = results.into_iter().collect();
+    if !preset {
+        return usage;
+    }
+    // Every agent of the step has exited: their sessions are released, and
+    // a change their watched commands left outside the scope fails the step.
+    let left = headless::release_step_agents(svc, ws)
+        .map_err(|e| AgentStop::Other(failed("releasing the agents' sessions", e)))?;
+    let usage = usage?;
+    if !left.is_empty() {
+        return Err(AgentStop::Failed(AgentFailure::left_outside(
+            &spawn.agent,
+            &spawn.phase,
+            &left,
+        )));
+    }
+    Ok(usage)
 }
 
 /// The last lines of an agent's error output.
@@ -673,7 +701,7 @@ fn run_agent(
     job: &AgentJob,
     prompt: &str,
     agent: &Agent,
-    scope: Option<&AgentScope>,
+    scope: Option<&(AgentScope, RunHooks)>,
 ) -> Result<Usage, AgentStop> {
     let output = inside(repo, &job.output)?;
     let failure = |how: String, stderr: &[u8]| {
@@ -682,6 +710,7 @@ fn run_agent(
             task: job.task.clone(),
             how,
             stderr_tail: stderr_tail(stderr),
+            left_outside: false,
         })
     };
     let mut command = match agent {
@@ -716,19 +745,21 @@ fn run_agent(
             c
         }
         Agent::Claude(program) => {
-            let scope = scope.ok_or_else(|| anyhow!("no scope for the Claude Code preset"))?;
+            let (scope, hooks) =
+                scope.ok_or_else(|| anyhow!("no scope for the Claude Code preset"))?;
             let mut c = Command::new(program);
             c.args(claude::args(
                 scope,
                 std::slice::from_ref(&job.output),
                 Some(&job.model),
+                hooks,
             ));
             c
         }
         Agent::Codex(program) => {
-            let scope = scope.ok_or_else(|| anyhow!("no scope for the Codex preset"))?;
+            let (scope, hooks) = scope.ok_or_else(|| anyhow!("no scope for the Codex preset"))?;
             let mut c = Command::new(program);
-            c.args(codex::args(scope, repo, &last_message_file(&output)));
+            c.args(codex::args(scope, repo, &last_message_file(&output), hooks));
             c
         }
     };

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use baton_config::Config;
-use baton_events::EventRecord;
-use baton_events::follow::{self, Tail};
-use baton_state::StateStore;
+use baton_usecases::Services;
+use baton_usecases::events::follow::{self, Tail};
+use baton_usecases::events::{EventRecord, run_id_of};
 use baton_usecases::notifications::run_id;
 
 /// What to print.
@@ -57,8 +57,8 @@ pub fn run(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
     }
     let only = match &opts.run {
         Some(r) => {
-            let store = StateStore::new(&config.repo_root, &config.specs_root);
-            Some(store.resolve(r)?.name)
+            let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
+            Some(run_id_of(&svc, r).map_err(|e| anyhow::anyhow!("{}", e.message))?)
         }
         None => None,
     };
@@ -108,11 +108,7 @@ pub fn run(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
 /// every new one as it arrives, each with the machine its run runs on.
 fn team(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
     use baton_usecases::team::{self, TeamEventView};
-    let svc = baton_usecases::Services::new(
-        config.clone(),
-        std::sync::Arc::new(baton_events::EventBus::in_memory()),
-        env!("CARGO_PKG_VERSION"),
-    );
+    let svc = baton_usecases::Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
     let fail = |e: baton_usecases::Error| anyhow::anyhow!("{}", e.message);
     // The log's position first, then the last events up to it: an event
     // written between the two reads is left to the follow below (read

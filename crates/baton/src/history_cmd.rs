@@ -3,14 +3,12 @@
 //! ([`baton_usecases::history`]) the MCP tools call, so the numbers match.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::anyhow;
 use baton_config::Config;
-use baton_engine::completion::verdict::Severity;
-use baton_history::{Basis, Dashboard};
 use baton_usecases::Services;
 use baton_usecases::history as uc;
+use baton_usecases::history::{Basis, Dashboard, Severity};
 use clap::Subcommand;
 
 /// `baton history` subcommands.
@@ -72,11 +70,7 @@ pub enum HistoryCommand {
 /// The use cases' services for a history command: no event log is opened
 /// (these commands publish no events).
 fn services(config: &Config) -> Services {
-    Services::new(
-        config.clone(),
-        Arc::new(baton_events::EventBus::in_memory()),
-        env!("CARGO_PKG_VERSION"),
-    )
+    Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"))
 }
 
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {

@@ -94,8 +94,16 @@ fn event_of_wire(name: &str) -> Option<Event> {
     })
 }
 
-/// Runs the hook for `event_name` of `client`.
-pub fn run(client: HookClient, event_name: &str, overrides: &Overrides) -> ExitCode {
+/// Runs the hook for `event_name` of `client`. `run` is the run the
+/// session's agent works for when `baton run` started it for one step (the
+/// hook entries `baton run`'s presets pass to the CLI): an unbound session
+/// is bound to it at its first event.
+pub fn run(
+    client: HookClient,
+    event_name: &str,
+    run: Option<&str>,
+    overrides: &Overrides,
+) -> ExitCode {
     let Some(&(_, event)) = EVENTS.iter().find(|(n, _)| *n == event_name) else {
         let names: Vec<&str> = EVENTS.iter().map(|(n, _)| *n).collect();
         eprintln!(
@@ -166,8 +174,12 @@ pub fn run(client: HookClient, event_name: &str, overrides: &Overrides) -> ExitC
             .tool
             .as_ref()
             .is_some_and(|t| t.name().starts_with("mcp__baton__"));
-    match hooks::binding::load(&config.repo_root, &input.session) {
-        Ok(None) if !binds => return answer(client, event, &Outcome::Allow { context: None }),
+    let loaded = hooks::binding::load(&config.repo_root, &input.session);
+    let bind_to_run = run.filter(|_| matches!(loaded, Ok(None)));
+    match loaded {
+        Ok(None) if !binds && bind_to_run.is_none() => {
+            return answer(client, event, &Outcome::Allow { context: None });
+        }
         // After a shell or other tool call that nothing watches, there is
         // nothing to check: no state is read.
         Ok(Some(session))
@@ -208,6 +220,26 @@ pub fn run(client: HookClient, event_name: &str, overrides: &Overrides) -> ExitC
             );
         }
     };
+    if let Some(workspace) = bind_to_run
+        && let Err(e) = baton_usecases::headless::bind_step_agent(
+            &svc,
+            client.name(),
+            &input.session,
+            workspace,
+        )
+    {
+        return answer(
+            client,
+            event,
+            &fail_closed(
+                event,
+                &format!(
+                    "baton: this session could not be bound to run {workspace} ({}), so its scope cannot be enforced and the call is refused",
+                    e.message
+                ),
+            ),
+        );
+    }
     let outcome = match event {
         Event::PreToolUse => hooks::pre_tool(&svc, &input),
         Event::PostToolUse => hooks::post_tool(&svc, &input),

@@ -7,10 +7,8 @@
 use std::process::ExitCode;
 
 use baton_config::Config;
-use baton_engine::summary::WorkspaceRow;
-use baton_events::EventBus;
 use baton_usecases::Services;
-use baton_usecases::show::list_runs;
+use baton_usecases::show::{WorkspaceRow, list_runs};
 
 /// The narrowest the workspace column is made.
 const MIN_WORKSPACE: usize = 24;
@@ -147,11 +145,7 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
     }
     // Read-only: no event log is opened. In team mode the use case adds
     // the other machines' runs from the team database.
-    let svc = Services::new(
-        config.clone(),
-        std::sync::Arc::new(EventBus::in_memory()),
-        env!("CARGO_PKG_VERSION"),
-    );
+    let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
     let list =
         list_runs(&svc).map_err(|e| anyhow::anyhow!("{} ({})", e.message, e.code.as_str()))?;
     let problems: Vec<(String, String)> = list

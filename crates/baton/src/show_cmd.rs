@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use anyhow::anyhow;
 
 use baton_config::Config;
-use baton_events::EventBus;
 use baton_usecases::Services;
 use baton_usecases::overview::{PhaseState, RunOverview, run_overview};
 
@@ -18,11 +17,7 @@ const TIMELINE_TAIL: usize = 15;
 /// Prints the run's overview (or its JSON).
 pub fn run(config: Config, workspace: &str, json: bool, all: bool) -> anyhow::Result<ExitCode> {
     // Read-only: no event log is opened.
-    let svc = Services::new(
-        config,
-        std::sync::Arc::new(EventBus::in_memory()),
-        env!("CARGO_PKG_VERSION"),
-    );
+    let svc = Services::read_only(config, env!("CARGO_PKG_VERSION"));
     let o = run_overview(&svc, workspace)
         .map_err(|e| anyhow!("{} ({})", e.message, e.code.as_str()))?;
     if json {

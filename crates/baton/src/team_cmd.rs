@@ -6,16 +6,11 @@
 use std::process::ExitCode;
 
 use baton_config::Config;
-use baton_events::EventBus;
 use baton_usecases::Services;
 
 /// Prints team mode's status (or its JSON).
 pub fn status(config: Config, json: bool) -> anyhow::Result<ExitCode> {
-    let svc = Services::new(
-        config,
-        std::sync::Arc::new(EventBus::in_memory()),
-        env!("CARGO_PKG_VERSION"),
-    );
+    let svc = Services::read_only(config, env!("CARGO_PKG_VERSION"));
     let status = match baton_usecases::team::status(&svc) {
         Ok(s) => s,
         Err(e) => {

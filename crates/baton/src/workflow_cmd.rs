@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use baton_config::Config;
-use baton_engine::stats::{aggregate, run_stats};
-use baton_state::StateStore;
+use baton_usecases::Services;
+use baton_usecases::workflows::{StatsArgs, workflow_stats};
 use baton_workflow::{COMPLETED, Source, WorkflowDefinition, load_registry, parse_definition};
 
 /// What `baton workflow` does.
@@ -98,7 +98,11 @@ pub fn render_graph(def: &WorkflowDefinition) -> String {
             "{:>2}. {:<16} [{}]",
             i + 1,
             p.id,
-            baton_engine::instruction::kind_name(p.kind)
+            // The kind's wire name (snake_case, as in the YAML).
+            serde_json::to_value(p.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
         );
         let default = def.default_successor(&p.id, &[]);
         line.push_str(&format!(
@@ -142,16 +146,15 @@ pub fn render_graph(def: &WorkflowDefinition) -> String {
 
 /// `baton stats`.
 pub fn stats(config: &Config, workflow: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
-    let store = StateStore::new(&config.repo_root, &config.specs_root);
-    let (registry, _) = load_registry(&config.workflows_dir);
-    let runs: Vec<_> = store
-        .list()?
-        .into_iter()
-        .filter_map(|(_, s)| s.ok())
-        .filter(|s| workflow.is_none_or(|w| w == s.workflow))
-        .map(|s| run_stats(&s, registry.get(&s.workflow).as_deref()))
-        .collect();
-    let by_workflow = aggregate(&runs);
+    let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
+    let stats = workflow_stats(
+        &svc,
+        StatsArgs {
+            workflow: workflow.map(str::to_string),
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{} ({})", e.message, e.code.as_str()))?;
+    let (runs, by_workflow) = (stats.runs, stats.by_workflow);
     // Ended runs from the run history: the numbers the analytics tools give.
     let dashboard = crate::history_cmd::dashboard(config, workflow)?;
     if json {

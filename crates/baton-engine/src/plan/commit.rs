@@ -72,6 +72,7 @@ pub fn stage_plan(state: &WorkspaceState, status: &RepoStatus, paths: RunPaths<'
         .as_ref()
         .map(|b| b.dirty.iter().map(String::as_str).collect())
         .unwrap_or_default();
+    let late = state.repo_baseline.as_ref().is_some_and(|b| b.taken_late);
     let specs = format!("{}/", paths.specs_dir.trim_end_matches('/'));
     let own = format!("{}/", paths.workspace.trim_end_matches('/'));
     let mut plan = StagePlan::default();
@@ -86,7 +87,11 @@ pub fn stage_plan(state: &WorkspaceState, status: &RepoStatus, paths: RunPaths<'
         } else if baseline.contains(&path.as_str()) && !path.starts_with(&own) {
             // (The run's own workspace is the run's, even when a resent
             // confirmation found its request already written.)
-            Some("modified or untracked before the run started")
+            Some(if late {
+                "modified or untracked when baton first met this migrated run"
+            } else {
+                "modified or untracked before the run started"
+            })
         } else if state.commit_excluded.contains(path) {
             Some("kept out by a person")
         } else if looks_secret(path) && !state.commit_allowed.contains(path) {

@@ -1,6 +1,9 @@
 //! Workspaces on disk for the tests: baton's own runs and forge's.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test or bench targets; each uses part of it"
+)]
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,10 @@
 //! (`benches/manuals.rs`), the `scale` example and the end-to-end bench of the `baton` crate
 //! (included with `#[path]`).
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test or bench targets; each uses part of it"
+)]
 
 use std::path::Path;
 
@@ -88,7 +91,10 @@ fn collect(dir: &Path, prefix: &str, out: &mut Files) -> std::io::Result<()> {
 }
 
 /// Bytes of every file under `dir` (the index's size on disk).
-#[allow(dead_code)] // not every bench that includes this module measures it
+#[allow(
+    dead_code,
+    reason = "not every bench that includes this module measures it"
+)]
 pub fn dir_bytes(dir: &Path) -> u64 {
     let mut total = 0;
     if let Ok(entries) = std::fs::read_dir(dir) {
@@ -106,7 +112,10 @@ pub fn dir_bytes(dir: &Path) -> u64 {
 
 /// The queries of the evaluation sets under `eval/gold` that the scale
 /// measurements run (Japanese and English).
-#[allow(dead_code)] // not every bench that includes this module searches
+#[allow(
+    dead_code,
+    reason = "not every bench that includes this module searches"
+)]
 pub fn queries(eval: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for name in [

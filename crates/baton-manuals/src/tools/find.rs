@@ -533,7 +533,7 @@ impl ManualService {
             || margin < c.margin_min
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, reason = "each part named at the call")]
     fn search_manuals(
         &self,
         corpus: &Corpus,

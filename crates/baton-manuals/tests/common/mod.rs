@@ -1,5 +1,8 @@
 //! Shared fixture: the reference project's test manuals plus a few extras.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test or bench targets; each uses part of it"
+)]
 
 use std::path::{Path, PathBuf};
 

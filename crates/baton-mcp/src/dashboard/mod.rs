@@ -110,10 +110,7 @@ pub fn app(ctx: Arc<AppContext>, guard: Arc<Guard>, shutdown: CancellationToken)
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/events", get(crate::http::events))
-        .with_state(crate::http::EventsState {
-            ctx: Arc::clone(&ctx),
-            shutdown,
-        })
+        .with_state(crate::http::EventsState::new(Arc::clone(&ctx), shutdown))
         .merge(routes(ctx, Arc::clone(&guard)))
         .layer(axum::middleware::from_fn_with_state(guard, security::check))
 }
@@ -174,11 +171,15 @@ async fn blocking<T: serde::Serialize + Send + 'static>(
     }
 }
 
+/// The session probe: whether the request's `X-Baton-Session` names a live
+/// session, whether it acts, and its `/events` read ticket. Nothing is
+/// returned for a cookie (the dashboard sets none).
 async fn session(State(d): State<Dashboard>, headers: axum::http::HeaderMap) -> Response {
-    let csrf = d.guard.session_csrf(&headers);
+    let s = d.guard.session(&headers);
     axum::Json(json!({
-        "signedIn": csrf.is_some(),
-        "csrf": csrf,
+        "signedIn": s.is_some(),
+        "canAct": s.as_ref().is_some_and(|s| s.acts),
+        "eventsTicket": s.map(|s| s.events_ticket),
         "loopback": d.guard.is_loopback(),
         "version": d.ctx.version,
         "repository": d.ctx.config.repo_root.file_name().and_then(|n| n.to_str()).unwrap_or(""),
@@ -198,21 +199,36 @@ struct LoginBody {
     token: Option<String>,
 }
 
-async fn login(State(d): State<Dashboard>, body: axum::Json<LoginBody>) -> Response {
-    match d.guard.sign_in(body.key.as_deref(), body.token.as_deref()) {
-        Ok((id, csrf, _)) => {
-            let mut r = axum::Json(json!({"signedIn": true, "csrf": csrf})).into_response();
-            if let Ok(v) = HeaderValue::from_str(&d.guard.session_cookie(&id)) {
-                r.headers_mut().insert(header::SET_COOKIE, v);
-            }
-            r
-        }
+/// Signs in with a one-time link's key (a session that acts) or the access
+/// token (a session that reads). The session's secret is returned in the
+/// body for the page to keep in `sessionStorage` and send as
+/// `X-Baton-Session`; no cookie is set.
+async fn login(
+    State(d): State<Dashboard>,
+    peer: Option<axum::Extension<crate::http::Peer>>,
+    body: axum::Json<LoginBody>,
+) -> Response {
+    let source = peer
+        .map(|p| p.0.0.ip())
+        .unwrap_or(std::net::IpAddr::from([127, 0, 0, 1]));
+    match d
+        .guard
+        .sign_in(source, body.key.as_deref(), body.token.as_deref())
+    {
+        Ok((id, with)) => axum::Json(json!({
+            "signedIn": true,
+            "session": id,
+            "canAct": with == security::SignedInWith::Link,
+        }))
+        .into_response(),
         Err(status) => (
             status,
             axum::Json(json!({"code": "forbidden", "message": if status == StatusCode::TOO_MANY_REQUESTS {
-                "too many failed sign-ins; wait a minute"
-            } else {
+                "too many failed sign-ins from this address; wait a minute (a one-time link from the terminal still works)"
+            } else if body.key.is_some() {
                 "this sign-in link was already used, has expired, or is wrong: press Enter in the terminal running baton for a new one"
+            } else {
+                "wrong access token"
             }})),
         )
             .into_response(),
@@ -413,7 +429,7 @@ pub fn guard_for(
     if token.is_none() && !bound.ip().is_loopback() && person {
         let generated = random_secret();
         say!(
-            "baton: access token for {bound} (shown once; set BATON_DASHBOARD_TOKEN to choose your own): {generated}"
+            "baton: access token for {bound} (shown once; put your own in a file named by BATON_DASHBOARD_TOKEN_FILE to choose it): {generated}"
         );
         token = Some(Secret::new(generated));
     }

@@ -1,7 +1,7 @@
 //! Who may reach the dashboard, and who may act through it.
 //!
 //! * **Where it listens.** Loopback unless told otherwise. Any other address
-//!   needs an access token: configured (`BATON_DASHBOARD_TOKEN`), or
+//!   needs an access token: configured (a file named by `BATON_DASHBOARD_TOKEN_FILE`), or
 //!   generated and printed once on the terminal that started baton. Beyond
 //!   loopback every request but the page itself needs the token (as a
 //!   bearer header) or a signed-in session.
@@ -13,16 +13,26 @@
 //!   cross-site fetches (`Sec-Fetch-Site`); a POST without `Origin` is
 //!   refused (browsers always send it), so another site cannot act.
 //! * **Who may act.** Actions (answer, approve, revise, abandon) are POST
-//!   requests that need a *session*: a cookie (`HttpOnly`,
-//!   `SameSite=Strict`) plus its CSRF token in `X-Baton-Csrf`. A session is
-//!   created only by a one-time sign-in link printed on the terminal of the
-//!   person who started the dashboard (or, beyond loopback, by the access
-//!   token). An agent that can run `curl` against the port therefore reads
-//!   what it could read from `.specs/` anyway, and cannot answer its own
-//!   checkpoint: it has neither the link (printed on a terminal it does not
-//!   see; no link is printed when baton's output is not a terminal) nor the
-//!   cookie (held by the person's browser). docs/dashboard.md states the
-//!   limits of this.
+//!   requests that need a *session that acts*: its secret in the
+//!   `X-Baton-Session` header. Only a one-time sign-in link printed on the
+//!   terminal of the person who started the dashboard creates one. The page
+//!   keeps the secret in `sessionStorage`, which only the dashboard's own
+//!   origin (scheme, host **and port**) can read, and sends it as a header —
+//!   never a cookie: cookies ignore ports, so a cookie for 127.0.0.1 would
+//!   also reach every other server on 127.0.0.1 the person's browser visits
+//!   (an agent's dev server among them). A header another origin cannot set
+//!   (it would need a CORS preflight, which is never granted) is also the
+//!   CSRF defence. The access token (for `/mcp` beyond loopback, and for
+//!   reading) signs in a *read-only* session: the secret an agent's MCP
+//!   client holds never acts. An agent that can run `curl` against the port
+//!   therefore reads what it could read from `.specs/` anyway, and cannot
+//!   answer its own checkpoint: it has neither the link (printed on a
+//!   terminal it does not see; no link is printed when baton's output is not
+//!   a terminal) nor the session (in the person's browser tab).
+//! * **Sign-in attempts** are limited per source address; a valid one-time
+//!   link is never refused because others guessed wrong.
+//!
+//! docs/dashboard.md states the limits of this.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
@@ -44,18 +54,28 @@ pub const SESSION_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Sessions kept at most (the oldest goes first).
 pub const MAX_SESSIONS: usize = 64;
 
-/// Failed sign-ins accepted per minute before the next ones are refused.
+/// Failed sign-ins accepted per minute from one source address before its
+/// next token attempts are refused (a valid one-time link always works).
 pub const MAX_FAILED_SIGN_INS_PER_MINUTE: usize = 20;
 
-/// The header that carries a session's CSRF token on actions.
-pub const CSRF_HEADER: &str = "x-baton-csrf";
+/// Source addresses whose failures are remembered at most.
+const MAX_FAILURE_SOURCES: usize = 1024;
+
+/// The header that carries the session's secret on every request of the
+/// page (origin-scoped: never a cookie).
+pub const SESSION_HEADER: &str = "x-baton-session";
+
+/// The query parameter that carries a session's read ticket on `/events`
+/// (an `EventSource` cannot send headers): it lets its holder read the
+/// event stream and nothing else.
+pub const EVENTS_TICKET_PARAM: &str = "ticket";
 
 /// Why the dashboard cannot start with these settings.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardError {
     /// Beyond loopback without an access token.
     #[error(
-        "{0} is not a loopback address: the dashboard needs an access token there. Set BATON_DASHBOARD_TOKEN (16+ characters), or start baton in a terminal to have one generated and printed once"
+        "{0} is not a loopback address: the dashboard needs an access token there. Name a file holding one (16+ characters) with BATON_DASHBOARD_TOKEN_FILE, or start baton in a terminal to have one generated and printed once"
     )]
     TokenRequired(SocketAddr),
 }
@@ -71,15 +91,27 @@ pub enum SignedInWith {
 
 #[derive(Debug, Clone)]
 struct Session {
-    csrf: String,
+    /// Signed in with a one-time link: may act.
+    acts: bool,
+    /// Lets its holder read `/events` (and nothing else).
+    events_ticket: String,
     created: Instant,
+}
+
+/// A live session, as a request presents it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionView {
+    /// It may act (a one-time link signed it in), or only read (the token).
+    pub acts: bool,
+    /// Its `/events` read ticket.
+    pub events_ticket: String,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
     sessions: HashMap<String, Session>,
     keys: Vec<(String, Instant)>,
-    failures: VecDeque<Instant>,
+    failures: HashMap<IpAddr, VecDeque<Instant>>,
 }
 
 /// The dashboard's gatekeeper: one per listener.
@@ -89,7 +121,6 @@ pub struct Guard {
     loopback: bool,
     token: Option<Secret>,
     allowed_hosts: Vec<String>,
-    cookie: String,
     inner: Mutex<Inner>,
 }
 
@@ -127,7 +158,6 @@ impl Guard {
             loopback,
             token,
             allowed_hosts,
-            cookie: format!("baton_session_{}", bound.port()),
             inner: Mutex::new(Inner::default()),
         })
     }
@@ -173,29 +203,39 @@ impl Guard {
         format!("{}/#signin={key}", self.base_url())
     }
 
-    /// Signs in with a one-time key or the access token; returns the session
-    /// id and its CSRF token.
+    /// Signs in from `source` with a one-time key or the access token;
+    /// returns the session's secret and how it was signed in. A live
+    /// one-time key always signs in (it acts); the access token signs in a
+    /// read-only session. Wrong attempts are counted per source, and a
+    /// source with too many in the last minute has its token attempts
+    /// refused (`429`) without being checked.
     pub fn sign_in(
         &self,
+        source: IpAddr,
         key: Option<&str>,
         token: Option<&str>,
-    ) -> Result<(String, String, SignedInWith), StatusCode> {
+    ) -> Result<(String, SignedInWith), StatusCode> {
         let mut inner = self.inner();
         let now = Instant::now();
-        while inner
-            .failures
-            .front()
-            .is_some_and(|t| now.duration_since(*t) > Duration::from_secs(60))
-        {
-            inner.failures.pop_front();
-        }
-        if inner.failures.len() >= MAX_FAILED_SIGN_INS_PER_MINUTE {
-            return Err(StatusCode::TOO_MANY_REQUESTS);
-        }
+        let minute = Duration::from_secs(60);
+        inner.failures.retain(|_, times| {
+            while times
+                .front()
+                .is_some_and(|t| now.duration_since(*t) > minute)
+            {
+                times.pop_front();
+            }
+            !times.is_empty()
+        });
         inner
             .keys
             .retain(|(_, at)| now.duration_since(*at) < SIGN_IN_KEY_TTL);
+        let limited = inner
+            .failures
+            .get(&source)
+            .is_some_and(|t| t.len() >= MAX_FAILED_SIGN_INS_PER_MINUTE);
         let with = if let Some(k) = key.filter(|k| !k.is_empty()) {
+            // A valid link works whatever others guessed.
             match inner.keys.iter().position(|(known, _)| same(known, k)) {
                 Some(i) => {
                     inner.keys.swap_remove(i); // once
@@ -203,14 +243,22 @@ impl Guard {
                 }
                 None => None,
             }
+        } else if limited {
+            return Err(StatusCode::TOO_MANY_REQUESTS);
         } else if let (Some(t), Some(expected)) = (token, &self.token) {
             same(t, expected.expose()).then_some(SignedInWith::Token)
         } else {
             None
         };
         let Some(with) = with else {
-            inner.failures.push_back(now);
-            return Err(StatusCode::UNAUTHORIZED);
+            if inner.failures.len() < MAX_FAILURE_SOURCES || inner.failures.contains_key(&source) {
+                inner.failures.entry(source).or_default().push_back(now);
+            }
+            return Err(if limited {
+                StatusCode::TOO_MANY_REQUESTS
+            } else {
+                StatusCode::UNAUTHORIZED
+            });
         };
         inner
             .sessions
@@ -225,36 +273,42 @@ impl Guard {
             inner.sessions.remove(&oldest);
         }
         let id = random_secret();
-        let csrf = random_secret();
         inner.sessions.insert(
             id.clone(),
             Session {
-                csrf: csrf.clone(),
+                acts: with == SignedInWith::Link,
+                events_ticket: random_secret(),
                 created: now,
             },
         );
-        Ok((id, csrf, with))
+        Ok((id, with))
     }
 
-    /// The `Set-Cookie` value for a new session.
-    pub fn session_cookie(&self, id: &str) -> String {
-        format!(
-            "{}={id}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}",
-            self.cookie,
-            SESSION_TTL.as_secs()
-        )
-    }
-
-    /// The CSRF token of the request's session, if it has a live one.
-    pub fn session_csrf(&self, headers: &HeaderMap) -> Option<String> {
-        let id = cookie_value(headers, &self.cookie)?;
+    /// The live session whose secret the request carries in
+    /// [`SESSION_HEADER`] (never a cookie: cookies ignore ports).
+    pub fn session(&self, headers: &HeaderMap) -> Option<SessionView> {
+        let id = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())?;
         let now = Instant::now();
         let inner = self.inner();
         inner
             .sessions
             .iter()
-            .find(|(known, s)| same(known, &id) && now.duration_since(s.created) < SESSION_TTL)
-            .map(|(_, s)| s.csrf.clone())
+            .find(|(known, s)| {
+                same(known, id.trim()) && now.duration_since(s.created) < SESSION_TTL
+            })
+            .map(|(_, s)| SessionView {
+                acts: s.acts,
+                events_ticket: s.events_ticket.clone(),
+            })
+    }
+
+    /// Whether `ticket` is a live session's `/events` read ticket.
+    fn events_ticket_ok(&self, ticket: &str) -> bool {
+        let now = Instant::now();
+        !ticket.is_empty()
+            && self.inner().sessions.values().any(|s| {
+                same(&s.events_ticket, ticket) && now.duration_since(s.created) < SESSION_TTL
+            })
     }
 
     /// Whether the request carries the access token as a bearer header.
@@ -297,15 +351,66 @@ fn host_name(host: &str) -> String {
     }
 }
 
-fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
+/// The `ticket` parameter of a query string.
+fn events_ticket(query: &str) -> Option<String> {
+    query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| *k == EVENTS_TICKET_PARAM)
         .map(|(_, v)| v.to_string())
+}
+
+/// Largest error body turned into JSON (a framework's error text).
+const MAX_ERROR_BODY: usize = 4096;
+
+/// Every error of the dashboard's API is JSON (`{code, message}`): an
+/// error the framework answered itself (a body that is not JSON, an
+/// unknown route, a wrong method) arrives as text and is rewritten.
+async fn json_error(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = match axum::body::to_bytes(body, MAX_ERROR_BODY).await {
+        Ok(b) => String::from_utf8_lossy(&b).trim().to_string(),
+        Err(_) => String::new(),
+    };
+    let code = match status {
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => "forbidden",
+        StatusCode::PAYLOAD_TOO_LARGE => "invalid_parameter",
+        s if s.is_client_error() => "invalid_parameter",
+        _ => "internal",
+    };
+    let message = if text.is_empty() {
+        match status {
+            StatusCode::NOT_FOUND => "no such API route".to_string(),
+            StatusCode::METHOD_NOT_ALLOWED => {
+                "this route does not take that method (actions are POST)".to_string()
+            }
+            s => s.canonical_reason().unwrap_or("error").to_string(),
+        }
+    } else {
+        text
+    };
+    let mut out = (
+        status,
+        axum::Json(serde_json::json!({"code": code, "message": message})),
+    )
+        .into_response();
+    for (name, value) in parts.headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    out
 }
 
 /// Whether `origin` is the origin of a page served from `host`.
@@ -389,8 +494,18 @@ pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next
             "actions come from the dashboard page only (no Origin header)",
         );
     }
-    let csrf = guard.session_csrf(headers);
-    if !guard.loopback && !is_public(&method, &path) && csrf.is_none() && !guard.bearer_ok(headers)
+    let session = guard.session(headers);
+    // An EventSource cannot send headers: `/events` takes a session's read
+    // ticket in its query instead (it reads, nothing else).
+    let events_ticket = (reads && path == "/events")
+        .then(|| events_ticket(request.uri().query().unwrap_or("")))
+        .flatten()
+        .is_some_and(|t| guard.events_ticket_ok(&t));
+    if !guard.loopback
+        && !is_public(&method, &path)
+        && session.is_none()
+        && !events_ticket
+        && !guard.bearer_ok(headers)
     {
         return refuse(
             StatusCode::UNAUTHORIZED,
@@ -398,14 +513,13 @@ pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next
         );
     }
     if !reads && path != "/api/login" {
-        let given = headers
-            .get(CSRF_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        match csrf {
-            Some(expected) if same(given, &expected) => {}
+        match session {
+            Some(s) if s.acts => {}
             Some(_) => {
-                return refuse(StatusCode::FORBIDDEN, "missing or wrong CSRF token");
+                return refuse(
+                    StatusCode::FORBIDDEN,
+                    "this session was signed in with the access token, which only reads: actions need the one-time sign-in link printed on the terminal that started `baton dashboard` (a person's channel)",
+                );
             }
             None => {
                 return refuse(
@@ -415,7 +529,11 @@ pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next
             }
         }
     }
+    let api = path.starts_with("/api/");
     let mut response = next.run(request).await;
+    if api {
+        response = json_error(response).await;
+    }
     let h = response.headers_mut();
     h.insert(
         "x-content-type-options",
@@ -442,7 +560,7 @@ mod tests {
     #[test]
     fn beyond_loopback_a_token_is_required() {
         let err = Guard::new("0.0.0.0:8377".parse().unwrap(), None, vec![]).unwrap_err();
-        assert!(err.to_string().contains("BATON_DASHBOARD_TOKEN"));
+        assert!(err.to_string().contains("BATON_DASHBOARD_TOKEN_FILE"));
         assert!(
             Guard::new(
                 "0.0.0.0:8377".parse().unwrap(),
@@ -486,56 +604,88 @@ mod tests {
         assert!(!same_origin("null", "127.0.0.1:8377"));
     }
 
+    const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
     #[test]
     fn a_sign_in_key_works_once_and_a_wrong_one_never() {
         let g = guard();
         let key = g.issue_sign_in_key();
-        assert!(g.sign_in(Some(&key), None).is_ok());
+        assert!(g.sign_in(LOCAL, Some(&key), None).is_ok());
         assert_eq!(
-            g.sign_in(Some(&key), None).unwrap_err(),
+            g.sign_in(LOCAL, Some(&key), None).unwrap_err(),
             StatusCode::UNAUTHORIZED
         );
         assert_eq!(
-            g.sign_in(Some("guess"), None).unwrap_err(),
+            g.sign_in(LOCAL, Some("guess"), None).unwrap_err(),
             StatusCode::UNAUTHORIZED
         );
         // No token configured: a token never signs in.
         assert_eq!(
-            g.sign_in(None, Some("")).unwrap_err(),
+            g.sign_in(LOCAL, None, Some("")).unwrap_err(),
             StatusCode::UNAUTHORIZED
         );
     }
 
     #[test]
-    fn guessing_is_rate_limited() {
-        let g = guard();
+    fn guessing_is_limited_per_source_and_never_locks_out_a_valid_link() {
+        let g = Guard::new(
+            "127.0.0.1:8377".parse().unwrap(),
+            Some(Secret::new("0123456789abcdef")),
+            vec![],
+        )
+        .unwrap();
+        let guesser: IpAddr = "10.0.0.9".parse().unwrap();
         for _ in 0..MAX_FAILED_SIGN_INS_PER_MINUTE {
-            let _ = g.sign_in(Some("guess"), None);
+            let _ = g.sign_in(guesser, Some("guess"), None);
         }
+        // The guesser's token attempts are refused unchecked, even right ones…
+        assert_eq!(
+            g.sign_in(guesser, None, Some("0123456789abcdef"))
+                .unwrap_err(),
+            StatusCode::TOO_MANY_REQUESTS
+        );
+        // …another source is not affected…
+        assert!(g.sign_in(LOCAL, None, Some("0123456789abcdef")).is_ok());
+        // …and a valid link works from anywhere, the guesser's address too.
         let key = g.issue_sign_in_key();
         assert_eq!(
-            g.sign_in(Some(&key), None).unwrap_err(),
-            StatusCode::TOO_MANY_REQUESTS
+            g.sign_in(guesser, Some(&key), None).unwrap().1,
+            SignedInWith::Link
         );
     }
 
     #[test]
-    fn a_session_is_found_by_its_cookie() {
-        let g = guard();
+    fn a_session_is_found_by_its_header_only_and_only_a_link_acts() {
+        let g = Guard::new(
+            "127.0.0.1:8377".parse().unwrap(),
+            Some(Secret::new("0123456789abcdef")),
+            vec![],
+        )
+        .unwrap();
         let key = g.issue_sign_in_key();
-        let (id, csrf, with) = g.sign_in(Some(&key), None).unwrap();
+        let (id, with) = g.sign_in(LOCAL, Some(&key), None).unwrap();
         assert_eq!(with, SignedInWith::Link);
         let mut headers = HeaderMap::new();
-        headers.insert(
+        headers.insert(SESSION_HEADER, HeaderValue::from_str(&id).unwrap());
+        let seen = g.session(&headers).expect("the session");
+        assert!(seen.acts);
+        assert!(g.events_ticket_ok(&seen.events_ticket));
+        assert!(!g.events_ticket_ok("nope"));
+        // The same secret in a cookie is nothing.
+        let mut cookie = HeaderMap::new();
+        cookie.insert(
             header::COOKIE,
-            HeaderValue::from_str(&format!("other=1; baton_session_8377={id}")).unwrap(),
+            HeaderValue::from_str(&format!("baton_session_8377={id}; session={id}")).unwrap(),
         );
-        assert_eq!(g.session_csrf(&headers), Some(csrf));
+        assert_eq!(g.session(&cookie), None);
         let mut wrong = HeaderMap::new();
-        wrong.insert(
-            header::COOKIE,
-            HeaderValue::from_static("baton_session_8377=nope"),
-        );
-        assert_eq!(g.session_csrf(&wrong), None);
+        wrong.insert(SESSION_HEADER, HeaderValue::from_static("nope"));
+        assert_eq!(g.session(&wrong), None);
+        // The access token signs in a session that only reads.
+        let (token_id, with) = g.sign_in(LOCAL, None, Some("0123456789abcdef")).unwrap();
+        assert_eq!(with, SignedInWith::Token);
+        let mut headers = HeaderMap::new();
+        headers.insert(SESSION_HEADER, HeaderValue::from_str(&token_id).unwrap());
+        assert!(!g.session(&headers).unwrap().acts);
     }
 }

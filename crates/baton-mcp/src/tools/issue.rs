@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use baton_usecases::issue as uc;
-#[allow(unused_imports)]
 use baton_usecases::runs::RunView;
 use uc::{CompletePhaseArgs, CompletePhaseReply, SelectArgs, StartIssueArgs, StatusReply};
 

@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use baton_usecases::recovery as uc;
-#[allow(unused_imports)]
 use uc::{AbandonArgs, FailArgs, InitArgs, InitReply, LifecycleReply, PhaseArgs};
 
 use super::{ToolSpec, input_schema, output_schema, reply};

@@ -3,7 +3,6 @@
 
 use serde_json::Value;
 
-#[allow(unused_imports)]
 use baton_engine::summary::ResumeInfo;
 use baton_usecases::show as uc;
 use uc::{ListArgs, ListReply, StateGetArgs, StateGetReply, WorkspaceArgs};

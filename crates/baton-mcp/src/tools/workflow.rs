@@ -3,7 +3,6 @@
 
 use serde_json::Value;
 
-#[allow(unused_imports)]
 use baton_usecases::runs::RunView;
 use baton_usecases::workflows as uc;
 use uc::{ArchiveArgs, ArchiveReply, DefinitionsReply, StatsArgs, StatsReply, WorkflowStartArgs};

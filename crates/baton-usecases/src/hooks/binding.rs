@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use baton_workflow::ScopeTable;
+
 /// The folder of session files, relative to the repository.
 pub const SESSIONS_DIR: &str = ".baton/sessions";
 
@@ -32,6 +34,12 @@ pub struct Session {
     pub workspace: String,
     /// When the run was bound.
     pub bound_at: Option<DateTime<Utc>>,
+    /// The session is an agent `baton run` started for one step of the run
+    /// (bound by its hooks' `--run`): it ends its turn when its step's work
+    /// is written (the driver, not the agent, takes the next step), and the
+    /// driver releases the session when the agent exits.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub step_agent: bool,
     /// Consecutive stop blocks for one outstanding step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_blocks: Option<StopBlocks>,
@@ -45,6 +53,21 @@ pub struct Session {
     /// Changes a command left outside the phase's scope, not yet reverted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub violation: Option<Violation>,
+    /// The bound run's scope data, compiled from its pinned definition, so
+    /// a hook judges a call without parsing the definition again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<CachedScope>,
+}
+
+/// A run definition's [`ScopeTable`], with the key of the definition it
+/// was compiled from (`super::rules::definition_key`): used only while the
+/// key still matches the run's pinned definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CachedScope {
+    /// The definition's key.
+    pub key: String,
+    /// Its scope data.
+    pub table: ScopeTable,
 }
 
 /// The stop guard's count for one step.

@@ -33,10 +33,11 @@ use serde_json::Value;
 
 use baton_engine::scope::{self, Call, Target, Verdict};
 use baton_state::{Actor, WorkspaceState};
+use baton_workflow::ScopeTable;
 
 use crate::Services;
 use crate::pipeline::answer::{AnswerArgs, answer_question, pending_question};
-use binding::{ChatAnswer, Session, StopBlocks, Violation, Watch};
+use binding::{CachedScope, ChatAnswer, Session, StopBlocks, Violation, Watch};
 
 /// At most this many consecutive blocks of one outstanding step before the
 /// stop guard lets the turn end (Claude Code itself ends it after 8).
@@ -196,13 +197,39 @@ pub fn enforcement_off(state: &WorkspaceState) -> bool {
 /// The `state.json` key that records a person's choice about enforcement.
 pub const ENFORCEMENT_KEY: &str = "hooks";
 
-fn rules_of(svc: &Services, b: &Bound) -> Result<(scope::Rules, rules::Step), String> {
+/// The scope data of the bound run's definition — the one the run is
+/// pinned to, never a project file changed since. Kept in the session file
+/// under the definition's key, so only the first call after binding (or
+/// after a new baton changed the built-in) parses the definition.
+fn scope_table_of(svc: &Services, b: &Bound) -> Result<ScopeTable, String> {
+    let key = rules::definition_key(&b.state);
+    if let (Some(key), Some(cached)) = (&key, &b.session.scope)
+        && cached.key == *key
+    {
+        return Ok(cached.table.clone());
+    }
     let def = svc
-        .workflow(&b.state.workflow)
+        .run_definition(&b.state)
         .map_err(|e| unreadable(&b.session.workspace, &e.message))?;
+    let table = def.scope_table();
+    if let Some(key) = key {
+        // A cache that cannot be written only costs the next call time.
+        let kept = CachedScope {
+            key,
+            table: table.clone(),
+        };
+        let _ = binding::modify(&svc.config.repo_root, &b.session.session, |s| {
+            s.scope = Some(kept)
+        });
+    }
+    Ok(table)
+}
+
+fn rules_of(svc: &Services, b: &Bound) -> Result<(scope::Rules, rules::Step), String> {
+    let table = scope_table_of(svc, b)?;
     let step = rules::step_of(&b.state);
-    let mut rules = rules::rules_for(
-        &def,
+    let mut rules = rules::rules_from_table(
+        &table,
         &b.state,
         &b.ws,
         &svc.config.repo_root,
@@ -346,8 +373,26 @@ fn writes_by_name(name: &str) -> bool {
 fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String> {
     let violation = b.session.violation.as_ref()?;
     let root = &svc.config.repo_root;
-    let now = tree::snapshot(root);
-    let still: Vec<String> = if violation.until_clean {
+    let still = still_changed(root, violation);
+    if still.is_empty() {
+        let _ = binding::modify(root, &b.session.session, |s| s.violation = None);
+        return None;
+    }
+    Some(format!(
+        "baton: `{}` changed {} outside the scope of {} ({}); revert {} (e.g. `git checkout -- <file>` for a tracked file, delete a new one) before the run goes on.",
+        violation.command,
+        still.join(", "),
+        rules.phase,
+        rules.phase_label,
+        if still.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+/// The paths of `violation` that are still changed in the working tree of
+/// `repo_root` (not reverted yet).
+pub fn still_changed(repo_root: &Path, violation: &Violation) -> Vec<String> {
+    let now = tree::snapshot(repo_root);
+    if violation.until_clean {
         let dirty: Vec<String> = now
             .iter()
             .map(|e| e.split('\t').next().unwrap_or_default().to_string())
@@ -363,19 +408,7 @@ fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String>
             .into_iter()
             .filter(|p| violation.paths.contains(p))
             .collect()
-    };
-    if still.is_empty() {
-        let _ = binding::modify(root, &b.session.session, |s| s.violation = None);
-        return None;
     }
-    Some(format!(
-        "baton: `{}` changed {} outside the scope of {} ({}); revert {} (e.g. `git checkout -- <file>` for a tracked file, delete a new one) before the run goes on.",
-        violation.command,
-        still.join(", "),
-        rules.phase,
-        rules.phase_label,
-        if still.len() == 1 { "it" } else { "them" }
-    ))
 }
 
 /// The person's answer typed in the chat, applied when the agent asks for
@@ -640,11 +673,21 @@ fn bind_from_baton_reply(svc: &Services, input: &HookInput) -> Outcome {
             };
         }
     }
+    // The run's scope data is compiled now, off the path of every later
+    // tool call.
+    let scope = rules::definition_key(&state).and_then(|key| {
+        let def = svc.run_definition(&state).ok()?;
+        Some(CachedScope {
+            key,
+            table: def.scope_table(),
+        })
+    });
     let session = Session {
         session: input.session.clone(),
         client: input.client.clone(),
         workspace: ws.display.clone(),
         bound_at: Some(Utc::now()),
+        scope,
         ..Session::default()
     };
     match binding::modify(root, &input.session, |s| *s = session) {
@@ -715,6 +758,11 @@ pub fn stop(svc: &Services, input: &HookInput, subagent: bool) -> Outcome {
     let Ok(Some(b)) = bound(svc, input) else {
         return Outcome::allow();
     };
+    if b.session.step_agent {
+        // An agent `baton run` started for one step ends its turn when its
+        // work is written; the driver takes the next step.
+        return Outcome::allow();
+    }
     let root = &svc.config.repo_root;
     let step = rules::step_of(&b.state);
     if let Some(question) = &step.waiting_for {

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use baton_engine::scope::Rules;
-use baton_state::{PhaseStatus, WorkspaceRef, WorkspaceState};
-use baton_workflow::{CONTROL_FILES, PerTask, WorkflowDefinition};
+use baton_state::{PhaseStatus, PinSource, WorkspaceRef, WorkspaceState};
+use baton_workflow::{CONTROL_FILES, PerTask, Registry, ScopeTable, WorkflowDefinition};
 
 /// What the run's state says about the current step.
 #[derive(Debug, Clone, Default)]
@@ -87,6 +87,23 @@ pub fn step_of(state: &WorkspaceState) -> Step {
     step
 }
 
+/// The key of the definition `state`'s run is pinned to, for a cached
+/// [`ScopeTable`]: a built-in's is the digest of the text this binary
+/// embeds (a new baton with a changed built-in compiles it again), a
+/// project definition's the digest its pin records. `None` for a run
+/// without a pin (it follows the current definition: nothing is cached).
+pub fn definition_key(state: &WorkspaceState) -> Option<String> {
+    let pin = state.definition.as_ref()?;
+    Some(match pin.source {
+        PinSource::Builtin => format!(
+            "builtin:{}:{}",
+            state.workflow,
+            crate::pinning::digest(Registry::builtin_text(&pin.file)?)
+        ),
+        PinSource::Project => format!("project:{}", pin.digest),
+    })
+}
+
 /// The rules for the run's current phase.
 pub fn rules_for(
     def: &WorkflowDefinition,
@@ -96,13 +113,25 @@ pub fn rules_for(
     specs_root: &Path,
     step: &Step,
 ) -> Rules {
+    rules_from_table(&def.scope_table(), state, ws, repo_root, specs_root, step)
+}
+
+/// The rules for the run's current phase from its definition's scope data.
+pub fn rules_from_table(
+    def: &ScopeTable,
+    state: &WorkspaceState,
+    ws: &WorkspaceRef,
+    repo_root: &Path,
+    specs_root: &Path,
+    step: &Step,
+) -> Rules {
     let phase = def.phase(&state.current_phase);
-    let scope = phase.map(|p| p.effective_scope()).unwrap_or_default();
+    let scope = phase.map(|p| p.scope.clone()).unwrap_or_default();
     let specs_dir = specs_root
         .strip_prefix(repo_root)
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| ".specs".into());
-    let mut protected = def.protected_paths();
+    let mut protected = def.protected.clone();
     protected.extend(
         CONTROL_FILES
             .iter()

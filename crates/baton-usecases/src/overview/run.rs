@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use baton_state::{HistoryAction, PhaseStatus, WorkspaceState};
+use baton_state::{HistoryAction, PhaseStatus, WorkspaceRef, WorkspaceState};
 use baton_workflow::{PerTask, PhaseKind, WorkflowDefinition};
 
 use crate::error::{Error, ErrorCode, Result};
@@ -213,15 +213,40 @@ pub struct Integrity {
     pub notes: Vec<String>,
 }
 
-/// The integrity of `state`'s run.
-pub fn integrity(svc: &Services, state: &WorkspaceState) -> Integrity {
+/// The integrity of `state`'s run (in `ws`).
+pub fn integrity(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> Integrity {
+    integrity_of(svc, Some(ws), state)
+}
+
+/// The integrity of a run whose files are here (`Some(ws)`: its
+/// `state.json`'s tag is checked too) or on another machine of the team
+/// (`None`: the tag is checked there, by the baton that wrote it).
+fn integrity_of(svc: &Services, ws: Option<&WorkspaceRef>, state: &WorkspaceState) -> Integrity {
     let def = svc.run_definition(state).ok();
-    let tampering = crate::tamper::report(def.as_deref(), state);
+    let mut tampering = crate::tamper::report(def.as_deref(), state);
     let definition = crate::pinning::definition_view(svc, state);
-    let notes = definition
+    let mut notes = definition
         .as_ref()
         .map(crate::pinning::definition_notes)
         .unwrap_or_default();
+    // An ended run's file is as committed (perhaps by someone else's baton).
+    if let Some(ws) = ws
+        && !state.current_phase_status.is_terminal()
+    {
+        use crate::integrity::Check;
+        match crate::integrity::check(svc.signer(), ws) {
+            Check::Changed => tampering.push(
+                "state.json was changed outside baton since baton last wrote it (its integrity tag no longer matches)".into(),
+            ),
+            Check::Untagged if state.definition.is_some() => tampering.push(
+                "state.json carries no integrity tag, though baton tags every state it writes: it was written outside baton".into(),
+            ),
+            Check::OtherKey => notes.push(
+                "state.json was last written by a baton with another person's key: who wrote it cannot be checked here".into(),
+            ),
+            _ => {}
+        }
+    }
     Integrity {
         tampered: !tampering.is_empty(),
         tampering,
@@ -264,6 +289,7 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
     );
     Ok(assemble(
         svc,
+        Some(&ws),
         summary,
         &state,
         &definition,
@@ -293,6 +319,7 @@ fn remote_overview(svc: &Services, remote: crate::team::RemoteRun) -> Result<Run
         crate::team::remote_next_step(&remote, question.as_ref().map(|q| &q.options[..]));
     Ok(assemble(
         svc,
+        None,
         summary,
         &state,
         &definition,
@@ -320,9 +347,14 @@ fn question_view(q: crate::pipeline::action::Question) -> QuestionView {
 }
 
 /// One run's view from its summary, state, definition, question,
-/// artifacts and next step (this machine's run or another's).
+/// artifacts and next step (this machine's run, in `ws`, or another's).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one view's parts, each computed differently for a local and a remote run"
+)]
 fn assemble(
     svc: &Services,
+    ws: Option<&WorkspaceRef>,
     summary: RunSummary,
     state: &WorkspaceState,
     definition: &WorkflowDefinition,
@@ -332,6 +364,7 @@ fn assemble(
 ) -> RunOverview {
     let now = Utc::now();
     let ended = state.current_phase_status.is_terminal();
+    let integrity = integrity_of(svc, ws, state);
     let phases = phase_nodes(state, definition, now);
     let tasks = task_views(state, definition);
     let timeline = timeline(state);
@@ -360,7 +393,7 @@ fn assemble(
         timeline,
         totals,
         next_step,
-        integrity: integrity(svc, state),
+        integrity,
         summary,
     }
 }

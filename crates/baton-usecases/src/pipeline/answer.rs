@@ -42,6 +42,11 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
     let now = Utc::now();
     let given = parse_answer(&args.answer);
     let label = by.label();
+    // A state written outside baton (crate::integrity) grants nothing.
+    let untrusted = svc
+        .store
+        .load(&ws)
+        .is_ok_and(|s| crate::integrity::changed_outside(svc.signer(), &ws, &s));
     let updated = svc.store.update(&ws, now, |state| {
         let def = svc.run_definition(state)?;
         let ctx = StepContext::new(svc, &def, &files, &ws, now);
@@ -49,6 +54,9 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
         let mut happened = Vec::new();
         // A person's question the state skipped is the one answered now.
         crate::tamper::reopen_skipped(&def, state, now);
+        if untrusted {
+            crate::tamper::withdraw_grants(state, now);
+        }
         // Reach the question: steps that need no agent (a resting skip,
         // tasks to register, a finished phase) are taken first.
         for _ in 0..MAX_INTERNAL_STEPS {

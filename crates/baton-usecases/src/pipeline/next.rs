@@ -126,6 +126,8 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
     if current.current_phase_status.is_terminal() {
         return ended_reply(svc, &ws, &files, current, &args, now);
     }
+    // A state written outside baton (crate::integrity) grants nothing.
+    let untrusted = crate::integrity::changed_outside(svc.signer(), &ws, &current);
     let updated = svc.store.update_sealing(&ws, now, |state, sealed| {
         let def = svc.run_definition(state)?;
         let ctx = StepContext::new(svc, &def, &files, &ws, now);
@@ -135,8 +137,13 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         // A person's question the state skipped (changed outside baton) is
         // asked again (crate::tamper).
         let reopened = crate::tamper::reopen_skipped(&def, state, now);
+        let withdrawn = untrusted
+            .then(|| crate::tamper::withdraw_grants(state, now))
+            .flatten();
+        // A migrated run gets a safe baseline before anything is committed.
+        crate::baseline::ensure(state, &ws, &svc.config.repo_root);
         let mut stepped = step(&ctx, state, &args.previous(), given)?;
-        if let Some(note) = reopened {
+        for note in [reopened, withdrawn].into_iter().flatten() {
             stepped.warnings.insert(0, note.message);
         }
         stepped.action_id = assign_action_id(state, &stepped.plan, stepped.report.is_some());

@@ -1,7 +1,10 @@
 //! Synthetic past runs for the history benchmarks (`e2e`, `versus`): ended
 //! forge workspaces with state, request, design, design review and summary.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test or bench targets; each uses part of it"
+)]
 
 /// Writes `n` ended forge runs under `specs`: state (phases with history,
 /// tokens, durations, a design revision now and then), request, design,

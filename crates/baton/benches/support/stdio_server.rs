@@ -2,7 +2,10 @@
 //! binary, sends JSON-RPC lines, reads answers, and reads the process's
 //! memory from /proc.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test or bench targets; each uses part of it"
+)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};

@@ -12,14 +12,19 @@
 //!   phase;
 //! * `--disallowedTools`: the protected paths, baton's control files and
 //!   every git command that changes the repository (baton's own command
-//!   steps commit and push), minus the subcommands the phase's scope allows.
+//!   steps commit and push), minus the subcommands the phase's scope allows;
+//! * `--settings` with baton's hooks (`PreToolUse` for every tool,
+//!   `PostToolUse` for Bash), bound to the run: inside the CLI, baton's own
+//!   rules (docs/clients.md) refuse what the phase may not do — a commit,
+//!   a person's `baton answer`, a write outside the scope — and watch the
+//!   commands the scope allows.
 
 use serde_json::Value;
 
 use baton_usecases::headless::AgentScope;
 use baton_workflow::WriteScope;
 
-use super::{UnreadableOutput, Usage, excerpt};
+use super::{HOOK_TIMEOUT_SECS, RunHooks, UnreadableOutput, Usage, excerpt};
 
 /// Git subcommands that only read: always allowed.
 pub const READ_ONLY_GIT: &[&str] = &[
@@ -65,10 +70,39 @@ pub const CHANGING_GIT: &[&str] = &[
     "worktree",
 ];
 
+/// The `--settings` text that makes Claude Code call baton's hooks for the
+/// run: every tool call before it runs, and Bash after it (watched
+/// commands).
+pub fn hook_settings(hooks: &RunHooks) -> String {
+    let entry = |event: &str| {
+        serde_json::json!([{
+            "matcher": if event == "pre-tool-use" { "*" } else { "Bash" },
+            "hooks": [{
+                "type": "command",
+                "command": hooks.command("claude", event),
+                "timeout": HOOK_TIMEOUT_SECS,
+            }],
+        }])
+    };
+    serde_json::json!({
+        "hooks": {
+            "PreToolUse": entry("pre-tool-use"),
+            "PostToolUse": entry("post-tool-use"),
+        }
+    })
+    .to_string()
+}
+
 /// The command-line arguments (after the program) for one agent run.
 /// `outputs` are the repository-relative files the run writes (its
-/// artifact); `model` the workflow's model label, passed as `--model`.
-pub fn args(scope: &AgentScope, outputs: &[String], model: Option<&str>) -> Vec<String> {
+/// artifact); `model` the workflow's model label, passed as `--model`;
+/// `hooks` how the CLI calls baton's hooks for the run.
+pub fn args(
+    scope: &AgentScope,
+    outputs: &[String],
+    model: Option<&str>,
+    hooks: &RunHooks,
+) -> Vec<String> {
     let mut args: Vec<String> = [
         "-p",
         "--output-format",
@@ -107,6 +141,12 @@ pub fn args(scope: &AgentScope, outputs: &[String], model: Option<&str>) -> Vec<
         allowed.extend(["Bash", "Write", "Edit"].iter().map(|s| s.to_string()));
     } else {
         allowed.extend(git_allowed.iter().map(|g| format!("Bash(git {g}:*)")));
+        // The commands the scope allows (a verifier's test suite): the
+        // hooks watch what they change.
+        allowed.extend(scope.commands.iter().map(|c| match c.trim() {
+            "*" => "Bash".to_string(),
+            prefix => format!("Bash({prefix}:*)"),
+        }));
         if scope.writes == WriteScope::Artifacts {
             for out in outputs {
                 allowed.push(format!("Write(./{out})"));
@@ -136,6 +176,8 @@ pub fn args(scope: &AgentScope, outputs: &[String], model: Option<&str>) -> Vec<
     }
     args.push("--disallowedTools".into());
     args.extend(denied);
+    args.push("--settings".into());
+    args.push(hook_settings(hooks));
     args
 }
 
@@ -253,12 +295,22 @@ pub fn parse(stdout: &str) -> Result<ClaudeResult, UnreadableOutput> {
 mod tests {
     use super::*;
 
+    fn hooks() -> RunHooks {
+        RunHooks {
+            baton: "/opt/my tools/baton".into(),
+            repo: "/r".into(),
+            specs_dir: ".specs".into(),
+            workspace: ".specs/20260101-x".into(),
+        }
+    }
+
     fn scope(writes: WriteScope) -> AgentScope {
         AgentScope {
             phase: "phase-1".into(),
             writes,
             git: Vec::new(),
             tools: Vec::new(),
+            commands: Vec::new(),
             protected: baton_workflow::DEFAULT_PROTECTED
                 .iter()
                 .map(|s| s.to_string())
@@ -280,7 +332,12 @@ mod tests {
     #[test]
     fn a_read_only_phase_may_write_only_its_artifact_and_never_commit() {
         let out = vec![".specs/20260101-x/analysis.md".to_string()];
-        let a = args(&scope(WriteScope::Artifacts), &out, Some("sonnet"));
+        let a = args(
+            &scope(WriteScope::Artifacts),
+            &out,
+            Some("sonnet"),
+            &hooks(),
+        );
         assert_eq!(&a[..3], ["-p", "--output-format", "json"]);
         assert_eq!(after(&a, "--permission-mode"), ["dontAsk"]);
         assert_eq!(after(&a, "--model"), ["sonnet"]);
@@ -300,7 +357,7 @@ mod tests {
     #[test]
     fn an_implementation_phase_edits_the_repository_but_not_protected_paths_or_git() {
         let out = vec![".specs/20260101-x/impl-1.md".to_string()];
-        let a = args(&scope(WriteScope::Repository), &out, None);
+        let a = args(&scope(WriteScope::Repository), &out, None, &hooks());
         assert!(!a.contains(&"--model".to_string()));
         let allowed = after(&a, "--allowedTools");
         assert!(allowed.contains(&"Write") && allowed.contains(&"Edit"));
@@ -323,12 +380,47 @@ mod tests {
         let mut s = scope(WriteScope::Repository);
         s.git = vec!["add".into(), "commit".into()];
         s.tools = vec!["mcp__docs__*".into()];
-        let a = args(&s, &[], None);
+        let a = args(&s, &[], None, &hooks());
         let denied = after(&a, "--disallowedTools");
         assert!(!denied.contains(&"Bash(git commit:*)"));
         assert!(!denied.contains(&"Bash(git add:*)"));
         assert!(denied.contains(&"Bash(git push:*)"));
         assert!(after(&a, "--allowedTools").contains(&"mcp__docs__*"));
+    }
+
+    #[test]
+    fn commands_the_scope_allows_are_allowed_in_a_read_only_phase() {
+        let mut s = scope(WriteScope::Artifacts);
+        s.commands = vec!["cargo test".into()];
+        let a = args(&s, &[], None, &hooks());
+        let allowed = after(&a, "--allowedTools");
+        assert!(allowed.contains(&"Bash(cargo test:*)"), "{allowed:?}");
+        assert!(!allowed.contains(&"Bash"), "{allowed:?}");
+        s.commands = vec!["*".into()];
+        let a = args(&s, &[], None, &hooks());
+        assert!(after(&a, "--allowedTools").contains(&"Bash"));
+        // Still no commit.
+        assert!(after(&a, "--disallowedTools").contains(&"Bash(git commit:*)"));
+    }
+
+    #[test]
+    fn every_run_calls_baton_s_hooks_bound_to_the_run() {
+        let a = args(&scope(WriteScope::Artifacts), &[], None, &hooks());
+        let settings: Value = serde_json::from_str(after(&a, "--settings")[0]).unwrap();
+        let pre = &settings["hooks"]["PreToolUse"][0];
+        assert_eq!(pre["matcher"], "*");
+        assert_eq!(
+            pre["hooks"][0]["command"],
+            "'/opt/my tools/baton' --repo /r --specs-dir .specs hook --client claude --run .specs/20260101-x pre-tool-use"
+        );
+        let post = &settings["hooks"]["PostToolUse"][0];
+        assert_eq!(post["matcher"], "Bash");
+        assert!(
+            post["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .ends_with("--run .specs/20260101-x post-tool-use")
+        );
     }
 
     #[test]

@@ -1,8 +1,12 @@
 //! The Codex preset: `codex exec --json`, the prompt on stdin, the phase's
 //! scope as Codex's sandbox — `read-only` where the phase may write only its
 //! artifact (baton writes the artifact from the agent's last message),
-//! `workspace-write` where it may change the repository, never
-//! `danger-full-access` — and the tokens read from its JSON events.
+//! `workspace-write` where it may change the repository or run the
+//! commands its scope lists (a verifier's test suite builds), never
+//! `danger-full-access` — baton's hooks bound to the run (`-c hooks.…`,
+//! with `--dangerously-bypass-hook-trust`: Codex 0.169.0 runs hooks that no
+//! person trusted in its TUI only with it), and the tokens read from its
+//! JSON events.
 
 use std::path::Path;
 
@@ -11,20 +15,63 @@ use serde_json::Value;
 use baton_usecases::headless::AgentScope;
 use baton_workflow::WriteScope;
 
-use super::{UnreadableOutput, Usage, excerpt};
+use super::{HOOK_TIMEOUT_SECS, RunHooks, UnreadableOutput, Usage, excerpt};
 
-/// Codex's sandbox for a phase: only an implementation phase may write.
+/// Codex's sandbox for a phase: an implementation phase may write, and so
+/// may a phase whose scope lists commands (a test suite writes its build
+/// output; baton's hooks compare the working tree after each such command
+/// and the run does not go on while a change outside the scope is left).
+/// Every other phase reads only.
 pub fn sandbox(scope: &AgentScope) -> &'static str {
     match scope.writes {
         WriteScope::Repository => "workspace-write",
+        WriteScope::Artifacts | WriteScope::None if !scope.commands.is_empty() => "workspace-write",
         WriteScope::Artifacts | WriteScope::None => "read-only",
     }
 }
 
+/// A TOML basic string.
+fn toml_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The `-c` overrides that make Codex call baton's hooks for the run:
+/// every tool call before it runs, and shell commands after (watched
+/// commands).
+pub fn hook_overrides(hooks: &RunHooks) -> Vec<String> {
+    [
+        ("PreToolUse", "*", "pre-tool-use"),
+        ("PostToolUse", "Bash", "post-tool-use"),
+    ]
+    .iter()
+    .flat_map(|(event, matcher, name)| {
+        [
+            "-c".to_string(),
+            format!(
+                "hooks.{event}=[{{matcher={},hooks=[{{type=\"command\",command={},timeout={HOOK_TIMEOUT_SECS}}}]}}]",
+                toml_string(matcher),
+                toml_string(&hooks.command("codex", name)),
+            ),
+        ]
+    })
+    .collect()
+}
+
 /// The command-line arguments (after the program) for one agent run in
-/// `repo`; the agent's last message goes to `last_message`.
-pub fn args(scope: &AgentScope, repo: &Path, last_message: &Path) -> Vec<String> {
-    vec![
+/// `repo`; the agent's last message goes to `last_message`; `hooks` how
+/// the CLI calls baton's hooks for the run.
+pub fn args(scope: &AgentScope, repo: &Path, last_message: &Path, hooks: &RunHooks) -> Vec<String> {
+    let mut args: Vec<String> = vec![
         "exec".into(),
         "--json".into(),
         "--sandbox".into(),
@@ -34,8 +81,11 @@ pub fn args(scope: &AgentScope, repo: &Path, last_message: &Path) -> Vec<String>
         repo.display().to_string(),
         "--output-last-message".into(),
         last_message.display().to_string(),
-        "-".into(),
-    ]
+    ];
+    args.extend(hook_overrides(hooks));
+    args.push("--dangerously-bypass-hook-trust".into());
+    args.push("-".into());
+    args
 }
 
 /// The model Codex runs with: `model` of its configuration file
@@ -167,12 +217,22 @@ pub fn parse(stdout: &str) -> Result<CodexResult, UnreadableOutput> {
 mod tests {
     use super::*;
 
+    fn hooks() -> RunHooks {
+        RunHooks {
+            baton: "/usr/bin/baton".into(),
+            repo: "/r".into(),
+            specs_dir: ".specs".into(),
+            workspace: ".specs/x".into(),
+        }
+    }
+
     fn scope(writes: WriteScope) -> AgentScope {
         AgentScope {
             phase: "p".into(),
             writes,
             git: Vec::new(),
             tools: Vec::new(),
+            commands: Vec::new(),
             protected: Vec::new(),
             specs_dir: ".specs".into(),
             workspace: ".specs/x".into(),
@@ -185,9 +245,10 @@ mod tests {
             &scope(WriteScope::Artifacts),
             Path::new("/r"),
             Path::new("/t/last"),
+            &hooks(),
         );
         assert_eq!(
-            a,
+            a[..9],
             [
                 "exec",
                 "--json",
@@ -198,19 +259,62 @@ mod tests {
                 "/r",
                 "--output-last-message",
                 "/t/last",
-                "-"
             ]
         );
+        assert_eq!(a.last().map(String::as_str), Some("-"));
         assert_eq!(sandbox(&scope(WriteScope::None)), "read-only");
         assert_eq!(sandbox(&scope(WriteScope::Repository)), "workspace-write");
+        let mut verifier = scope(WriteScope::Artifacts);
+        verifier.commands = vec!["*".into()];
+        assert_eq!(sandbox(&verifier), "workspace-write");
         for w in [
             WriteScope::None,
             WriteScope::Artifacts,
             WriteScope::Repository,
         ] {
-            let a = args(&scope(w), Path::new("/r"), Path::new("/l"));
-            assert!(!a.iter().any(|x| x.contains("danger")), "{a:?}");
+            let a = args(&scope(w), Path::new("/r"), Path::new("/l"), &hooks());
+            assert!(
+                !a.iter()
+                    .any(|x| x.contains("danger") && x != "--dangerously-bypass-hook-trust"),
+                "{a:?}"
+            );
         }
+    }
+
+    #[test]
+    fn every_run_calls_baton_s_hooks_bound_to_the_run() {
+        let a = args(
+            &scope(WriteScope::Artifacts),
+            Path::new("/r"),
+            Path::new("/l"),
+            &hooks(),
+        );
+        let overrides: Vec<&String> = a
+            .iter()
+            .zip(a.iter().skip(1))
+            .filter(|(flag, _)| *flag == "-c")
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(overrides.len(), 2, "{a:?}");
+        let pre: toml::Value = toml::from_str(overrides[0]).unwrap();
+        let entry = &pre["hooks"]["PreToolUse"][0];
+        assert_eq!(entry["matcher"].as_str(), Some("*"));
+        assert_eq!(
+            entry["hooks"][0]["command"].as_str(),
+            Some(
+                "/usr/bin/baton --repo /r --specs-dir .specs hook --client codex --run .specs/x pre-tool-use"
+            )
+        );
+        let post: toml::Value = toml::from_str(overrides[1]).unwrap();
+        assert_eq!(
+            post["hooks"]["PostToolUse"][0]["matcher"].as_str(),
+            Some("Bash")
+        );
+        assert!(a.contains(&"--dangerously-bypass-hook-trust".to_string()));
+        assert_eq!(
+            toml_string("a \"q\" \\ b\n"),
+            "\"a \\\"q\\\" \\\\ b\\u000A\""
+        );
     }
 
     #[test]

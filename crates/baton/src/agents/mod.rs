@@ -134,6 +134,42 @@ pub fn which(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
         })
 }
 
+/// How an agent's client calls `baton hook` for the run `baton run` drives:
+/// this baton's own program (never whatever `baton` is on PATH), the
+/// repository and specs folder it works in, and the run — so that the
+/// session is bound to the run at its first event and the hooks enforce
+/// the phase's scope inside the CLI itself (docs/clients.md, "Inside `baton
+/// run`").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunHooks {
+    /// The baton program (`std::env::current_exe`).
+    pub baton: PathBuf,
+    /// The repository.
+    pub repo: PathBuf,
+    /// The specs folder (absolute or relative to the repository).
+    pub specs_dir: PathBuf,
+    /// The run's workspace as shown (`.specs/<run>`).
+    pub workspace: String,
+}
+
+impl RunHooks {
+    /// The shell command of one hook event (`pre-tool-use`, `post-tool-use`)
+    /// in the contract of `client` (`claude`, `codex`).
+    pub fn command(&self, client: &str, event: &str) -> String {
+        use baton_usecases::headless::shell_word;
+        format!(
+            "{} --repo {} --specs-dir {} hook --client {client} --run {} {event}",
+            shell_word(&self.baton.to_string_lossy()),
+            shell_word(&self.repo.to_string_lossy()),
+            shell_word(&self.specs_dir.to_string_lossy()),
+            shell_word(&self.workspace),
+        )
+    }
+}
+
+/// The longest a hook may take before the client gives up on it (seconds).
+pub const HOOK_TIMEOUT_SECS: u64 = 30;
+
 /// What one agent run cost, as its client reported it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {

@@ -21,6 +21,29 @@ use serde_json::{Value, json};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 
+/// A file holding [`TOKEN`], outside the repository (the token is read from
+/// a file, never from the environment), and the variable naming it.
+struct TokenFile {
+    _dir: tempfile::TempDir,
+    path: String,
+}
+
+impl TokenFile {
+    fn new() -> TokenFile {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dashboard-token");
+        std::fs::write(&path, format!("{TOKEN}\n")).unwrap();
+        TokenFile {
+            path: path.display().to_string(),
+            _dir: dir,
+        }
+    }
+
+    fn env(&self) -> (&'static str, &str) {
+        ("BATON_DASHBOARD_TOKEN_FILE", self.path.as_str())
+    }
+}
+
 struct Server {
     child: Child,
     /// Where to connect (`127.0.0.1:port`).
@@ -334,8 +357,21 @@ fn a_non_loopback_address_needs_a_token() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("BATON_DASHBOARD_TOKEN"), "{err}");
 
-    // With a token: the page is public, everything else needs the token.
-    let server = dashboard(repo.path(), "0.0.0.0", &[("BATON_DASHBOARD_TOKEN", TOKEN)]);
+    // A token exported in the environment is refused, never read: every
+    // process started from that shell (the agent too) would inherit it.
+    let (code, err) = must_exit(command(
+        repo.path(),
+        &["dashboard", "--port", "0", "--bind", "0.0.0.0"],
+        &[("BATON_DASHBOARD_TOKEN", TOKEN)],
+    ));
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("BATON_DASHBOARD_TOKEN_FILE"), "{err}");
+    assert!(!err.contains(TOKEN), "{err}");
+
+    // With a token (from a file): the page is public, everything else
+    // needs the token.
+    let token = TokenFile::new();
+    let server = dashboard(repo.path(), "0.0.0.0", &[token.env()]);
     let bearer = format!("Bearer {TOKEN}");
     assert_eq!(http(&server.addr, "GET", "/", &[], None).status, 200);
     assert_eq!(http(&server.addr, "GET", "/healthz", &[], None).status, 200);
@@ -388,7 +424,7 @@ fn a_non_loopback_address_needs_a_token() {
     let serve = start(
         repo.path(),
         &["serve", "--http", "0.0.0.0:0"],
-        &[("BATON_DASHBOARD_TOKEN", TOKEN)],
+        &[token.env()],
         "listening on ",
     );
     let addr = serve.addr.replace("0.0.0.0", "127.0.0.1");
@@ -518,23 +554,31 @@ fn foreign_hosts_origins_and_cross_site_fetches_are_refused() {
 }
 
 #[test]
-fn get_cannot_act_and_actions_need_a_session_with_its_csrf_token() {
+fn get_cannot_act_and_actions_need_a_session_that_a_one_time_link_made() {
     let repo = git_repo();
     let id = run_to_checkpoint(repo.path(), "Fix the login timeout");
     let other = run_to_checkpoint(repo.path(), "Rename a flag");
-    // Bound beyond loopback with a token, so this test can sign in (the
-    // browser suite signs in with the printed one-time link).
-    let server = dashboard(repo.path(), "0.0.0.0", &[("BATON_DASHBOARD_TOKEN", TOKEN)]);
-    let a = server.addr.as_str();
+    // Bound beyond loopback with a token, started on a terminal as a person
+    // does: it prints a one-time sign-in link.
+    let token = TokenFile::new();
+    let server = baton_testkit::http::start_at_terminal(
+        &baton_bin(),
+        &["dashboard", "--port", "0", "--bind", "0.0.0.0"],
+        repo.path(),
+        &[token.env(), ("BATON_FSYNC", "off")],
+    );
+    let a = &server.addr.replace("0.0.0.0", "127.0.0.1");
+    let a = a.as_str();
     let origin = format!("http://{a}");
     let bearer = format!("Bearer {TOKEN}");
     let answer = format!("/api/runs/{id}/answer");
     let body = r#"{"question":"checkpoint-a","answer":"revise","text":"split the API change"}"#;
 
-    // GET never acts.
+    // GET never acts (and says so in JSON).
     for path in [answer.clone(), format!("/api/runs/{id}/abandon")] {
         let r = http(a, "GET", &path, &[("Authorization", &bearer)], None);
         assert_eq!(r.status, 405, "{path}");
+        assert_eq!(r.json()["code"], "method_not_allowed", "{}", r.body);
     }
     // The token reads; it does not act (an agent with the token is still no person).
     let r = http(
@@ -550,8 +594,7 @@ fn get_cannot_act_and_actions_need_a_session_with_its_csrf_token() {
         state(repo.path(), &id)["currentPhaseStatus"],
         "awaiting_human"
     );
-
-    // Sign in (with the token here), then act with the cookie and the CSRF token.
+    // Nor does a session the token signs in: it reads, never acts.
     let bad = http(
         a,
         "POST",
@@ -560,59 +603,102 @@ fn get_cannot_act_and_actions_need_a_session_with_its_csrf_token() {
         Some(r#"{"token":"wrong-token-0123456789"}"#),
     );
     assert_eq!(bad.status, 401);
-    let login = http(
+    let by_token = http(
         a,
         "POST",
         "/api/login",
         &[("Origin", &origin)],
         Some(&format!(r#"{{"token":"{TOKEN}"}}"#)),
     );
-    assert_eq!(login.status, 200, "{}", login.body);
-    let cookie_header = login.header("set-cookie").expect("a session cookie");
-    assert!(
-        cookie_header.contains("HttpOnly") && cookie_header.contains("SameSite=Strict"),
-        "{cookie_header}"
+    assert_eq!(by_token.status, 200, "{}", by_token.body);
+    assert_eq!(by_token.json()["canAct"], false);
+    assert!(by_token.header("set-cookie").is_none(), "no cookie, ever");
+    let reader = by_token.json()["session"].as_str().unwrap().to_string();
+    let r = http(
+        a,
+        "POST",
+        &answer,
+        &[("X-Baton-Session", &reader), ("Origin", &origin)],
+        Some(body),
     );
-    let cookie = cookie_header.split(';').next().unwrap().to_string();
-    let csrf = login.json()["csrf"].as_str().unwrap().to_string();
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(r.body.contains("only reads"), "{}", r.body);
+    let probe = http(
+        a,
+        "GET",
+        "/api/session",
+        &[("X-Baton-Session", &reader)],
+        None,
+    )
+    .json();
+    assert_eq!(probe["signedIn"], true);
+    assert_eq!(probe["canAct"], false);
+
+    // The person signs in with the printed link: a session that acts, kept
+    // by the page in sessionStorage and sent as X-Baton-Session.
+    let link = server.sign_in.clone().unwrap();
+    let key = baton_testkit::http::Server::key_of(&link);
+    let login = http(
+        a,
+        "POST",
+        "/api/login",
+        &[("Origin", &origin)],
+        Some(&format!(r#"{{"key":"{key}"}}"#)),
+    );
+    assert_eq!(login.status, 200, "{}", login.body);
+    assert!(login.header("set-cookie").is_none(), "no cookie, ever");
+    assert_eq!(login.json()["canAct"], true);
+    let session = login.json()["session"].as_str().unwrap().to_string();
+    // Used once.
+    let again = http(
+        a,
+        "POST",
+        "/api/login",
+        &[("Origin", &origin)],
+        Some(&format!(r#"{{"key":"{key}"}}"#)),
+    );
+    assert_eq!(again.status, 401);
+    assert_eq!(again.json()["code"], "forbidden");
 
     let r = http(
         a,
         "POST",
         &answer,
-        &[("Cookie", &cookie), ("Origin", &origin)],
+        &[("X-Baton-Session", "0000"), ("Origin", &origin)],
         Some(body),
     );
-    assert_eq!(r.status, 403, "no CSRF token: {}", r.body);
+    assert_eq!(r.status, 401, "wrong session (not signed in): {}", r.body);
+    let r = http(
+        a,
+        "POST",
+        &answer,
+        &[("X-Baton-Session", &session)],
+        Some(body),
+    );
+    assert_eq!(r.status, 403, "no Origin: {}", r.body);
     let r = http(
         a,
         "POST",
         &answer,
         &[
-            ("Cookie", &cookie),
+            ("Cookie", &format!("baton_session={session}")),
             ("Origin", &origin),
-            ("X-Baton-Csrf", "0000"),
         ],
         Some(body),
     );
-    assert_eq!(r.status, 403, "wrong CSRF token: {}", r.body);
-    let r = http(
-        a,
-        "POST",
-        &answer,
-        &[("Cookie", &cookie), ("X-Baton-Csrf", &csrf)],
-        Some(body),
+    assert_eq!(
+        r.status, 401,
+        "the secret in a cookie is nothing (not signed in): {}",
+        r.body
     );
-    assert_eq!(r.status, 403, "no Origin: {}", r.body);
     assert_eq!(
         state(repo.path(), &id)["currentPhaseStatus"],
         "awaiting_human"
     );
 
     let act = [
-        ("Cookie", cookie.as_str()),
+        ("X-Baton-Session", session.as_str()),
         ("Origin", origin.as_str()),
-        ("X-Baton-Csrf", csrf.as_str()),
     ];
     // An answer to a question the run no longer asks is refused.
     let stale = http(

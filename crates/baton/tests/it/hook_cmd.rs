@@ -649,3 +649,165 @@ fn init_merges_hooks_keeps_the_persons_own_and_is_idempotent() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Every file of the repository but git's own, with its bytes.
+fn files_of(repo: &GitRepo) -> Vec<(String, Vec<u8>)> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(repo.path(), repo.path(), &mut out);
+    out.sort();
+    out
+}
+
+/// Bad input while a run is bound: every tool call the hook cannot read is
+/// refused in the client's own shape (Claude's and Codex's deny, Cursor's
+/// `permission: deny`) with a message naming the problem; a stop, a prompt
+/// or the report after a call is never trapped (the non-blocking error);
+/// and nothing of the repository changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_while_bound_is_refused_per_client_and_writes_nothing() {
+    let repo = GitRepo::new();
+    let ws = start_run(repo.path()).await;
+    bind(&repo, "s1", &ws);
+    let before = files_of(&repo);
+    let cwd = repo.path();
+    let pre = |extra: Value| {
+        let mut v = json!({"session_id": "s1", "cwd": cwd, "hook_event_name": "PreToolUse", "tool_use_id": "t1"});
+        for (k, val) in extra.as_object().unwrap() {
+            v[k] = val.clone();
+        }
+        v.to_string().into_bytes()
+    };
+    let huge = {
+        // Valid JSON, one byte over the limit.
+        let mut text = pre(json!({"tool_name": "Bash", "tool_input": {"command": "ls"}}));
+        text.pop();
+        let pad = 16 * 1024 * 1024 - text.len() + 1 - r#","pad":""}"#.len();
+        text.extend_from_slice(format!(r#","pad":"{}"}}"#, "x".repeat(pad)).as_bytes());
+        assert_eq!(text.len(), 16 * 1024 * 1024 + 1);
+        text
+    };
+    let refused: Vec<(Vec<u8>, &str)> = vec![
+        (b"{not json".to_vec(), "not JSON"),
+        (b"\"a string\"".to_vec(), "not a JSON object"),
+        (b"".to_vec(), "not JSON"),
+        (
+            pre(json!({"session_id": null, "tool_name": "Bash", "tool_input": {"command": "ls"}})),
+            "no session id",
+        ),
+        (
+            pre(
+                json!({"session_id": "a/../s1", "tool_name": "Bash", "tool_input": {"command": "ls"}}),
+            ),
+            "session id",
+        ),
+        (
+            pre(json!({"tool_input": {"command": "ls"}})),
+            "no tool_name",
+        ),
+        (
+            pre(json!({"tool_name": "Write", "tool_input": {"content": "x"}})),
+            "Write without file_path",
+        ),
+        (
+            pre(json!({"tool_name": "Edit", "tool_input": {"file_path": 7}})),
+            "Edit without file_path",
+        ),
+        (
+            pre(json!({"tool_name": "Bash", "tool_input": {}})),
+            "Bash without command",
+        ),
+        (
+            pre(json!({"tool_name": "NotebookEdit", "tool_input": {}})),
+            "NotebookEdit without notebook_path",
+        ),
+        (
+            pre(json!({"tool_name": "apply_patch", "tool_input": {"command": "no headers"}})),
+            "apply_patch names no file",
+        ),
+        (
+            pre(
+                json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}),
+            ),
+            "sent PostToolUse",
+        ),
+        (huge, "larger than 16 MiB"),
+    ];
+    for (stdin, says) in &refused {
+        for client in ["claude", "codex"] {
+            let out = hook(repo.path(), &["--client", client, "pre-tool-use"], stdin);
+            let v = out.json();
+            assert_eq!(out.code, 0, "{client} {says}: {}", out.stderr);
+            assert_eq!(
+                v["hookSpecificOutput"]["permissionDecision"], "deny",
+                "{client} {says}: {}",
+                out.stdout
+            );
+            let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(
+                reason.contains(says) && reason.contains("refused"),
+                "{client}: {reason:?} lacks {says:?}"
+            );
+        }
+    }
+    // Cursor: its own refusal, never `ask`.
+    let out = hook(
+        repo.path(),
+        &["--client", "cursor", "before-shell-execution"],
+        br#"{"conversation_id": "c1", "hook_event_name": "beforeShellExecution"}"#,
+    );
+    let v = out.json();
+    assert_eq!(v["permission"], "deny", "{}", out.stdout);
+    assert!(
+        v["agent_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("beforeShellExecution without command")),
+        "{v}"
+    );
+    // Other events are never trapped: the non-blocking error, stdout empty.
+    for (event, stdin, says) in [
+        ("stop", b"{not json".to_vec(), "not JSON"),
+        ("user-prompt-submit", b"[]".to_vec(), "not a JSON object"),
+        (
+            "user-prompt-submit",
+            br#"{"session_id": "s1", "hook_event_name": "UserPromptSubmit"}"#.to_vec(),
+            "no prompt",
+        ),
+        (
+            "post-tool-use",
+            br#"{"session_id": "s1", "hook_event_name": "PostToolUse"}"#.to_vec(),
+            "no tool_name",
+        ),
+        (
+            "subagent-stop",
+            br#"{"hook_event_name": "SubagentStop"}"#.to_vec(),
+            "no session id",
+        ),
+        ("before-lunch", b"{}".to_vec(), "unknown event"),
+    ] {
+        let out = hook(repo.path(), &[event], &stdin);
+        assert_eq!(out.code, 1, "{event} {says}: {}", out.stdout);
+        assert!(out.stdout.is_empty(), "{event}: {}", out.stdout);
+        assert!(
+            out.stderr.contains(says),
+            "{event}: {:?} lacks {says:?}",
+            out.stderr
+        );
+    }
+    assert!(files_of(&repo) == before, "bad input changed a file");
+}

@@ -159,6 +159,28 @@ fn handlers_sit_on_top() {
 }
 
 #[test]
+fn the_binary_has_one_door_to_the_layers_below() {
+    // The CLI calls use cases; it never opens the state store, the event
+    // log or the run history itself, nor recomputes what the engine
+    // decides. Besides the use cases and the MCP adapter it knows the
+    // configuration, the workflow data (definitions, agent texts and scope
+    // that `init` installs and the agent presets translate), the
+    // notification adapter it starts beside `answer` and `run`, and the
+    // manual search library, which is seed 002's own typed service.
+    assert_eq!(
+        internal("baton"),
+        set(&[
+            "baton-config",
+            "baton-manuals",
+            "baton-mcp",
+            "baton-notify",
+            "baton-usecases",
+            "baton-workflow",
+        ])
+    );
+}
+
+#[test]
 fn notifications_are_an_adapter_beside_mcp() {
     // Webhooks sit on the use cases (which say what a person hears) and the
     // event bus; they know no MCP and no HTTP server, and nothing below

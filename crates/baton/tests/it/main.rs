@@ -34,6 +34,7 @@ mod hook_cmd;
 mod layering;
 mod manual_refs;
 mod person_channels;
+mod person_dashboard;
 mod person_past_runs;
 mod person_state;
 mod run_agents;

@@ -270,3 +270,35 @@ async fn auto_counts_where_the_person_allows_it_in_their_own_configuration() {
         assert!(said.contains("unknown field"), "{said}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_sent_with_a_repeated_report_is_never_dropped_silently() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let first = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(first["type"], "spawn_agent", "{first}");
+    let id = first["action_id"].as_str().unwrap().to_string();
+    std::fs::write(
+        repo.ws_dir(&ws)
+            .join(first["output_file"].as_str().unwrap()),
+        "# Analysis\n\nDone.\n",
+    )
+    .unwrap();
+    let report =
+        json!({"workspace": ws, "previous_action_complete": true, "previous_action_id": id});
+    let applied = c.ok("pipeline_next_action", report.clone()).await;
+    // The same report again, now with an answer: the same reply, and a
+    // warning that the answer was not applied.
+    let mut again = report.clone();
+    again["user_response"] = json!("proceed");
+    let repeat = c.ok("pipeline_next_action", again).await;
+    assert_eq!(repeat["action_id"], applied["action_id"]);
+    assert!(
+        repeat["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("user_response was not applied")),
+        "{repeat}"
+    );
+    c.close().await;
+}

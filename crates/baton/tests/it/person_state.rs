@@ -191,12 +191,31 @@ async fn a_hand_edit_that_only_moves_the_current_phase_is_tampering_too() {
     let c = spawn(repo.path(), &[], &[]).await;
     let ws = at_checkpoint(&c, &repo, "add login rate limiting").await;
     let path = repo.ws_dir(&ws).join("state.json");
-    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    state["currentPhase"] = json!("phase-5");
-    state["currentPhaseStatus"] = json!("in_progress");
-    std::fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
+    // Edited in place, as a text editor would: the tag stays, and no
+    // longer matches.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = text
+        .replacen(
+            "\"currentPhase\": \"checkpoint-a\"",
+            "\"currentPhase\": \"phase-5\"",
+            1,
+        )
+        .replacen(
+            "\"currentPhaseStatus\": \"awaiting_human\"",
+            "\"currentPhaseStatus\": \"in_progress\"",
+            1,
+        );
+    assert_ne!(edited, text);
+    std::fs::write(&path, edited).unwrap();
     let over = c.ok("run_overview", json!({"workspace": ws})).await;
     assert_eq!(over["integrity"]["tampered"], true);
+    assert!(
+        over["integrity"]["tampering"]
+            .to_string()
+            .contains("no longer matches"),
+        "{}",
+        over["integrity"]
+    );
     assert!(
         over["integrity"]["tampering"]
             .to_string()
@@ -206,5 +225,140 @@ async fn a_hand_edit_that_only_moves_the_current_phase_is_tampering_too() {
     );
     let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
     assert_eq!(next["name"], "checkpoint-a", "{next}");
+    c.close().await;
+}
+
+fn git(repo: &Repo, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// A run the Go server left (state version 2, no baseline of the
+/// repository) just before its summary: baton finishes it, and its commit
+/// stages none of the person's files that were untracked when baton met it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migrated_run_commits_nothing_that_was_untracked_when_baton_met_it() {
+    let repo = crate::common::pipeline::git_repo();
+    std::fs::write(repo.path().join("README.md"), "# demo\n").unwrap();
+    git(&repo, &["add", "README.md"]);
+    git(&repo, &["commit", "-q", "-m", "initial"]);
+    // The person's own notes, never the run's.
+    std::fs::write(repo.path().join("notes.txt"), "my notes\n").unwrap();
+    std::fs::create_dir_all(repo.path().join("scratch")).unwrap();
+    std::fs::write(repo.path().join("scratch/todo.md"), "- later\n").unwrap();
+    let ws = ".specs/20260330-migrated";
+    let dir = repo.ws_dir(ws);
+    std::fs::create_dir_all(&dir).unwrap();
+    let tasks = json!({"1": {"title": "Implement", "executionMode": "sequential", "implStatus": "completed", "reviewStatus": "completed_pass"}});
+    let state = json!({
+        "version": 2, "forge-state-mcp-version": "2.19.0",
+        "specName": "migrated", "workspace": ws, "branch": null, "effort": "S", "flowTemplate": "light",
+        "autoApprove": false, "skipPr": true, "useCurrentBranch": true,
+        "branchClassified": false, "branchPushed": false, "debug": false,
+        "skippedPhases": ["phase-2", "phase-4", "phase-4b", "checkpoint-b", "phase-6", "pr-creation", "post-to-source", "final-push"],
+        "currentPhase": "final-summary", "currentPhaseStatus": "pending",
+        "completedPhases": ["setup", "phase-1", "phase-3", "phase-3b", "checkpoint-a", "phase-5", "phase-7", "final-verification"],
+        "revisions": {"designRevisions": 0, "taskRevisions": 0, "designInlineRevisions": 0, "taskInlineRevisions": 0},
+        "checkpointRevisionPending": {"checkpoint-a": false, "checkpoint-b": false},
+        "needsBatchCommit": false, "tasks": tasks, "phaseLog": [],
+        "timestamps": {"created": "2026-03-30T09:00:00Z", "lastUpdated": "2026-03-30T10:00:00Z", "phaseStarted": null},
+        "error": null
+    });
+    std::fs::write(
+        dir.join("state.json"),
+        serde_json::to_string_pretty(&state).unwrap(),
+    )
+    .unwrap();
+    for (file, text) in [
+        (
+            "request.md",
+            "---\nsource_type: text\n---\n\nAdd a greeting\n",
+        ),
+        ("analysis.md", "# Analysis\n\nfacts\n"),
+        ("design.md", "# Design\n\nSay hello.\n"),
+        ("review-design.md", "# Review\n\n## Verdict: APPROVE\n"),
+        ("tasks.md", crate::common::pipeline::TASKS_MD),
+        ("impl-1.md", "# impl\n"),
+        ("comprehensive-review.md", "# Review\n\nfine\n"),
+        ("final-verification.md", "# Verification\n\nfine\n"),
+    ] {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let c = spawn(repo.path(), &[], &[]).await;
+    let mut script = Script::default();
+    let trace = crate::common::pipeline::drive(&c, &repo, ws, &mut script, &[], 40).await;
+    assert_eq!(trace.last["type"], "done", "{:#?}", trace.steps);
+    c.close().await;
+    let baseline = &repo.state(ws)["repoBaseline"];
+    assert_eq!(baseline["takenLate"], true, "{baseline}");
+    // The run's commit holds its workspace, and none of the person's files.
+    let committed = git(&repo, &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(committed.contains("20260330-migrated/"), "{committed}");
+    assert!(!committed.contains("notes.txt"), "{committed}");
+    assert!(!committed.contains("scratch/"), "{committed}");
+    let status = git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(status.contains("?? notes.txt"), "{status}");
+    assert!(status.contains("?? scratch/todo.md"), "{status}");
+}
+
+/// A hand edit that forges a `--auto` grant (and touches nothing else a
+/// person's question depends on) is caught by the state's integrity tag:
+/// shown as tampering, and the forged grant answers nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_auto_grant_in_state_json_answers_nothing_and_shows() {
+    let repo = crate::common::pipeline::git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = at_checkpoint(&c, &repo, "add login rate limiting").await;
+    let path = repo.ws_dir(&ws).join("state.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("\"integrity\": \"hmac-sha256:"),
+        "baton tags what it writes"
+    );
+    let mut state: Value = serde_json::from_str(&text).unwrap();
+    state["autoApprove"] = json!(true);
+    state["autoGrantedBy"] = json!({"who": "auto", "channel": "driver"});
+    std::fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    let over = c.ok("run_overview", json!({"workspace": ws})).await;
+    assert_eq!(over["integrity"]["tampered"], true, "{}", over["integrity"]);
+    assert!(
+        over["integrity"]["tampering"]
+            .to_string()
+            .contains("outside baton"),
+        "{}",
+        over["integrity"]
+    );
+    // The next step does not take the forged grant.
+    let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(next["type"], "checkpoint", "{next}");
+    assert_eq!(next["name"], "checkpoint-a");
+    assert!(
+        next["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("withdrawn")),
+        "{next}"
+    );
+    let after = repo.state(&ws);
+    assert!(after.get("autoGrantedBy").is_none(), "{after}");
+    assert!(after["answers"].as_array().is_none_or(|a| a.is_empty()));
+    assert_eq!(after["currentPhaseStatus"], "awaiting_human");
+    // What happened stays visible.
+    let shown = show_json(&repo, &ws);
+    assert!(
+        shown["integrity"]["tampering"]
+            .to_string()
+            .contains("withdrawn"),
+        "{}",
+        shown["integrity"]
+    );
     c.close().await;
 }

@@ -47,8 +47,19 @@ fn prompt_of(req: &MessagesRequest) -> String {
         .unwrap_or_default()
 }
 
-/// One scripted turn for any step's agent: phase 1 first tries to edit the
-/// README (its permissions refuse it), an implementer writes a source file,
+/// The run's folder (`.specs/<run>`) from an output file of it.
+fn workspace_of(output: &str) -> String {
+    output
+        .rsplit_once('/')
+        .map(|(d, _)| d)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// One scripted turn for any step's agent. Phase 1 first tries to edit the
+/// README and to commit (refused: it may write only its analysis); an
+/// implementer first tries the person's `baton answer` and a commit
+/// (refused by baton's hooks inside the CLI), then writes a source file;
 /// then every agent writes its output file with valid content and ends.
 fn agent_turn(repo: &Path, req: &MessagesRequest) -> Turn {
     let prompt = prompt_of(req);
@@ -56,31 +67,87 @@ fn agent_turn(repo: &Path, req: &MessagesRequest) -> Turn {
         return Turn::text("nothing to do").with_usage(7, 3);
     };
     let name = output.rsplit('/').next().unwrap_or_default().to_string();
-    let done: Vec<String> = req.tool_uses().into_iter().map(|(_, n, _)| n).collect();
+    let ws = workspace_of(&output);
+    let done = req.tool_uses().len();
     let abs = |p: &str| repo.join(p).display().to_string();
-    if name == "analysis.md" && !done.contains(&"Edit".to_string()) {
-        return Turn::tool(
-            "Edit",
-            json!({"file_path": abs("README.md"), "old_string": "# demo", "new_string": "# hacked"}),
-        )
-        .with_usage(120, 30);
-    }
-    if name.starts_with("impl-") && done.is_empty() {
-        let task = name.trim_start_matches("impl-").trim_end_matches(".md");
-        return Turn::tool(
-            "Write",
-            json!({"file_path": abs(&format!("src/task{task}.txt")), "content": format!("task {task}\n")}),
-        )
-        .with_usage(150, 40);
-    }
-    if !done.contains(&"Write".to_string()) || name.starts_with("impl-") && done.len() < 2 {
-        return Turn::tool(
+    let write_output = || {
+        Turn::tool(
             "Write",
             json!({"file_path": abs(&output), "content": default_output(&name)}),
         )
-        .with_usage(200, 50);
+        .with_usage(200, 50)
+    };
+    let finished = || Turn::text(format!("Wrote {output}.")).with_usage(90, 10);
+    if name == "analysis.md" {
+        return match done {
+            0 => Turn::tool(
+                "Edit",
+                json!({"file_path": abs("README.md"), "old_string": "# demo", "new_string": "# hacked"}),
+            )
+            .with_usage(120, 30),
+            1 => Turn::tool("Bash", json!({"command": "git commit --allow-empty -m sneaky"}))
+                .with_usage(60, 20),
+            2 => write_output(),
+            _ => finished(),
+        };
     }
-    Turn::text(format!("Wrote {output}.")).with_usage(90, 10)
+    if let Some(task) = name
+        .strip_prefix("impl-")
+        .and_then(|n| n.strip_suffix(".md"))
+    {
+        return match done {
+            0 => Turn::tool("Bash", json!({"command": format!("baton answer {ws} approve")}))
+                .with_usage(60, 20),
+            1 => Turn::tool("Bash", json!({"command": "git commit --allow-empty -m wip"}))
+                .with_usage(60, 20),
+            2 => Turn::tool(
+                "Write",
+                json!({"file_path": abs(&format!("src/task{task}.txt")), "content": format!("task {task}\n")}),
+            )
+            .with_usage(150, 40),
+            3 => write_output(),
+            _ => finished(),
+        };
+    }
+    if done == 0 {
+        write_output()
+    } else {
+        finished()
+    }
+}
+
+/// Every Bash command the model sent, with what came back to it.
+fn bash_results(
+    server: &AnthropicServer,
+) -> Vec<(String, baton_testkit::model::anthropic::ToolResult)> {
+    let mut out = Vec::new();
+    for req in server.requests() {
+        let uses = req.tool_uses();
+        for result in req.last_tool_results() {
+            if let Some((_, _, input)) = uses
+                .iter()
+                .find(|(id, name, _)| *id == result.tool_use_id && name == "Bash")
+            {
+                out.push((
+                    input["command"].as_str().unwrap_or_default().to_string(),
+                    result,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The result the model got for the first Bash command starting with `prefix`.
+fn bash_result(
+    server: &AnthropicServer,
+    prefix: &str,
+) -> baton_testkit::model::anthropic::ToolResult {
+    bash_results(server)
+        .into_iter()
+        .find(|(c, _)| c.starts_with(prefix))
+        .map(|(_, r)| r)
+        .unwrap_or_else(|| panic!("the model sent `{prefix}…`"))
 }
 
 fn script(repo: &Path, steps: usize) -> Vec<Step> {
@@ -165,14 +232,47 @@ fn claude_runs_every_step_of_an_effort_s_run_with_its_scope_and_real_tokens() {
         std::fs::read_to_string(repo.path().join("README.md")).unwrap(),
         "# demo\n"
     );
+    // The gate inside the CLI: baton's hooks, bound to the run, refused
+    // phase 1's commit, and the implementer's `baton answer` (a person's
+    // command) and commit in a phase whose tools allow any Bash command.
+    for (prefix, why) in [
+        ("git commit --allow-empty -m sneaky", "git commit"),
+        ("baton answer", "person"),
+        ("git commit --allow-empty -m wip", "git commit"),
+    ] {
+        let r = bash_result(&server, prefix);
+        assert!(r.is_error, "{prefix}: {}", r.text);
+        assert!(
+            r.text.contains("hook error: baton:") && r.text.contains(why),
+            "{prefix} was not refused by baton's hook: {}",
+            r.text
+        );
+    }
+    assert_eq!(
+        log.lines().skip(1).collect::<Vec<_>>(),
+        ["readme", "initial commit"],
+        "only the run's own commit was added: {log}"
+    );
+    assert!(
+        !repo.path().join(".baton/sessions").exists()
+            || std::fs::read_dir(repo.path().join(".baton/sessions"))
+                .unwrap()
+                .flatten()
+                .all(|e| !e.file_name().to_string_lossy().ends_with(".json")),
+        "the agents' sessions were released"
+    );
     let refused = server
         .requests()
         .iter()
         .filter_map(|r| r.result_of("Edit"))
         .find(|r| r.is_error)
         .expect("the Edit's refusal reached the model");
+    // Refused by baton's hook (it runs before Claude Code's own permission
+    // rules, which would refuse it too), naming what the phase may write.
     assert!(
-        refused.text.to_lowercase().contains("denied") || refused.text.contains("permission"),
+        refused
+            .text
+            .contains("hook error: baton: writing README.md is outside the phase's scope"),
         "{}",
         refused.text
     );
@@ -217,6 +317,20 @@ fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
     repo.write("README.md", "# demo\n");
     repo.git(&["add", "README.md"]);
     repo.git(&["commit", "-q", "-m", "readme"]);
+    // With `baton init`'s own hooks in the repository too: its stop guard
+    // lets an agent `baton run` started end its turn when its step is done.
+    let init = Command::new(baton_bin())
+        .args(["init", "--client", "claude"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "baton init"]);
     let home = tempfile::tempdir().unwrap();
     let server = AnthropicServer::start(script(repo.path(), 200));
     let run = baton_run(
@@ -261,6 +375,93 @@ fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
     for f in ["src/task2.txt", "src/task3.txt"] {
         assert!(repo.path().join(f).is_file(), "{f}");
     }
+    let trapped: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.all_text())
+        .filter(|t| t.contains("Stop hook"))
+        .collect();
+    assert!(trapped.is_empty(), "a stop hook held an agent: {trapped:?}");
+}
+
+/// A verifier may run any command (its scope's `commands: ['*']`), and the
+/// hooks watch what it changes: a file it leaves outside its scope fails
+/// the step, and the run stops with what to revert and how to resume.
+#[test]
+fn claude_a_change_a_watched_command_leaves_outside_the_scope_fails_the_step() {
+    baton_testkit::clients::require("claude");
+    let repo = GitRepo::new();
+    repo.write("README.md", "# demo\n");
+    repo.git(&["add", "README.md"]);
+    repo.git(&["commit", "-q", "-m", "readme"]);
+    let home = tempfile::tempdir().unwrap();
+    let root = repo.path().to_path_buf();
+    let steps: Vec<Step> = (0..80)
+        .map(|_| {
+            let root = root.clone();
+            step(move |req| {
+                let prompt = prompt_of(req);
+                let verifier =
+                    output_of(&prompt).is_some_and(|o| o.ends_with("/final-verification.md"));
+                if verifier && req.tool_uses().is_empty() {
+                    return Turn::tool("Bash", json!({"command": "touch stray.txt"}))
+                        .with_usage(50, 10);
+                }
+                agent_turn(&root, req)
+            })
+        })
+        .collect();
+    let server = AnthropicServer::start(steps);
+    let run = baton_run(
+        repo.path(),
+        home.path(),
+        &server,
+        &[
+            "run",
+            "Add a greeting to the README",
+            "--effort",
+            "S",
+            "--nopr",
+            "--auto",
+            "--agent",
+            "claude",
+        ],
+    );
+    assert!(server.errors().0.is_empty(), "{:?}", server.errors());
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    // The command ran (the scope allows it) and the hook told the agent at once.
+    assert!(repo.path().join("stray.txt").is_file());
+    let texts: Vec<String> = server.requests().iter().map(|r| r.all_text()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("changed stray.txt outside the scope of final-verification")),
+        "the hook's report reached the model: {:?}",
+        texts.last()
+    );
+    assert!(
+        run.stderr
+            .contains("left changes outside the scope of final-verification")
+            && run
+                .stderr
+                .contains("stray.txt (changed by `touch stray.txt`)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("baton run .specs/"),
+        "the resume command: {}",
+        run.stderr
+    );
+    let state = state_of(repo.path());
+    assert_eq!(state["currentPhase"], "final-verification", "{state}");
+    assert_eq!(state["currentPhaseStatus"], "failed", "{state}");
+    let log = repo.git(&["log", "--format=%s"]);
+    assert_eq!(
+        log.lines().next(),
+        Some("readme"),
+        "nothing committed: {log}"
+    );
 }
 
 mod codex {
@@ -271,27 +472,116 @@ mod codex {
     };
 
     /// One scripted response for any step's Codex agent: phase 1 first
-    /// tries to change the README through the shell (its read-only sandbox
-    /// refuses), an implementer writes its source file, then the agent's
-    /// last message is its artifact.
+    /// tries to change the README through the shell and to commit, an
+    /// implementer tries the person's `baton answer` and a commit (all
+    /// refused by baton's hooks inside Codex), then writes its source file;
+    /// then the agent's last message is its artifact.
     fn codex_turn(req: &ResponsesRequest) -> OaTurn {
         let text = req.all_text();
         let Some(output) = output_of(&text) else {
             return OaTurn::text("nothing to do").with_usage(7, 3);
         };
         let name = output.rsplit('/').next().unwrap_or_default().to_string();
+        let ws = workspace_of(&output);
         let calls = req.function_outputs().len();
-        if calls == 0 && name == "analysis.md" {
-            return OaTurn::shell("echo hacked > README.md").with_usage(120, 30);
+        if name == "analysis.md" {
+            match calls {
+                0 => return OaTurn::shell("echo hacked > README.md").with_usage(120, 30),
+                1 => {
+                    return OaTurn::shell("git commit --allow-empty -m sneaky").with_usage(60, 20);
+                }
+                _ => {}
+            }
         }
-        if calls == 0 && name.starts_with("impl-") {
-            let task = name.trim_start_matches("impl-").trim_end_matches(".md");
-            return OaTurn::shell(&format!(
-                "mkdir -p src && echo task {task} > src/task{task}.txt"
-            ))
-            .with_usage(150, 40);
+        if let Some(task) = name
+            .strip_prefix("impl-")
+            .and_then(|n| n.strip_suffix(".md"))
+        {
+            match calls {
+                0 => {
+                    return OaTurn::shell(&format!("baton answer {ws} approve")).with_usage(60, 20);
+                }
+                1 => return OaTurn::shell("git commit --allow-empty -m wip").with_usage(60, 20),
+                2 => {
+                    return OaTurn::shell(&format!(
+                        "mkdir -p src && echo task {task} > src/task{task}.txt"
+                    ))
+                    .with_usage(150, 40);
+                }
+                _ => {}
+            }
         }
         OaTurn::text(default_output(&name)).with_usage(200, 50)
+    }
+
+    /// What came back to the model for the first shell command starting
+    /// with `prefix`.
+    fn shell_output(server: &OpenAiServer, prefix: &str) -> String {
+        for req in server.requests() {
+            let outputs = req.function_outputs();
+            for item in req.input() {
+                if item["type"] != "function_call" {
+                    continue;
+                }
+                let args: Value = serde_json::from_str(item["arguments"].as_str().unwrap_or("{}"))
+                    .unwrap_or_default();
+                let command = args["cmd"]
+                    .as_str()
+                    .or_else(|| args["command"].as_str())
+                    .unwrap_or_default();
+                if command.starts_with(prefix)
+                    && let Some(o) = outputs.iter().find(|o| o.call_id == item["call_id"])
+                {
+                    return o.output.clone();
+                }
+            }
+        }
+        panic!("the model sent `{prefix}…` and got its output");
+    }
+
+    /// `baton run TEXT --effort E --nopr --auto --agent codex` in `repo`
+    /// with `CODEX_HOME` configured for `server`.
+    fn codex_run(repo: &Path, home: &Path, server: &OpenAiServer, text: &str, effort: &str) -> Run {
+        let codex_home = home.join(".codex");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        std::fs::write(
+            codex_home.join("config.toml"),
+            server.codex_provider("gpt-scripted", "SCRIPTED_MODEL_KEY"),
+        )
+        .unwrap();
+        let out = Command::new(baton_bin())
+            .args([
+                "run", text, "--effort", effort, "--nopr", "--auto", "--agent", "codex",
+            ])
+            .current_dir(repo)
+            .env_clear()
+            .envs(codex_env(home, &codex_home, &[baton_dir()]))
+            .env("BATON_FSYNC", "off")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+        }
+    }
+
+    /// The person's prompt of a Codex conversation: its user message that
+    /// names the agent's output (not Codex's own environment context).
+    fn codex_prompt_of(req: &ResponsesRequest) -> Option<String> {
+        req.input()
+            .iter()
+            .filter(|i| i["role"] == "user")
+            .map(|i| match &i["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            })
+            .find(|text| output_of(text).is_some())
     }
 
     #[test]
@@ -302,55 +592,63 @@ mod codex {
         repo.git(&["add", "README.md"]);
         repo.git(&["commit", "-q", "-m", "readme"]);
         let home = tempfile::tempdir().unwrap();
-        let codex_home = home.path().join(".codex");
-        std::fs::create_dir_all(&codex_home).unwrap();
         let server = OpenAiServer::start((0..60).map(|_| oa_step(codex_turn)));
-        std::fs::write(
-            codex_home.join("config.toml"),
-            server.codex_provider("gpt-scripted", "SCRIPTED_MODEL_KEY"),
-        )
-        .unwrap();
-        let out = Command::new(baton_bin())
-            .args([
-                "run",
-                "Add a greeting to the README",
-                "--effort",
-                "S",
-                "--nopr",
-                "--auto",
-                "--agent",
-                "codex",
-            ])
-            .current_dir(repo.path())
-            .env_clear()
-            .envs(codex_env(home.path(), &codex_home, &[baton_dir()]))
-            .env("BATON_FSYNC", "off")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let run = codex_run(
+            repo.path(),
+            home.path(),
+            &server,
+            "Add a greeting to the README",
+            "S",
+        );
+        let stderr = run.stderr;
         assert!(server.errors().0.is_empty(), "{:?}", server.errors());
-        assert!(out.status.success(), "{stderr}");
+        assert_eq!(run.code, 0, "{stderr}");
         // (a) Completed with its commit, the implementer's file in it.
         assert!(stderr.contains("Pipeline completed"), "{stderr}");
         let files = repo.git(&["show", "--name-only", "--format=", "HEAD"]);
         assert!(files.contains("src/task1.txt"), "{files}");
-        // (c) Phase 1's read-only sandbox refused the shell's write.
+        // (c) Phase 1's write through the shell was refused; the README
+        // is unchanged. baton's hooks inside Codex refuse it (and every
+        // commit, and the implementer's `baton answer`) before Codex's
+        // sandbox would: phase 1 ran in the read-only sandbox, the
+        // implementer in workspace-write.
         assert_eq!(
             std::fs::read_to_string(repo.path().join("README.md")).unwrap(),
             "# demo\n"
         );
-        let refused = server
-            .requests()
-            .iter()
-            .filter_map(|r| r.output_of("exec_command"))
-            .find(|o| o.output.contains("README.md"))
-            .expect("the refusal reached the model");
+        for (prefix, why) in [
+            ("echo hacked > README.md", "baton:"),
+            ("git commit --allow-empty -m sneaky", "git commit"),
+            ("baton answer", "person"),
+            ("git commit --allow-empty -m wip", "git commit"),
+        ] {
+            let output = shell_output(&server, prefix);
+            assert!(
+                output.contains("PreToolUse hook: baton:") && output.contains(why),
+                "{prefix} was not refused by baton's hook: {output}"
+            );
+        }
+        let sandbox_of = |file: &str| {
+            server
+                .requests()
+                .iter()
+                .map(|r| r.all_text())
+                .find(|t| output_of(t).is_some_and(|o| o.ends_with(file)))
+                .unwrap_or_else(|| panic!("a request for {file}"))
+        };
+        let analysis = sandbox_of("/analysis.md");
         assert!(
-            refused.output.contains("Read-only file system"),
-            "{}",
-            refused.output
+            analysis.contains("read-only") && !analysis.contains("workspace-write"),
+            "{analysis}"
         );
+        assert!(sandbox_of("/impl-1.md").contains("workspace-write"));
+        let log = repo.git(&["log", "--format=%s"]);
+        assert_eq!(
+            log.lines().skip(1).collect::<Vec<_>>(),
+            ["readme", "initial commit"],
+            "only the run's own commit was added: {log}"
+        );
+        assert!(log.lines().next().unwrap().contains("greeting"), "{log}");
         // (b) Tokens per spawned phase, the configured model, the total.
         let state = state_of(repo.path());
         let entries = state["phaseLog"].as_array().unwrap();
@@ -369,5 +667,58 @@ mod codex {
             .sum();
         let reported: openai::Usage = server.reported_usage();
         assert_eq!(total, reported.input_tokens + reported.output_tokens);
+    }
+
+    #[test]
+    fn codex_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
+        baton_testkit::clients::require("codex");
+        let repo = GitRepo::new();
+        repo.write("README.md", "# demo\n");
+        repo.git(&["add", "README.md"]);
+        repo.git(&["commit", "-q", "-m", "readme"]);
+        let home = tempfile::tempdir().unwrap();
+        let server = OpenAiServer::start((0..200).map(|_| oa_step(codex_turn)));
+        let run = codex_run(
+            repo.path(),
+            home.path(),
+            &server,
+            "Add a greeting command with its tests and docs",
+            "M",
+        );
+        assert!(server.errors().0.is_empty(), "{:?}", server.errors());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stderr.contains("(parallel · 2 tasks)"),
+            "{}",
+            run.stderr
+        );
+        // The prompt of each implementer conversation, by its task's report.
+        let mut prompts: std::collections::BTreeMap<String, String> = Default::default();
+        for req in server.requests() {
+            if let Some(prompt) = codex_prompt_of(&req)
+                && let Some(out) = output_of(&prompt)
+                && out.ends_with(".md")
+                && out.contains("/impl-")
+            {
+                prompts.insert(out.rsplit('/').next().unwrap().to_string(), prompt);
+            }
+        }
+        let (Some(p2), Some(p3)) = (prompts.get("impl-2.md"), prompts.get("impl-3.md")) else {
+            panic!("both parallel implementers ran: {:?}", prompts.keys());
+        };
+        assert_ne!(p2, p3, "different prompts");
+        assert!(p2.contains("You work on task 2 only"), "{p2}");
+        assert!(p3.contains("You work on task 3 only"), "{p3}");
+        assert!(
+            p2.contains("## Task 2: API") && !p2.contains("## Task 3:"),
+            "{p2}"
+        );
+        assert!(
+            p3.contains("## Task 3: CLI") && !p3.contains("## Task 2:"),
+            "{p3}"
+        );
+        for f in ["src/task2.txt", "src/task3.txt"] {
+            assert!(repo.path().join(f).is_file(), "{f}");
+        }
     }
 }

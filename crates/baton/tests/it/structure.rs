@@ -1,5 +1,6 @@
 //! The shape of the code inside the crates (ARCHITECTURE.md "Rules the code
-//! keeps"): no circle of imports between the files of a layer.
+//! keeps"): no circle of imports between the files of a layer, and no
+//! source file over 900 lines of non-test code.
 //!
 //! A file *uses* another when it names something the other file defines:
 //! through `crate::…`, `super::…`, `self::…` or a path that starts with one
@@ -525,4 +526,133 @@ fn the_circle_finder_sees_each_kind_of_reference() {
     assert!(edges[&src.join("c.rs")].contains(&src.join("d.rs")));
     assert!(!edges[&src.join("c.rs")].contains(&src.join("lib.rs")));
     assert!(!edges.contains_key(&src.join("d.rs")));
+}
+
+/// Most lines of non-test code a source file may hold (ARCHITECTURE.md).
+const MAX_FILE_LINES: usize = 900;
+
+/// Files that were over [`MAX_FILE_LINES`] when the rule came in, each with
+/// the most non-test lines it may have: a ratchet. None of them may grow;
+/// once one is split under the limit it must leave this list (the test says
+/// so), and no other file may join it.
+const OVER_THE_LIMIT: &[(&str, usize)] = &[
+    // run: the headless driver.
+    ("baton/src/driver.rs", 982),
+    // perf: the run history's index.
+    ("baton-history/src/index.rs", 986),
+    // hooks: the pure scope decisions.
+    ("baton-engine/src/scope/mod.rs", 1157),
+    // manuals: the find tool.
+    ("baton-manuals/src/tools/find.rs", 1065),
+    // perf: the state store.
+    ("baton-state/src/store.rs", 1019),
+    // the state file's schema.
+    ("baton-state/src/schema.rs", 949),
+];
+
+/// Lines of `file` outside items marked `#[cfg(test)]`.
+fn non_test_lines(file: &Path) -> usize {
+    use syn::spanned::Spanned;
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let syntax = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let total = text.lines().count();
+    let test: usize = syntax
+        .items
+        .iter()
+        .filter(|item| is_cfg_test(item_attrs(item)))
+        .map(|item| {
+            let span = item.span();
+            span.end().line + 1 - span.start().line
+        })
+        .sum();
+    total - test
+}
+
+fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+/// Every non-test source file of the workspace's crates (the module trees
+/// of each crate's `lib.rs` and `main.rs`), relative to `crates/`.
+fn source_files() -> BTreeMap<String, PathBuf> {
+    let base = crates_dir();
+    let mut out = BTreeMap::new();
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    crates.sort();
+    for krate in crates {
+        for root in ["src/lib.rs", "src/main.rs"] {
+            let root = krate.join(root);
+            if !root.is_file() {
+                continue;
+            }
+            for file in tree(&root).files.into_keys() {
+                let shown = file.strip_prefix(&base).unwrap().display().to_string();
+                out.insert(shown, file);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_source_file_is_over_900_lines_of_non_test_code() {
+    let files = source_files();
+    assert!(
+        files.contains_key("baton-usecases/src/pipeline/next.rs")
+            && files.contains_key("baton/src/main.rs"),
+        "the walk missed the crates' files: {:?}",
+        files.keys().take(5).collect::<Vec<_>>()
+    );
+    let allowed: BTreeMap<&str, usize> = OVER_THE_LIMIT.iter().copied().collect();
+    let mut problems = Vec::new();
+    for (shown, file) in &files {
+        let lines = non_test_lines(file);
+        match allowed.get(shown.as_str()) {
+            None if lines > MAX_FILE_LINES => problems.push(format!(
+                "{shown}: {lines} lines of non-test code (at most {MAX_FILE_LINES}): split it by concern"
+            )),
+            Some(&ceiling) if lines > ceiling => problems.push(format!(
+                "{shown}: {lines} lines, and it may not grow past {ceiling} until it is split under {MAX_FILE_LINES}"
+            )),
+            Some(_) if lines <= MAX_FILE_LINES => problems.push(format!(
+                "{shown}: {lines} lines, under the limit now: take it off OVER_THE_LIMIT"
+            )),
+            _ => {}
+        }
+    }
+    for shown in allowed.keys() {
+        if !files.contains_key(*shown) {
+            problems.push(format!("{shown} is gone: take it off OVER_THE_LIMIT"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_line_count_leaves_out_test_items_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.rs");
+    std::fs::write(
+        &file,
+        "/// A.\npub fn a() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n\n#[cfg(not(test))]\nfn b() {}\n",
+    )
+    .unwrap();
+    // 11 lines, of which the test module's 5 are left out.
+    assert_eq!(non_test_lines(&file), 6);
 }

@@ -6,8 +6,10 @@
 //! "Within N s" is checked by waiting up to N s for the condition, never
 //! by asserting a measured duration.
 
-// The machine helpers serve every team test; not each uses all of them.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "the machine helpers serve every team test; not each uses all of them"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -468,7 +470,7 @@ async fn a_complete_run_on_one_machine_reaches_the_other_live() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_on_the_other_machines_dashboard_moves_the_run_on() {
     use crate::common::pipeline::{Script, create};
-    use baton_testkit::http::{request, start};
+    use baton_testkit::http::request;
     const TOKEN: &str = "team-test-token-0123456789";
     let world = World::new();
     let (a, b) = (world.machine("a"), world.machine("b"));
@@ -492,32 +494,43 @@ async fn an_answer_on_the_other_machines_dashboard_moves_the_run_on() {
     };
     assert_eq!(state_a()["currentPhase"], question["phase"]);
 
-    // B's dashboard, signed in with its token (bound beyond loopback).
-    let mut cmd = std::process::Command::new(crate::common::baton_bin());
-    cmd.args(["dashboard", "--port", "0", "--bind", "0.0.0.0"])
-        .current_dir(&b.dir)
-        .env("BATON_DASHBOARD_TOKEN", TOKEN)
-        .env("BATON_FSYNC", "off")
-        .stdin(std::process::Stdio::null());
-    let server = start(cmd, "dashboard at ");
-    let addr = server.addr.as_str();
+    // B's dashboard, bound beyond loopback with a token (in a file only the
+    // person reads), started at a terminal as a person does: it prints a
+    // one-time sign-in link, and the session it makes may act.
+    let token_dir = tempfile::tempdir().expect("token folder");
+    let token_file = token_dir.path().join("dashboard-token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).expect("token file");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600))
+            .expect("token file mode");
+    }
+    let token_path = token_file.display().to_string();
+    let server = baton_testkit::http::start_at_terminal(
+        &crate::common::baton_bin(),
+        &["dashboard", "--port", "0", "--bind", "0.0.0.0"],
+        &b.dir,
+        &[
+            ("BATON_DASHBOARD_TOKEN_FILE", token_path.as_str()),
+            ("BATON_DATABASE_URL", b.url.as_str()),
+            ("BATON_FSYNC", "off"),
+        ],
+    );
+    let addr = server.addr.replace("0.0.0.0", "127.0.0.1");
+    let addr = addr.as_str();
     let origin = format!("http://{addr}");
+    let link = server.sign_in.clone().expect("a one-time sign-in link");
+    let key = baton_testkit::http::Server::key_of(&link);
     let login = request(
         addr,
         "POST",
         "/api/login",
         &[("Origin", &origin)],
-        Some(&format!(r#"{{"token":"{TOKEN}"}}"#)),
+        Some(&format!(r#"{{"key":"{key}"}}"#)),
     );
     assert_eq!(login.status, 200, "{}", login.body);
-    let cookie = login
-        .header("set-cookie")
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
-    let csrf = login.json()["csrf"].as_str().unwrap().to_string();
+    assert_eq!(login.json()["canAct"], true, "{}", login.body);
+    let session = login.json()["session"].as_str().unwrap().to_string();
     let bearer = format!("Bearer {TOKEN}");
 
     // B's list has A's run, waiting, marked as A's.
@@ -585,9 +598,8 @@ async fn an_answer_on_the_other_machines_dashboard_moves_the_run_on() {
         "POST",
         &format!("/api/runs/{id}/answer"),
         &[
-            ("Cookie", cookie.as_str()),
+            ("X-Baton-Session", session.as_str()),
             ("Origin", origin.as_str()),
-            ("X-Baton-Csrf", csrf.as_str()),
         ],
         Some(&json!({"question": name, "answer": option}).to_string()),
     );

@@ -23,7 +23,10 @@ mod imp {
     /// unguarded, which is what every mapping was before).
     const SLOTS: usize = 1024;
 
-    #[allow(clippy::declare_interior_mutable_const)]
+    #[allow(
+        clippy::declare_interior_mutable_const,
+        reason = "initialises the statics"
+    )]
     const EMPTY: AtomicUsize = AtomicUsize::new(0);
     static STARTS: [AtomicUsize; SLOTS] = [EMPTY; SLOTS];
     static LENS: [AtomicUsize; SLOTS] = [EMPTY; SLOTS];

@@ -9,7 +9,11 @@
   const FILTERS = [['all', 'All'], ['active', 'Active'], ['waiting', 'Waiting'], ['failed', 'Failed'],
     ['completed', 'Completed'], ['abandoned', 'Abandoned']];
   const S = {
-    csrf: null, signedIn: false, loopback: true,
+    // The session's secret lives in this tab's sessionStorage, which only
+    // this origin (scheme, host and port) can read; it travels as a header,
+    // never as a cookie (cookies ignore ports). signedIn: it may act.
+    session: sessionStorage.getItem('baton-session'), signedIn: false, reads: false,
+    eventsTicket: null, loopback: true,
     filter: 'all', q: '', offset: 0, limit: 50, page: null,
     runId: null, run: null, view: null, artifact: null, seen: new Set(), stats: false,
   };
@@ -82,8 +86,8 @@
   async function api(path, opts = {}) {
     const headers = {};
     if (opts.body) headers['Content-Type'] = 'application/json';
-    if (opts.method === 'POST' && S.csrf) headers['X-Baton-Csrf'] = S.csrf;
-    const r = await fetch(path, { credentials: 'same-origin', ...opts, headers });
+    if (S.session) headers['X-Baton-Session'] = S.session;
+    const r = await fetch(path, { credentials: 'omit', ...opts, headers });
     let body = null;
     try { body = await r.json(); } catch (_) { /* not JSON */ }
     if (!r.ok) {
@@ -97,7 +101,12 @@
   const post = (path, data) => api(path, { method: 'POST', body: JSON.stringify(data) });
 
   // ---- session ----------------------------------------------------------
-  function showTokenForm(show) { $('#signin').hidden = !show || S.signedIn; }
+  function showTokenForm(show) { $('#signin').hidden = !show || S.signedIn || S.reads; }
+  function keepSession(secret) {
+    S.session = secret || null;
+    if (S.session) sessionStorage.setItem('baton-session', S.session);
+    else sessionStorage.removeItem('baton-session');
+  }
   function renderSession() {
     const b = $('#session');
     b.textContent = S.signedIn ? 'signed in' : 'read-only';
@@ -111,13 +120,15 @@
       history.replaceState(history.state, '', location.pathname + location.search);
       try {
         const r = await post('/api/login', { key: m[1] });
-        S.csrf = r.csrf;
-        notice('Signed in: this browser can answer and abandon runs.', 'ok');
+        keepSession(r.session);
+        notice('Signed in: this tab can answer and abandon runs.', 'ok');
       } catch (e) { notice(e.message, 'bad'); }
     }
     try {
       const st = await api('/api/session');
-      S.signedIn = st.signedIn; S.csrf = st.csrf || null; S.loopback = st.loopback;
+      if (S.session && !st.signedIn) keepSession(null); // expired or from an old server
+      S.signedIn = !!st.canAct; S.reads = !!st.signedIn; S.eventsTicket = st.eventsTicket || null;
+      S.loopback = st.loopback;
       $('#repo').textContent = st.repository || '';
       document.title = `baton · ${st.repository || ''}`;
       if (!S.signedIn && !S.loopback) showTokenForm(true);
@@ -129,8 +140,11 @@
     try {
       const r = await post('/api/login', { token: $('#token').value });
       $('#token').value = '';
-      S.csrf = r.csrf; S.signedIn = true;
-      showTokenForm(false); renderSession(); refreshAll();
+      // The access token reads; acting needs the printed one-time link.
+      keepSession(r.session); S.reads = true; S.signedIn = !!r.canAct;
+      const st = await api('/api/session');
+      S.eventsTicket = st.eventsTicket || null;
+      showTokenForm(false); renderSession(); refreshAll(); connect();
     } catch (e) { notice(e.message, 'bad'); }
   });
 
@@ -621,7 +635,12 @@
   }
   function connect() {
     const live = $('#live');
-    const es = new EventSource('/events');
+    if (window.batonEvents) window.batonEvents.close();
+    // An EventSource sends no headers: beyond loopback it shows the
+    // session's read ticket, which opens this stream and nothing else.
+    const es = new EventSource(S.eventsTicket && !S.loopback
+      ? `/events?ticket=${encodeURIComponent(S.eventsTicket)}` : '/events');
+    window.batonEvents = es;
     es.addEventListener('open', () => {
       live.textContent = 'live'; live.className = 'badge on';
       $('#activity').replaceChildren(); // the server replays recent events

@@ -1,7 +1,10 @@
 //! Shared helpers for end-to-end tests: a temporary repository and a real MCP
 //! client (rmcp) talking to `baton serve` as a child process over stdio.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test or bench targets; each uses part of it"
+)]
 
 pub mod elicit;
 pub mod pipeline;
@@ -15,9 +18,14 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
-/// The `baton` binary under test.
+/// The `baton` binary under test: the one cargo built with the tests, or
+/// `BATON_TEST_BIN` when set (`scripts/test-release-gates` runs issue 19's
+/// checks against the release binary a user installs).
 pub fn baton_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_baton"))
+    match std::env::var_os("BATON_TEST_BIN") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_baton")),
+    }
 }
 
 /// A temporary git-like repository.

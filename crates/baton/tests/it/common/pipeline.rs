@@ -2,7 +2,10 @@
 //! scripted agent outputs, exec through a real process, and a person who
 //! answers every question at their terminal.
 
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "shared by several test or bench targets; each uses part of it"
+)]
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;

@@ -1,0 +1,273 @@
+//! The tag on every `state.json` baton writes, and its check.
+//!
+//! baton signs the text of each state it writes with an HMAC-SHA256 whose
+//! key lives in the person's own configuration folder
+//! (`~/.config/baton/state.key`, `baton_config::person`, created on first
+//! use, readable by the user only) — outside every repository, so a
+//! `state.json` edited by hand, by `jq` or by an agent's shell no longer
+//! matches its tag. [`check`] reads a run's state file back and says
+//! whether baton wrote it as it is.
+//!
+//! What this guarantees, honestly: it shows an edit made by anything that
+//! does not hold the key — an editor, `jq`, a script, a copy of another
+//! run's file. It is no secret from the user's own processes: inside a
+//! client with baton's hooks the agent cannot write `state.json` or the
+//! key's folder (both protected), but a program of the same user (one the
+//! agent runs in a phase that may change the repository, or one outside
+//! the client) can read the key and forge a matching tag. Only a channel
+//! off the machine (the dashboard from another device, chat) is beyond
+//! that process's reach (docs/lifecycle.md "Who may answer").
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::{Digest, Sha256};
+
+use baton_state::WorkspaceRef;
+use baton_state::integrity::{StateSigner, split};
+
+/// The key file's name in the person's configuration folder.
+pub const KEY_FILE: &str = "state.key";
+
+/// Tag prefix: the algorithm.
+const SCHEME: &str = "hmac-sha256";
+
+/// The person's state key, read (or made) on first use.
+pub struct KeySigner {
+    dir: Option<PathBuf>,
+    key: OnceLock<Option<Vec<u8>>>,
+}
+
+impl std::fmt::Debug for KeySigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeySigner").field("dir", &self.dir).finish()
+    }
+}
+
+impl KeySigner {
+    /// A signer over the key in the person's configuration folder.
+    pub fn new() -> KeySigner {
+        KeySigner::in_dir(baton_config::person::config_dir())
+    }
+
+    /// A signer over the key in `dir` (none: never signs).
+    pub fn in_dir(dir: Option<PathBuf>) -> KeySigner {
+        KeySigner {
+            dir,
+            key: OnceLock::new(),
+        }
+    }
+
+    fn key(&self) -> Option<&[u8]> {
+        self.key
+            .get_or_init(|| self.dir.as_deref().and_then(load_or_make))
+            .as_deref()
+    }
+
+    /// The tag of `text` under this key.
+    fn tag(&self, text: &str) -> Option<String> {
+        let key = self.key()?;
+        let mut mac = Hmac::<Sha256>::new_from_slice(key).ok()?;
+        mac.update(text.as_bytes());
+        let sum: String = mac
+            .finalize()
+            .into_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Some(format!("{SCHEME}:{}:{sum}", key_id(key)))
+    }
+
+    /// Whether this process has a key (it signs what it writes).
+    pub fn has_key(&self) -> bool {
+        self.key().is_some()
+    }
+}
+
+impl Default for KeySigner {
+    fn default() -> KeySigner {
+        KeySigner::new()
+    }
+}
+
+impl StateSigner for KeySigner {
+    fn sign(&self, text: &str) -> Option<String> {
+        self.tag(text)
+    }
+}
+
+/// A short public name of a key (the first 8 hex digits of its SHA-256).
+fn key_id(key: &[u8]) -> String {
+    Sha256::digest(key)
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The key in `dir/state.key`, made (64 hex digits, mode 0600, the folder
+/// 0700) when there is none yet.
+fn load_or_make(dir: &Path) -> Option<Vec<u8>> {
+    let path = dir.join(KEY_FILE);
+    let read = || {
+        baton_fs::read_string_nofollow(&path, 256)
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| t.len() >= 32)
+            .map(String::into_bytes)
+    };
+    if let Some(key) = read() {
+        return Some(key);
+    }
+    if !dir.exists() {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .ok()?;
+    }
+    let secret = format!(
+        "{}{}\n",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    // Written whole under a name of its own, then linked into place: two
+    // processes racing keep the first one's key, and neither ever reads a
+    // key half-written (it would sign nothing for the rest of its life).
+    let staged = dir.join(format!(".{KEY_FILE}.{}", uuid::Uuid::new_v4().simple()));
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&staged)
+            && f.write_all(secret.as_bytes()).is_ok()
+            && f.sync_all().is_ok()
+        {
+            // AlreadyExists: another process made the key first; use it.
+            let _ = std::fs::hard_link(&staged, &path);
+        }
+        let _ = std::fs::remove_file(&staged);
+    }
+    read()
+}
+
+/// What a run's state file says about who wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// baton wrote it as it is, with this person's key.
+    Intact,
+    /// It carries a tag that does not match: changed outside baton.
+    Changed,
+    /// It carries no tag.
+    Untagged,
+    /// Tagged with another key (another person's baton, or a copy).
+    OtherKey,
+    /// Nothing to check with: no key here, or the file cannot be read.
+    Unknown,
+}
+
+/// Checks the state file baton reads for the run in `ws` (the live state
+/// of a sealed run, else `state.json`) against `signer`'s key.
+pub fn check(signer: &KeySigner, ws: &WorkspaceRef) -> Check {
+    if !signer.has_key() {
+        return Check::Unknown;
+    }
+    let live = ws.dir.join(baton_state::store::LIVE_STATE_FILE);
+    let path = if std::fs::symlink_metadata(&live).is_ok_and(|m| m.file_type().is_file()) {
+        live
+    } else {
+        ws.state_file()
+    };
+    let Ok(text) = baton_fs::read_string_nofollow(&path, baton_state::store::MAX_STATE_BYTES)
+    else {
+        return Check::Unknown;
+    };
+    let (original, tag) = split(&text);
+    let Some(tag) = tag else {
+        return Check::Untagged;
+    };
+    let Some(mine) = signer.tag(&original) else {
+        return Check::Unknown;
+    };
+    let id_of = |t: &str| t.split(':').nth(1).map(str::to_string);
+    if id_of(&tag) != id_of(&mine) {
+        return Check::OtherKey;
+    }
+    // Compared whole, in constant time over equal lengths.
+    let same = tag.len() == mine.len()
+        && tag
+            .bytes()
+            .zip(mine.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    if same { Check::Intact } else { Check::Changed }
+}
+
+/// Whether the state file of the run in `ws` (whose state is `state`) was
+/// written outside baton: its tag does not match, or a run that baton
+/// tags carries none. Ended runs are as committed and not judged.
+pub fn changed_outside(
+    signer: &KeySigner,
+    ws: &WorkspaceRef,
+    state: &baton_state::WorkspaceState,
+) -> bool {
+    if state.current_phase_status.is_terminal() {
+        return false;
+    }
+    match check(signer, ws) {
+        Check::Changed => true,
+        Check::Untagged => state.definition.is_some(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_made_once_and_tags_what_it_signs() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = KeySigner::in_dir(Some(dir.path().join("baton")));
+        let tag = a.sign("{\n}\n").unwrap();
+        assert!(tag.starts_with("hmac-sha256:"));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("baton").join(KEY_FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // Another process reads the same key.
+        let b = KeySigner::in_dir(Some(dir.path().join("baton")));
+        assert_eq!(b.sign("{\n}\n"), Some(tag.clone()));
+        assert_ne!(b.sign("{\n }\n"), Some(tag));
+        // No folder: no key, no tag.
+        assert_eq!(KeySigner::in_dir(None).sign("x"), None);
+        // Nothing staged is left behind.
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("baton"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from(KEY_FILE)]);
+    }
+
+    #[test]
+    fn processes_racing_to_make_the_key_all_sign_with_the_same_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("baton");
+        let tags: Vec<Option<String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| KeySigner::in_dir(Some(folder.clone())).sign("{\n}\n")))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(tags[0].is_some());
+        assert!(tags.iter().all(|t| *t == tags[0]), "{tags:?}");
+    }
+}
