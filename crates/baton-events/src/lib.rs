@@ -244,6 +244,15 @@ impl EventBus {
         logged
     }
 
+    /// Hands events of runs on other machines (team mode) to this
+    /// process's subscribers, without logging them: the repository's log
+    /// holds this working copy's events only.
+    pub fn deliver_remote(&self, records: Vec<EventRecord>) {
+        if !records.is_empty() {
+            self.feed.push(records);
+        }
+    }
+
     /// A new subscription receiving every event from now on: this process's
     /// own, or every process's when following the log.
     pub fn subscribe(&self) -> broadcast::Receiver<EventRecord> {

@@ -26,6 +26,12 @@ impl std::ops::Deref for AppContext {
     }
 }
 
+impl std::borrow::Borrow<Services> for AppContext {
+    fn borrow(&self) -> &Services {
+        &self.services
+    }
+}
+
 impl AppContext {
     /// Builds the context for `config` with the built-in workflows.
     pub fn new(config: Config, bus: Arc<EventBus>) -> AppContext {

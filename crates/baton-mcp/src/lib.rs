@@ -69,6 +69,9 @@ pub fn warm_history(ctx: &Arc<AppContext>) {
             ctx.sweep_temp_files();
             ctx.history.warm();
             baton_usecases::history::log_warnings(&ctx.history);
+            // Team mode (off: nothing happens): other machines' events,
+            // history and answers for this machine's runs.
+            baton_usecases::team::start_background(&ctx);
         });
     if let Err(e) = spawned {
         tracing::warn!("history: not loaded in the background ({e}); the first use loads it");

@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench -p baton-state --bench state`
 
-use baton_state::{Lifecycle, StateStore, WorkspaceState};
+use baton_state::{Durability, Lifecycle, StateStore, WorkspaceState};
 use baton_workflow::Registry;
 use chrono::Utc;
 
@@ -28,12 +28,14 @@ fn lifecycle_start_fail_in_memory(bencher: divan::Bencher) {
 }
 
 /// One mutating call's persistence: lock, read + parse + migrate, transition,
-/// serialise, temp file + rename, with and without the fsyncs (file + folder).
-#[divan::bench(args = [true, false])]
-fn store_update(bencher: divan::Bencher, fsync: bool) {
+/// serialise, journal record, temp file + rename — in each durability mode:
+/// the journal synced by the sync thread after the call (`Background`, the
+/// default), before it returns (`BeforeReply`), or neither (`Off`).
+#[divan::bench(args = [Durability::Background, Durability::BeforeReply, Durability::Off])]
+fn store_update(bencher: divan::Bencher, mode: Durability) {
     // On the repository's disk, not a tmpfs, so fsync costs what it costs.
     let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
-    let store = StateStore::new(dir.path(), &dir.path().join(".specs")).with_durability(fsync);
+    let store = StateStore::new(dir.path(), &dir.path().join(".specs")).with_durability_mode(mode);
     let ws = fresh_workspace(&store);
     let registry = Registry::builtin();
     let forge = registry.get("forge").unwrap();

@@ -143,6 +143,11 @@ pub struct Actor {
     /// client's session id for `prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// Team mode: the machine (working copy, `host:folder`) whose channel
+    /// it was, when that is not the run's own machine (a person's answer
+    /// given on another machine's dashboard or terminal, docs/team.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 impl Actor {
@@ -161,6 +166,7 @@ impl Actor {
             who,
             channel,
             session: None,
+            machine: None,
         }
     }
 
@@ -179,6 +185,7 @@ impl Actor {
             who: Who::Client,
             channel: channel.into(),
             session: None,
+            machine: None,
         }
     }
 
@@ -188,6 +195,7 @@ impl Actor {
             who: Who::Agent,
             channel: Channel::Mcp,
             session: None,
+            machine: None,
         }
     }
 
@@ -198,12 +206,18 @@ impl Actor {
             who: Who::Auto,
             channel,
             session: None,
+            machine: None,
         }
     }
 
-    /// `person:terminal`, `agent:mcp`, `auto:driver`, `client:elicitation`:
-    /// the form kept in history and shown to people.
+    /// `person:terminal`, `agent:mcp`, `auto:driver`, `client:elicitation` —
+    /// and for a channel of another machine of the team
+    /// `person:dashboard@host:folder`: the form kept in history and shown
+    /// to people.
     pub fn label(&self) -> String {
-        format!("{}:{}", self.who.as_str(), self.channel)
+        match &self.machine {
+            Some(m) => format!("{}:{}@{m}", self.who.as_str(), self.channel),
+            None => format!("{}:{}", self.who.as_str(), self.channel),
+        }
     }
 }

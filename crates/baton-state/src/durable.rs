@@ -3,8 +3,9 @@
 //! reply's path.
 //!
 //! * [`Durability::Background`] (the default): a change is journaled and
-//!   written (renames, no sync) and the reply goes out; the syncer starts at
-//!   once on everything written since its last pass and syncs it — each
+//!   written (renames, no sync) and the reply goes out; the syncer starts
+//!   [`GATHER`] after the first write on everything written since its last
+//!   pass and syncs it — each
 //!   journal once (`fdatasync`: one sync for every change of that workspace
 //!   in the batch), the folders whose entries changed once. When a change
 //!   is written while an earlier one has waited [`SYNC_WINDOW`] for its
@@ -27,6 +28,10 @@ use std::time::{Duration, Instant};
 /// [`Durability::Background`]: a write waits for the syncer when an earlier
 /// change has waited this long.
 pub const SYNC_WINDOW: Duration = Duration::from_millis(100);
+
+/// How long the syncer lets writes gather after the first one woke it,
+/// before it syncs them all in one pass (well inside [`SYNC_WINDOW`]).
+pub const GATHER: Duration = Duration::from_millis(2);
 
 /// How state changes are made durable (`BATON_FSYNC`, docs/configuration.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -133,8 +138,13 @@ pub fn submit(mode: Durability, jobs: Vec<Job>, lock_timeout: Duration) {
             let s = syncer();
             let mut q = lock(&s.queue);
             if !q.started {
+                if !start(lock_timeout) {
+                    // No thread for it: sync before the reply instead.
+                    drop(q);
+                    run(jobs, lock_timeout);
+                    return;
+                }
                 q.started = true;
-                start(lock_timeout);
             }
             let overdue = q.since.is_some_and(|t| t.elapsed() >= SYNC_WINDOW);
             q.since.get_or_insert_with(Instant::now);
@@ -163,7 +173,8 @@ pub fn flush() {
     }
 }
 
-fn start(lock_timeout: Duration) {
+/// Starts the sync thread; `false` when the system gives no thread.
+fn start(lock_timeout: Duration) -> bool {
     let spawned = std::thread::Builder::new()
         .name("baton-sync".into())
         .stack_size(64 * 1024)
@@ -179,11 +190,11 @@ fn start(lock_timeout: Duration) {
             unsafe {
                 libc::atexit(at_exit);
             }
+            true
         }
         Err(e) => {
             tracing::warn!("could not start the sync thread ({e}); syncing before each reply");
-            let mut q = lock(&syncer().queue);
-            q.started = false;
+            false
         }
     }
 }
@@ -196,6 +207,12 @@ fn work(lock_timeout: Duration) {
             while q.jobs.is_empty() {
                 q = s.work.wait(q).unwrap_or_else(|p| p.into_inner());
             }
+            // Gather: the call that wrote is usually still writing (a new
+            // run writes four files); its writes join this pass instead of
+            // meeting a sync in the middle.
+            drop(q);
+            std::thread::sleep(GATHER);
+            q = lock(&s.queue);
             q.busy = true;
             q.since = None;
             std::mem::take(&mut q.jobs)

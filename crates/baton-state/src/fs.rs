@@ -91,7 +91,10 @@ pub struct HeldLock {
 impl Drop for HeldLock {
     fn drop(&mut self) {
         let _ = self.file.set_len(0);
-        // Closing the file releases the lock.
+        // Released here, not by closing: a child process started by another
+        // thread holds a copy of this file until it has become its program,
+        // and a copy would keep the lock past the close.
+        let _ = self.file.unlock();
     }
 }
 
@@ -100,7 +103,8 @@ impl Drop for HeldLock {
 /// that times out can say who holds it.
 pub fn lock_within(mut file: File, timeout: Duration, op: &str) -> Result<HeldLock, LockBusy> {
     let started = Instant::now();
-    let mut pause = Duration::from_millis(1);
+    // Short first: a lock is usually held for well under a millisecond.
+    let mut pause = Duration::from_micros(100);
     loop {
         match file.try_lock() {
             Ok(()) => break,
@@ -233,5 +237,24 @@ mod tests {
             "wait",
         )
         .unwrap();
+    }
+
+    #[test]
+    fn a_copy_of_the_lock_file_does_not_keep_the_lock() {
+        // A child process started while the lock is held keeps a copy of
+        // the file (the same open file) until it has become its program.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let file = open_regular(&path, false).unwrap();
+        let copy = file.try_clone().unwrap();
+        let holder = lock_within(file, Duration::from_secs(1), "hold").unwrap();
+        drop(holder);
+        lock_within(
+            open_regular(&path, false).unwrap(),
+            Duration::from_millis(50),
+            "after",
+        )
+        .expect("released although a copy of the file is still open");
+        drop(copy);
     }
 }

@@ -25,6 +25,7 @@ pub mod fs;
 pub mod integrity;
 pub mod journal;
 pub mod lifecycle;
+pub mod parsed;
 pub mod schema;
 pub mod store;
 pub mod task;

@@ -210,6 +210,8 @@ pub struct StateStore {
     before_change: Option<BeforeChange>,
     /// Tags every state written (`with_signer`, crate::integrity).
     pub(crate) signer: Option<std::sync::Arc<dyn crate::integrity::StateSigner>>,
+    /// The states read lately, with their bytes (crate::parsed).
+    parsed: crate::parsed::ParsedStates,
 }
 
 impl std::fmt::Debug for StateStore {
@@ -235,6 +237,7 @@ impl StateStore {
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             before_change: None,
             signer: None,
+            parsed: crate::parsed::ParsedStates::default(),
         }
     }
 
@@ -487,17 +490,26 @@ impl StateStore {
             path: path.clone(),
             source,
         })?;
-        let text = String::from_utf8(bytes).map_err(|e| StoreError::Corrupt {
+        // Read more than once per call: the same bytes are not parsed again.
+        if let Some(state) = self.parsed.get(&path, &bytes) {
+            return Ok(state);
+        }
+        let text = std::str::from_utf8(&bytes).map_err(|e| StoreError::Corrupt {
             path: path.clone(),
             reason: format!("not UTF-8 text ({e})"),
         })?;
-        WorkspaceState::from_json(&text).map_err(|e| match e {
-            SchemaError::Malformed(reason) => StoreError::Corrupt { path, reason },
+        let state = WorkspaceState::from_json(text).map_err(|e| match e {
+            SchemaError::Malformed(reason) => StoreError::Corrupt {
+                path: path.clone(),
+                reason,
+            },
             too_new @ SchemaError::TooNew(_) => StoreError::UnsupportedVersion {
-                path,
+                path: path.clone(),
                 reason: too_new.to_string(),
             },
-        })
+        })?;
+        self.parsed.keep(&path, &bytes, &state);
+        Ok(state)
     }
 
     /// Load → `change` → write, under the workspace's exclusive lock.

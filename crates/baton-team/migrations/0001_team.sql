@@ -29,6 +29,8 @@ CREATE TABLE baton.runs (
     status        text NOT NULL,
     active        boolean NOT NULL,
     waiting       jsonb,
+    done          integer NOT NULL DEFAULT 0,   -- phases done (for progress)
+    total         integer NOT NULL DEFAULT 0,   -- phases of the workflow
     created_at    timestamptz NOT NULL,
     updated_at    timestamptz NOT NULL,
     revision      bigint NOT NULL,
@@ -36,6 +38,7 @@ CREATE TABLE baton.runs (
     duplicate_of  text
 );
 CREATE INDEX runs_by_repo ON baton.runs (repo, updated_at DESC, run_key);
+CREATE INDEX runs_by_created ON baton.runs (repo, created_at DESC, workspace DESC);
 CREATE INDEX runs_active_issue ON baton.runs (repo, issue) WHERE active;
 
 -- The team's event log. Ids increase in commit order (writers take one

@@ -10,7 +10,8 @@ use sqlx::{PgPool, Postgres, Row, Transaction};
 
 use crate::TeamError;
 use crate::records::{
-    ClaimOutcome, IssueClaim, MachineRef, RemoteAnswer, RunWrite, TeamEvent, TeamHistory, TeamRun,
+    ClaimOutcome, IssueClaim, MachineRef, RemoteAnswer, RunFilter, RunPage, RunWrite, TeamEvent,
+    TeamHistory, TeamRun,
 };
 
 /// The NOTIFY channel: payloads are wake-ups only (`e` events, `h`
@@ -157,7 +158,7 @@ pub async fn apply_writes(
                 .bind(w.revision)
                 .bind(repo)
                 .bind(machine)
-                .bind(Json(&w.events))
+                .bind(Json(crate::jsonb::values(&w.events)))
                 .execute(&mut *tx)
                 .await?;
                 any_events = true;
@@ -174,7 +175,7 @@ pub async fn apply_writes(
                 .bind(repo)
                 .bind(machine)
                 .bind(&w.workspace)
-                .bind(Json(record))
+                .bind(Json(crate::jsonb::value(record)))
                 .bind(w.updated)
                 .execute(&mut *tx)
                 .await?;
@@ -217,15 +218,17 @@ async fn upsert_run(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO baton.runs (run_key, machine, repo, workspace, display, workflow, spec_name,
-             issue, branch, phase, status, active, waiting, created_at, updated_at, revision, state)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+             issue, branch, phase, status, active, waiting, created_at, updated_at, revision, state,
+             done, total)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                 $17::text::jsonb, $18, $19)
          ON CONFLICT (run_key) DO UPDATE SET machine = EXCLUDED.machine, repo = EXCLUDED.repo,
              display = EXCLUDED.display, workflow = EXCLUDED.workflow,
              spec_name = EXCLUDED.spec_name, issue = EXCLUDED.issue, branch = EXCLUDED.branch,
              phase = EXCLUDED.phase, status = EXCLUDED.status, active = EXCLUDED.active,
              waiting = EXCLUDED.waiting, created_at = EXCLUDED.created_at,
              updated_at = EXCLUDED.updated_at, revision = EXCLUDED.revision,
-             state = EXCLUDED.state
+             state = EXCLUDED.state, done = EXCLUDED.done, total = EXCLUDED.total
          WHERE baton.runs.revision < EXCLUDED.revision",
     )
     .bind(key)
@@ -240,11 +243,13 @@ async fn upsert_run(
     .bind(&w.phase)
     .bind(&w.status)
     .bind(w.active)
-    .bind(w.waiting.as_ref().map(Json))
+    .bind(w.waiting.as_ref().map(|v| Json(crate::jsonb::value(v))))
     .bind(w.created)
     .bind(w.updated)
     .bind(w.revision)
-    .bind(Json(&w.state))
+    .bind(crate::jsonb::text(&w.state))
+    .bind(i32::try_from(w.done).unwrap_or(i32::MAX))
+    .bind(i32::try_from(w.total).unwrap_or(i32::MAX))
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -414,7 +419,7 @@ async fn machine_name(tx: &mut Transaction<'_, Postgres>, id: &str) -> Result<St
 
 const RUN_COLUMNS: &str = "r.run_key, r.machine, COALESCE(m.name, r.machine), r.workspace,
     r.display, r.workflow, r.spec_name, r.issue, r.branch, r.phase, r.status, r.active,
-    r.waiting, r.created_at, r.updated_at, r.duplicate_of";
+    r.waiting, r.created_at, r.updated_at, r.duplicate_of, r.done, r.total";
 
 fn run_from(row: &PgRow) -> TeamRun {
     TeamRun {
@@ -436,6 +441,8 @@ fn run_from(row: &PgRow) -> TeamRun {
         created: row.get::<DateTime<Utc>, _>(13),
         updated: row.get::<DateTime<Utc>, _>(14),
         duplicate_of: row.get(15),
+        done: u32::try_from(row.get::<i32, _>(16)).unwrap_or(0),
+        total: u32::try_from(row.get::<i32, _>(17)).unwrap_or(0),
     }
 }
 
@@ -457,6 +464,70 @@ pub async fn list_runs(
         .fetch_all(pool)
         .await?;
     Ok(rows.iter().map(run_from).collect())
+}
+
+/// A page of the repository's runs on machines other than `not_machine`:
+/// the first `limit` that pass `filter` and `search` (newest created
+/// first), how many pass, and the counts per filter.
+pub async fn run_page(
+    pool: &PgPool,
+    repo: &str,
+    not_machine: &str,
+    filter: RunFilter,
+    search: Option<&str>,
+    limit: i64,
+) -> Result<RunPage, sqlx::Error> {
+    let condition = match filter {
+        RunFilter::All => "TRUE",
+        RunFilter::Active => "r.active",
+        RunFilter::Waiting => "r.active AND r.waiting IS NOT NULL",
+        RunFilter::Failed => "r.status = 'failed'",
+        RunFilter::Completed => "r.status = 'completed'",
+        RunFilter::Abandoned => "r.status = 'abandoned'",
+    };
+    let pattern = search.map(|s| {
+        let escaped = s
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        format!("%{escaped}%")
+    });
+    let matches = "($3::text IS NULL OR r.workspace ILIKE $3 OR r.spec_name ILIKE $3
+        OR r.workflow ILIKE $3 OR COALESCE(r.issue, '') ILIKE $3)";
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM baton.runs r LEFT JOIN baton.machines m ON m.id = r.machine
+         WHERE r.repo = $1 AND r.machine <> $2 AND {condition} AND {matches}
+         ORDER BY r.created_at DESC, r.workspace DESC LIMIT $4"
+    );
+    let runs = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(repo)
+        .bind(not_machine)
+        .bind(&pattern)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?;
+    let sql = format!(
+        "SELECT count(*) FILTER (WHERE {condition} AND {matches}),
+                count(*),
+                count(*) FILTER (WHERE r.active),
+                count(*) FILTER (WHERE r.active AND r.waiting IS NOT NULL),
+                count(*) FILTER (WHERE r.status = 'failed'),
+                count(*) FILTER (WHERE r.status = 'completed'),
+                count(*) FILTER (WHERE r.status = 'abandoned')
+         FROM baton.runs r WHERE r.repo = $1 AND r.machine <> $2"
+    );
+    let counts = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(repo)
+        .bind(not_machine)
+        .bind(&pattern)
+        .fetch_one(pool)
+        .await?;
+    let n = |i: usize| usize::try_from(counts.get::<i64, _>(i)).unwrap_or(0);
+    Ok(RunPage {
+        runs: runs.iter().map(run_from).collect(),
+        matching: n(0),
+        counts: [n(1), n(2), n(3), n(4), n(5), n(6)],
+    })
 }
 
 /// How many runs the repository has.
@@ -486,7 +557,7 @@ pub async fn find_runs(
         .await?;
     Ok(rows
         .iter()
-        .map(|r| (run_from(r), r.get::<Json<Value>, _>(16).0))
+        .map(|r| (run_from(r), r.get::<Json<Value>, _>(18).0))
         .collect())
 }
 

@@ -22,6 +22,8 @@
 //! * [`identity`] — which working copy this is and which repository.
 //! * [`schema`] — embedded, versioned migrations; a newer schema is refused.
 //! * [`db`] — the SQL.
+//! * [`jsonb`] — a NUL in a run's text, which `jsonb` cannot hold, sent
+//!   as U+FFFD.
 //! * [`records`] — what goes in and comes out.
 //! * [`url`] — the database URL, only ever shown without its password.
 
@@ -30,6 +32,7 @@
 pub mod db;
 pub mod error;
 pub mod identity;
+pub mod jsonb;
 pub mod outbox;
 pub mod records;
 pub mod schema;
@@ -46,8 +49,8 @@ use std::time::{Duration, Instant};
 pub use error::TeamError;
 pub use identity::{Found, Machine};
 pub use records::{
-    AnswerStatus, ClaimOutcome, IssueClaim, MachineRef, RemoteAnswer, RunWrite, TeamEvent,
-    TeamHistory, TeamRun, TeamStatus,
+    AnswerStatus, ClaimOutcome, IssueClaim, MachineRef, RemoteAnswer, RunFilter, RunPage, RunWrite,
+    TeamEvent, TeamHistory, TeamRun, TeamStatus,
 };
 
 use link::Link;
@@ -62,12 +65,19 @@ pub const CALL_WAIT: Duration = Duration::from_secs(5);
 /// next baton process of the working copy.
 pub const FLUSH_WAIT: Duration = Duration::from_secs(3);
 
+/// How long other machines' history, once fetched, counts as current for
+/// a prompt: a listening process fetches every new record as it is
+/// written (and every 5 s anyway), so its prompts never wait for the
+/// database; others fetch at most this often.
+pub const HISTORY_FRESH: Duration = Duration::from_secs(6);
+
 /// How often a running process looks for queued writes it did not make
 /// (a process that ended left them) and retries after a failure, at most.
 pub const RETRY_EVERY: Duration = Duration::from_secs(4);
 
-/// Where team mode keeps its files and which database it uses.
-#[derive(Debug, Clone)]
+/// Where team mode keeps its files and which database it uses. Its
+/// `Debug` shows the URL without its password.
+#[derive(Clone)]
 pub struct TeamSettings {
     /// The database URL (a secret: only shown redacted).
     pub database_url: String,
@@ -77,6 +87,16 @@ pub struct TeamSettings {
     pub team_dir: PathBuf,
     /// This baton's version (recorded per machine).
     pub version: &'static str,
+}
+
+impl std::fmt::Debug for TeamSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TeamSettings")
+            .field("database_url", &url::redact(&self.database_url))
+            .field("repo_root", &self.repo_root)
+            .field("team_dir", &self.team_dir)
+            .finish()
+    }
 }
 
 /// A handler that applies an answer another machine sent for a run of
@@ -117,6 +137,9 @@ pub(crate) struct Inner {
     pub(crate) sinks: Mutex<listen::Sinks>,
     pub(crate) listening: std::sync::atomic::AtomicBool,
     pub(crate) history_cursor: PathBuf,
+    /// When other machines' history was last fetched successfully (the
+    /// listener's deliveries included).
+    pub(crate) history_fetched: Mutex<Option<Instant>>,
 }
 
 impl Team {
@@ -169,6 +192,7 @@ impl Team {
             sinks: Mutex::new(listen::Sinks::default()),
             listening: std::sync::atomic::AtomicBool::new(false),
             history_cursor: settings.team_dir.join("history-cursor"),
+            history_fetched: Mutex::new(None),
         });
         runtime.spawn(link::connect_loop(Arc::clone(&inner)));
         runtime.spawn(link::push_loop(Arc::clone(&inner)));
@@ -222,13 +246,15 @@ impl Team {
         Ok(())
     }
 
-    /// Waits up to `wait` until the writes this process queued are in the
-    /// database; returns how many are still queued. Returns at once when
-    /// the database is known to be away.
+    /// Waits up to `wait` until the writes this process queued — and those
+    /// earlier processes left in the outbox — are in the database; returns
+    /// how many of them are still queued. Returns at once when the
+    /// database is known to be away.
     pub fn flush(&self, wait: Duration) -> usize {
         let deadline = Instant::now() + wait;
         self.inner.wake_pusher.notify_one();
         let mut mine = lock(&self.inner.mine);
+        mine.extend(self.inner.outbox.list(usize::MAX));
         loop {
             mine.retain(|p| p.exists());
             if mine.is_empty() || self.inner.link.is_away() {
@@ -269,6 +295,13 @@ impl Team {
         self.inner.link.ready_pool(wait).map(|_| ())
     }
 
+    /// Whether the database is connected now, its schema in place, and no
+    /// problem seen since (a slow answer then is the database being slow,
+    /// not away).
+    pub fn is_connected(&self) -> bool {
+        self.inner.link.pool_if_ready().is_some() && !self.inner.link.is_away()
+    }
+
     /// Claims an issue for the run about to start (see [`db::claim_issue`]).
     pub fn claim_issue(&self, claim: &IssueClaim) -> Result<ClaimOutcome, TeamError> {
         let (machine, repo, claim) = (
@@ -301,6 +334,23 @@ impl Team {
             let runs = db::list_runs(&pool, &repo, clamp(limit), clamp(offset)).await?;
             let total = db::count_runs(&pool, &repo).await?;
             Ok((runs, usize::try_from(total).unwrap_or(0)))
+        })
+    }
+
+    /// A page of the other machines' runs (see [`db::run_page`]).
+    pub fn other_runs_page(
+        &self,
+        filter: RunFilter,
+        search: Option<&str>,
+        limit: usize,
+    ) -> Result<RunPage, TeamError> {
+        let (repo, me, search) = (
+            self.inner.repo.clone(),
+            self.inner.machine.id.clone(),
+            search.map(str::to_string),
+        );
+        self.call(CALL_WAIT, move |pool| async move {
+            db::run_page(&pool, &repo, &me, filter, search.as_deref(), clamp(limit)).await
         })
     }
 
@@ -404,6 +454,42 @@ impl Team {
         self.call(wait, move |pool| async move {
             listen::deliver_history(&inner, &pool).await
         })
+    }
+
+    /// Like [`Team::sync_history`], handing the records to `sink` (for a
+    /// process that has not set one with [`Team::on_history`]).
+    pub fn sync_history_with(
+        &self,
+        wait: Duration,
+        sink: &mut dyn FnMut(Vec<TeamHistory>),
+    ) -> Result<usize, TeamError> {
+        // Fresh enough: the listener (woken by every new record) or a sync
+        // a moment ago fetched it; a call's prompt does not wait for the
+        // database again.
+        if lock(&self.inner.history_fetched).is_some_and(|at| at.elapsed() < HISTORY_FRESH) {
+            return Ok(0);
+        }
+        let mut delivered = 0;
+        loop {
+            let cursor = listen::read_cursor(&self.inner.history_cursor);
+            let (repo, me) = (self.inner.repo.clone(), self.inner.machine.id.clone());
+            let batch = self.call(wait, move |pool| async move {
+                db::history_after(&pool, &repo, &me, cursor, listen::HISTORY_BATCH).await
+            })?;
+            let Some(last) = batch.last().map(|h| h.seq) else {
+                *lock(&self.inner.history_fetched) = Some(Instant::now());
+                return Ok(delivered);
+            };
+            let full = batch.len() as i64 == listen::HISTORY_BATCH;
+            let batch = listen::bounded(batch);
+            delivered += batch.len();
+            sink(batch);
+            listen::write_cursor(&self.inner.history_cursor, last);
+            if !full {
+                *lock(&self.inner.history_fetched) = Some(Instant::now());
+                return Ok(delivered);
+            }
+        }
     }
 
     /// Forgets which history records were delivered (the local history

@@ -5,8 +5,8 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection, PgPool};
 
 use crate::{Inner, RETRY_EVERY, TeamError, db, lock, schema};
 
@@ -14,8 +14,10 @@ use crate::{Inner, RETRY_EVERY, TeamError, db, lock, schema};
 const BATCH: usize = 64;
 
 /// How long a failure makes callers fail at once instead of waiting for
-/// the database again.
-const FAIL_FAST_FOR: Duration = Duration::from_secs(2);
+/// the database again: while it is away, calls answer at once from the
+/// files. The sender keeps trying (on every queued write, and every
+/// [`RETRY_EVERY`]); its first success ends this at once.
+const FAIL_FAST_FOR: Duration = Duration::from_secs(10);
 
 /// How long taking a connection may wait (a server that does not answer).
 const ACQUIRE_WAIT: Duration = Duration::from_secs(3);
@@ -170,6 +172,21 @@ pub(crate) async fn connect_loop(inner: Arc<Inner>) {
     let mut delay = Duration::from_millis(250);
     loop {
         let outcome = async {
+            // One connection of its own first: its error says exactly what
+            // is wrong (refused, a password, no such database), where the
+            // pool would only say it found no connection in time.
+            match tokio::time::timeout(ACQUIRE_WAIT, link.options.connect()).await {
+                Ok(Ok(conn)) => {
+                    let _ = conn.close().await;
+                }
+                Ok(Err(e)) => return Err(db::classify(e, &link.url, &link.outbox)),
+                Err(_) => {
+                    return Err(TeamError::Unreachable {
+                        url: link.url.clone(),
+                        reason: format!("no answer within {} s", ACQUIRE_WAIT.as_secs()),
+                    });
+                }
+            }
             let version = schema::migrate(&pool, &link.url, inner.version, &link.outbox).await?;
             db::register_machine(&pool, &inner.machine, &inner.repo, inner.version)
                 .await

@@ -24,6 +24,8 @@ const POLL_EVERY: Duration = Duration::from_millis(250);
 const SWEEP_EVERY: Duration = Duration::from_secs(5);
 /// Events handed on per read at most.
 const EVENT_BATCH: i64 = 1000;
+/// History records read per query.
+pub(crate) const HISTORY_BATCH: i64 = 500;
 /// A history record larger than this is not taken (past-run text is data,
 /// and data from the database is bounded like data from a file).
 const MAX_HISTORY_RECORD: usize = 256 * 1024;
@@ -175,34 +177,42 @@ pub(crate) async fn deliver_history(
     let mut cursor = read_cursor(&inner.history_cursor);
     let mut delivered = 0;
     loop {
-        let batch = db::history_after(pool, &inner.repo, &inner.machine.id, cursor, 500).await?;
+        let batch =
+            db::history_after(pool, &inner.repo, &inner.machine.id, cursor, HISTORY_BATCH).await?;
         let Some(last) = batch.last().map(|h| h.seq) else {
+            *lock(&inner.history_fetched) = Some(std::time::Instant::now());
             return Ok(delivered);
         };
-        let full = batch.len() == 500;
-        let batch: Vec<TeamHistory> = batch
-            .into_iter()
-            .filter(|h| serde_json::to_vec(&h.record).map_or(0, |b| b.len()) <= MAX_HISTORY_RECORD)
-            .collect();
+        let full = batch.len() as i64 == HISTORY_BATCH;
+        let batch = bounded(batch);
         delivered += batch.len();
         let sink = Arc::clone(&sink);
         let _ = tokio::task::spawn_blocking(move || sink(batch)).await;
         cursor = last;
         write_cursor(&inner.history_cursor, cursor);
         if !full {
+            *lock(&inner.history_fetched) = Some(std::time::Instant::now());
             return Ok(delivered);
         }
     }
 }
 
-fn read_cursor(path: &std::path::Path) -> i64 {
+/// The records of `batch` small enough to take.
+pub(crate) fn bounded(batch: Vec<TeamHistory>) -> Vec<TeamHistory> {
+    batch
+        .into_iter()
+        .filter(|h| serde_json::to_vec(&h.record).map_or(0, |b| b.len()) <= MAX_HISTORY_RECORD)
+        .collect()
+}
+
+pub(crate) fn read_cursor(path: &std::path::Path) -> i64 {
     std::fs::read_to_string(path)
         .ok()
         .and_then(|t| t.trim().parse().ok())
         .unwrap_or(0)
 }
 
-fn write_cursor(path: &std::path::Path, cursor: i64) {
+pub(crate) fn write_cursor(path: &std::path::Path, cursor: i64) {
     let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     if baton_fs::create_new_whole(&tmp, cursor.to_string().as_bytes()).is_ok() {

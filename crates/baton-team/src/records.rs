@@ -40,12 +40,19 @@ pub struct RunWrite {
     /// The question the run waits at, when it waits for a person.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting: Option<Value>,
+    /// Phases done (completed or skipped).
+    #[serde(default)]
+    pub done: u32,
+    /// Phases of the workflow.
+    #[serde(default)]
+    pub total: u32,
     /// When the run was created.
     pub created: DateTime<Utc>,
     /// When this write happened.
     pub updated: DateTime<Utc>,
-    /// The whole state as written.
-    pub state: Value,
+    /// The whole state as written, as JSON text (serialised once; stored
+    /// as `jsonb`).
+    pub state: String,
     /// The events of the write, in order.
     #[serde(default)]
     pub events: Vec<Value>,
@@ -91,6 +98,10 @@ pub struct TeamRun {
     pub active: bool,
     /// The question it waits at.
     pub waiting: Option<Value>,
+    /// Phases done.
+    pub done: u32,
+    /// Phases of the workflow.
+    pub total: u32,
     /// Created.
     pub created: DateTime<Utc>,
     /// Last write.
@@ -98,6 +109,36 @@ pub struct TeamRun {
     /// When another active run of the same issue held the issue when this
     /// run's start reached the database (a start made offline): that run.
     pub duplicate_of: Option<String>,
+}
+
+/// Which runs a page lists (the dashboard's filters).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RunFilter {
+    /// Every run.
+    #[default]
+    All,
+    /// Not ended.
+    Active,
+    /// Waiting for a person.
+    Waiting,
+    /// The current phase failed.
+    Failed,
+    /// Completed.
+    Completed,
+    /// Abandoned.
+    Abandoned,
+}
+
+/// A page of the team's runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunPage {
+    /// The first runs that pass the filter and search (newest first).
+    pub runs: Vec<TeamRun>,
+    /// How many pass the filter and search.
+    pub matching: usize,
+    /// Counts per filter over every run of the query's machines:
+    /// all, active, waiting, failed, completed, abandoned.
+    pub counts: [usize; 6],
 }
 
 /// An event of the team's log.
@@ -224,9 +265,11 @@ pub(crate) mod tests {
             status: "in_progress".into(),
             active: true,
             waiting: None,
+            done: 0,
+            total: 5,
             created: at,
             updated: at,
-            state: serde_json::json!({"workflow": "forge"}),
+            state: r#"{"workflow":"forge"}"#.into(),
             events: vec![serde_json::json!({"event": "phase-start", "workspace": workspace})],
             history: None,
         }

@@ -75,9 +75,11 @@ fn write(workspace: &str, revision: i64, phase: &str, active: bool, events: &[&s
         status: if active { "in_progress" } else { "completed" }.into(),
         active,
         waiting: None,
+        done: 0,
+        total: 5,
         created: DateTime::<Utc>::from_timestamp_nanos(1_700_000_000_000_000_000),
         updated: at,
-        state: json!({"currentPhase": phase}),
+        state: json!({"currentPhase": phase}).to_string(),
         events: events
             .iter()
             .map(|e| json!({"event": e, "workspace": format!(".specs/{workspace}")}))
@@ -447,4 +449,294 @@ fn a_stopped_server_loses_nothing_and_a_dropped_transaction_is_retried() {
         ),
         "2"
     );
+}
+
+/// A connection pooler in transaction mode accepts `LISTEN` and never
+/// delivers a notification. A proxy that drops every NotificationResponse
+/// does the same here: the listener's self-test finds out, it polls, and
+/// another machine's events still arrive.
+#[test]
+fn without_notifications_the_listener_polls_and_misses_nothing() {
+    let url = cluster().fresh_database();
+    let proxy = NotificationEater::start(cluster().port());
+    let through = url.replace(
+        &format!(":{}/", cluster().port()),
+        &format!(":{}/", proxy.port),
+    ) + "?sslmode=disable";
+    let origin = Origin::new();
+    let a = open(&origin.clone("a"), &url);
+    let b = open(&origin.clone("b"), &through);
+    a.wait_connected(Duration::from_secs(20)).unwrap();
+    b.wait_connected(Duration::from_secs(20)).unwrap();
+    let seen: Arc<Mutex<Vec<TeamEvent>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    b.on_events(0, Arc::new(move |batch| sink.lock().unwrap().extend(batch)));
+    b.listen();
+    until(Duration::from_secs(10), || {
+        (b.status().delivery == "poll").then_some(())
+    })
+    .unwrap_or_else(|| panic!("the self-test finds no notifications: {:?}", b.status()));
+    a.record(write(
+        "20260101-p-1",
+        10,
+        "phase-1",
+        true,
+        &["pipeline-init", "phase-start"],
+    ))
+    .unwrap();
+    assert_eq!(a.flush(Duration::from_secs(10)), 0);
+    let got = until(Duration::from_secs(5), || {
+        let s = seen.lock().unwrap();
+        (s.len() >= 2).then(|| s.clone())
+    })
+    .expect("polling brings A's events");
+    assert_eq!(names(&got), ["pipeline-init", "phase-start"]);
+}
+
+/// A TCP proxy to PostgreSQL that drops every notification the server
+/// sends (as a transaction-mode pooler does).
+struct NotificationEater {
+    port: u16,
+}
+
+impl NotificationEater {
+    fn start(server_port: u16) -> NotificationEater {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", server_port)) else {
+                    continue;
+                };
+                let (mut c_read, mut s_write) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut c_read, &mut s_write);
+                });
+                let (mut s_read, mut c_write) = (server, client);
+                std::thread::spawn(move || {
+                    // Server → client: typed messages (type, length, body).
+                    loop {
+                        let mut head = [0u8; 5];
+                        if s_read.read_exact(&mut head).is_err() {
+                            return;
+                        }
+                        let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+                        let mut body = vec![0u8; len.saturating_sub(4)];
+                        if s_read.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        if head[0] == b'A' {
+                            continue;
+                        }
+                        if c_write.write_all(&head).is_err() || c_write.write_all(&body).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        NotificationEater { port }
+    }
+}
+
+/// Failure rules (docs/team.md): a write the database refuses for its
+/// content is set aside in `outbox/rejected/` with the reason beside it,
+/// never deleted, and the writes queued with it go on; a file in the outbox
+/// that does not parse is set aside the same way. Text PostgreSQL cannot
+/// store in JSON (a NUL character in an answer or an event's detail) is no
+/// such refusal: it arrives, the NUL shown as U+FFFD.
+#[test]
+fn a_refused_write_is_set_aside_with_why_and_the_others_go_on() {
+    let url = cluster().fresh_database();
+    let origin = Origin::new();
+    let (a_dir, b_dir) = (origin.clone("a"), origin.clone("b"));
+    let a = open(&a_dir, &url);
+    let b = open(&b_dir, &url);
+    a.wait_connected(Duration::from_secs(20)).unwrap();
+    b.wait_connected(Duration::from_secs(20)).unwrap();
+    let outbox = a_dir.join(".baton/team/outbox");
+
+    // A file that does not parse (a half-copied outbox, a stray editor file).
+    std::fs::create_dir_all(&outbox).unwrap();
+    std::fs::write(outbox.join("00000000000000000001-1-0.json"), "{ not json").unwrap();
+    // A write PostgreSQL refuses for its content (a start time out of its
+    // range: a state.json with a broken clock), between two good ones.
+    a.record(write(
+        "20260101-r-1",
+        10,
+        "phase-1",
+        true,
+        &["pipeline-init"],
+    ))
+    .unwrap();
+    let mut bad = write("20260101-r-2", 11, "phase-1", true, &["pipeline-init"]);
+    bad.created = DateTime::<Utc>::MIN_UTC;
+    a.record(bad).unwrap();
+    // NUL inside the state and an event's detail: stored, shown as U+FFFD.
+    let mut nul = write("20260101-r-3", 12, "phase-1", true, &[]);
+    nul.state = json!({"currentPhase": "phase-1", "answer": "yes\u{0}no"}).to_string();
+    nul.events = vec![json!({"event": "answer", "detail": "yes\u{0}no"})];
+    a.record(nul).unwrap();
+
+    assert_eq!(a.flush(Duration::from_secs(10)), 0, "nothing left queued");
+    let rejected = outbox.join(baton_team::outbox::REJECTED);
+    let mut set_aside: Vec<String> = std::fs::read_dir(&rejected)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    set_aside.sort();
+    assert_eq!(
+        set_aside.len(),
+        4,
+        "two files, each with its reason: {set_aside:?}"
+    );
+    let whys: Vec<String> = set_aside
+        .iter()
+        .filter(|n| n.ends_with(".why.txt"))
+        .map(|n| std::fs::read_to_string(rejected.join(n)).unwrap())
+        .collect();
+    assert!(
+        whys.iter().any(|w| w.starts_with("does not parse")),
+        "{whys:?}"
+    );
+    assert!(whys.iter().any(|w| w.contains("out of range")), "{whys:?}");
+    assert!(
+        set_aside
+            .iter()
+            .filter(|n| n.ends_with(".json"))
+            .any(|n| std::fs::read_to_string(rejected.join(n))
+                .unwrap()
+                .contains("20260101-r-2")),
+        "the refused write is kept: {set_aside:?}"
+    );
+
+    let (runs, total) = b.runs(10, 0).unwrap();
+    let mut stored: Vec<&str> = runs.iter().map(|r| r.workspace.as_str()).collect();
+    stored.sort();
+    assert_eq!((total, stored), (2, vec!["20260101-r-1", "20260101-r-3"]));
+    let events = b.last_events(100, None).unwrap();
+    let answer = events
+        .iter()
+        .find(|e| e.record["event"] == "answer")
+        .expect("the event with a NUL arrived");
+    assert_eq!(answer.record["detail"], "yes\u{fffd}no");
+}
+
+/// Failure rules: an issue started on B while the database was away (no
+/// claim made) whose first write reaches the database while A's run holds
+/// the issue is marked a duplicate of A's run; both runs stay. A write of
+/// an issue nobody holds takes the claim, so a later start elsewhere gets
+/// its name.
+#[test]
+fn a_start_made_offline_is_marked_a_duplicate_or_takes_the_free_claim() {
+    let url = cluster().fresh_database();
+    let origin = Origin::new();
+    let (a, b, c) = (
+        open(&origin.clone("a"), &url),
+        open(&origin.clone("b"), &url),
+        open(&origin.clone("c"), &url),
+    );
+    for t in [&a, &b, &c] {
+        t.wait_connected(Duration::from_secs(20)).unwrap();
+    }
+    let claim = |t: &Team, issue: &str, ws: &str| {
+        t.claim_issue(&IssueClaim {
+            issue: issue.into(),
+            workspace: ws.into(),
+            display: format!(".specs/{ws}"),
+        })
+        .unwrap()
+    };
+    assert_eq!(claim(&a, "7", "20260101-issue-7"), ClaimOutcome::Claimed);
+    let mut mine = write("20260101-issue-7", 10, "phase-1", true, &["pipeline-init"]);
+    mine.issue = Some("7".into());
+    a.record(mine).unwrap();
+    assert_eq!(a.flush(Duration::from_secs(10)), 0);
+
+    // B started issue 7 offline (same day: the same folder name).
+    let mut offline = write("20260101-issue-7", 20, "phase-1", true, &["pipeline-init"]);
+    offline.issue = Some("7".into());
+    b.record(offline).unwrap();
+    // And issue 8, which nobody holds.
+    let mut free = write("20260101-issue-8", 20, "phase-1", true, &["pipeline-init"]);
+    free.issue = Some("8".into());
+    b.record(free).unwrap();
+    assert_eq!(b.flush(Duration::from_secs(10)), 0);
+
+    let (runs, _) = c.runs(10, 0).unwrap();
+    let of = |machine: &str, ws: &str| {
+        runs.iter()
+            .find(|r| r.machine.id == machine && r.workspace == ws)
+            .unwrap_or_else(|| panic!("{ws} of {machine} in {runs:#?}"))
+    };
+    let a7 = of(&a.machine().id, "20260101-issue-7");
+    let b7 = of(&b.machine().id, "20260101-issue-7");
+    assert_eq!(a7.duplicate_of, None);
+    assert!(
+        b7.duplicate_of
+            .as_deref()
+            .is_some_and(|d| d.ends_with("/20260101-issue-7") && d.starts_with(&a.machine().id)),
+        "{b7:#?}"
+    );
+    assert_eq!(of(&b.machine().id, "20260101-issue-8").duplicate_of, None);
+    match claim(&c, "8", "20260101-issue-8") {
+        ClaimOutcome::Taken { display, machine } => {
+            assert_eq!(display, ".specs/20260101-issue-8");
+            assert_eq!(machine.id, b.machine().id);
+        }
+        other => panic!("issue 8 is B's: {other:?}"),
+    }
+}
+
+/// Failure rules: a write stamped earlier than the row's (the clock stepped
+/// back) does not replace the row, its events are still stored; the next
+/// write repairs the row.
+#[test]
+fn an_older_write_keeps_its_events_and_the_next_one_repairs_the_row() {
+    let url = cluster().fresh_database();
+    let origin = Origin::new();
+    let (a, b) = (
+        open(&origin.clone("a"), &url),
+        open(&origin.clone("b"), &url),
+    );
+    a.wait_connected(Duration::from_secs(20)).unwrap();
+    b.wait_connected(Duration::from_secs(20)).unwrap();
+    a.record(write(
+        "20260101-k-1",
+        100,
+        "phase-2",
+        true,
+        &["phase-start"],
+    ))
+    .unwrap();
+    assert_eq!(a.flush(Duration::from_secs(10)), 0);
+    // The clock stepped back: the next write is stamped earlier.
+    a.record(write(
+        "20260101-k-1",
+        50,
+        "phase-3",
+        true,
+        &["phase-complete"],
+    ))
+    .unwrap();
+    assert_eq!(a.flush(Duration::from_secs(10)), 0);
+    assert_eq!(b.runs(10, 0).unwrap().0[0].phase, "phase-2");
+    assert_eq!(
+        names(&b.last_events(100, None).unwrap()),
+        ["phase-start", "phase-complete"]
+    );
+    a.record(write(
+        "20260101-k-1",
+        101,
+        "phase-3",
+        true,
+        &["phase-start"],
+    ))
+    .unwrap();
+    assert_eq!(a.flush(Duration::from_secs(10)), 0);
+    assert_eq!(b.runs(10, 0).unwrap().0[0].phase, "phase-3");
+    assert_eq!(b.last_events(100, None).unwrap().len(), 3);
 }

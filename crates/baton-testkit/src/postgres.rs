@@ -58,9 +58,7 @@ impl Postgres {
         sweep_dead_clusters();
         let run_as = unprivileged_user();
         let n = DATABASES.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir()
-            .join(ROOT)
-            .join(format!("{}-{n}", std::process::id()));
+        let dir = clusters_root(run_as.is_some()).join(format!("{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("cluster folder");
         let pwfile = dir.join("password");
@@ -113,6 +111,14 @@ impl Postgres {
             "PostgreSQL did not start; its log: {}",
             std::fs::read_to_string(dir.join("server.log")).unwrap_or_default()
         );
+    }
+
+    /// One cluster shared by the tests of this process (started on first
+    /// use; each test takes a [`Postgres::fresh_database`]). Tests that stop
+    /// the server start their own with [`Postgres::start`].
+    pub fn shared() -> &'static Postgres {
+        static SHARED: std::sync::OnceLock<Postgres> = std::sync::OnceLock::new();
+        SHARED.get_or_init(Postgres::start)
     }
 
     /// The port it listens on (127.0.0.1).
@@ -347,6 +353,23 @@ pub fn installed() -> bool {
     server_bin().is_some()
 }
 
+/// The folder of this machine's test clusters: under the temporary folder,
+/// unless the server runs as another user (as root) and that user cannot
+/// reach it (a `TMPDIR` inside root's home): then under `/tmp`, which
+/// everybody can.
+fn clusters_root(other_user: bool) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = std::env::temp_dir();
+    let reachable = tmp
+        .ancestors()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
+    if other_user && !reachable {
+        PathBuf::from("/tmp").join(ROOT)
+    } else {
+        tmp.join(ROOT)
+    }
+}
+
 /// As root: `nobody`'s user and group ids (PostgreSQL refuses root).
 fn unprivileged_user() -> Option<(u32, u32)> {
     // SAFETY: geteuid has no preconditions.
@@ -434,7 +457,7 @@ fn free_port() -> u16 {
 
 /// Removes the folders of clusters whose test process is gone.
 fn sweep_dead_clusters() {
-    let root = std::env::temp_dir().join(ROOT);
+    let root = clusters_root(unprivileged_user().is_some());
     let Ok(entries) = std::fs::read_dir(&root) else {
         return;
     };

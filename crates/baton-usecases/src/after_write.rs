@@ -20,22 +20,29 @@ impl Services {
     /// 1. When the write ended the run (completed or abandoned), the run is
     ///    recorded in the run history — before the events, so a subscriber
     ///    that hears `pipeline-complete` or `abandon` finds the record.
-    /// 2. The events of `happened` (seed 003) are published: appended to
+    /// 2. Team mode (off: nothing): the write — the run's row as written,
+    ///    its events, its history record — is queued for the team database
+    ///    (a file in `.baton/team/outbox/`, sent in the background; the run's
+    ///    files stay the authority; docs/team.md "Failure rules").
+    /// 3. The events of `happened` (seed 003) are published: appended to
     ///    the repository's event log and broadcast.
     ///
-    /// Neither step fails the call (the write has happened): a record or an
-    /// event that cannot be written is logged. Returns the wire names of the
-    /// events published, in order, for replies that list them.
+    /// No step fails the call (the write has happened): a record, a queued
+    /// write or an event that cannot be written is logged. Returns the wire
+    /// names of the events published, in order, for replies that list them.
     pub fn after_write(
         &self,
         ws: &WorkspaceRef,
         state: &WorkspaceState,
         happened: Vec<Happened>,
     ) -> Vec<String> {
-        if history::ends_run(history::transitions(&happened)) {
-            history::record_ended(self, ws, state);
-        }
+        let record = if history::ends_run(history::transitions(&happened)) {
+            history::record_ended(self, ws, state)
+        } else {
+            None
+        };
         let records = events::records(self, ws, state, &happened);
+        crate::team::record_write(self, ws, state, &records, record.as_ref());
         let names = events::names(&records);
         publish(self, records);
         names

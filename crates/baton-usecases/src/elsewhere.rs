@@ -40,6 +40,9 @@ pub fn runs_elsewhere(svc: &Services) -> Vec<ElsewhereRun> {
         .ended_runs()
         .into_iter()
         .filter(|(name, ..)| !specs.join(name).join("state.json").is_file())
+        // Team mode: other machines' runs (`folder@host:folder`) are the
+        // team's, listed as such, not runs of another branch.
+        .filter(|(name, ..)| !name.contains('@'))
         .map(|(name, outcome, ended)| {
             // The index keeps no request text per run (memory stays flat
             // with history size): the few runs shown are read from the file.

@@ -52,6 +52,9 @@ pub enum ErrorCode {
     NeedsNarrowScope,
     /// A file operation failed.
     IoError,
+    /// Team mode's database cannot answer now (down, refused the
+    /// password, a newer schema); this machine's own runs still work.
+    TeamUnavailable,
     /// A defect in baton; please report it.
     Internal,
 }
@@ -76,6 +79,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => "forbidden",
             ErrorCode::NeedsNarrowScope => "needs_narrow_scope",
             ErrorCode::IoError => "io_error",
+            ErrorCode::TeamUnavailable => "team_unavailable",
             ErrorCode::Internal => "internal",
         }
     }

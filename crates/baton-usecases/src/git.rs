@@ -4,15 +4,20 @@
 //!
 //! The baseline (HEAD and every modified, staged or untracked path) is read
 //! by one `git status --porcelain=v2 --branch` run, and for a confirmed run
-//! it is read off the reply's path: the confirmation call starts the read
-//! on a thread of its own *before* it creates the run ([`start_baseline`]),
-//! records the run with its baseline pending, and answers without waiting.
-//! The first change of the run's state afterwards (in this process, the
-//! next call) takes the finished read under the workspace lock
-//! ([`settle_baseline`], the store's `before_change` hook). So the baseline
-//! is what the repository held before the run existed — taken before any
-//! action of the run was handed out, never after — and it reaches
-//! `state.json` with the run's next change, before anything consults it.
+//! it is read off the reply's path: the confirmation call records the run
+//! with its baseline pending, then starts the read on a thread of its own
+//! ([`PendingBaseline::attach`], once the call holds no lock: a child
+//! process holds copies of its parent's files until it has started git,
+//! and a copy of a held lock file would keep the lock), and answers
+//! without waiting. The read starts before the reply is sent, so before
+//! any action of the run exists; the run's own workspace is left out.
+//! The first change of the run's state after the read finished takes it
+//! under the workspace lock ([`settle_baseline`], the store's
+//! `before_change` hook); the run's commit, its only reader, waits for it
+//! if it has not ([`settle_baseline_now`]). So the baseline is what the
+//! repository held before the run existed — the read starts before the run
+//! exists and before any action of it is handed out — and it is in
+//! `state.json` before anything consults it.
 //! When that read is not in this process (the process was killed, another
 //! process serves the run) the next change reads the repository then: a
 //! later read can only count more paths as "dirty before the run", so the
@@ -31,13 +36,31 @@ use baton_state::{RepoBaseline, WorkspaceState};
 /// keeps the first ones; the rest are treated as the run's).
 pub const MAX_BASELINE_PATHS: usize = 10_000;
 
+/// The `git` executable, found on `PATH` once per process: started by its
+/// full path, a child becomes git at once instead of trying each folder.
+fn git_program() -> Option<&'static Path> {
+    static GIT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    GIT.get_or_init(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join("git"))
+            .find(|candidate| {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::metadata(candidate)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+    })
+    .as_deref()
+}
+
 /// Runs a read-only git command. `GIT_OPTIONAL_LOCKS=0`: a read never
 /// takes the index lock (`git status` otherwise refreshes the index under
 /// it), so the person's or the agent's own git command running at the same
 /// moment (a checkout, a commit) never fails on `index.lock` because baton
 /// was reading — baton reads off the reply path, concurrently with them.
 fn git(repo: &Path, args: &[&str]) -> Option<Vec<u8>> {
-    let out = Command::new("git")
+    let out = Command::new(git_program()?)
         .env("GIT_OPTIONAL_LOCKS", "0")
         .args(args)
         .current_dir(repo)
@@ -138,6 +161,14 @@ struct Scan {
 }
 
 impl Scan {
+    /// The read, if it has finished.
+    fn finished(&self) -> Option<Option<RepoBaseline>> {
+        self.result
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn wait(&self) -> Option<RepoBaseline> {
         let mut r = self.result.lock().unwrap_or_else(|p| p.into_inner());
         loop {
@@ -156,31 +187,20 @@ fn scans() -> &'static Mutex<HashMap<PathBuf, Arc<Scan>>> {
     SCANS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The baseline of a run about to be created, being read.
+/// The baseline of a run about to be created.
 #[derive(Debug)]
-pub struct PendingBaseline(Arc<Scan>);
+pub struct PendingBaseline {
+    repo: PathBuf,
+    scan: Arc<Scan>,
+}
 
-/// Starts reading what the repository holds now, on a thread of its own.
-/// Call it before the run exists; hand the result to the run with
-/// [`PendingBaseline::attach`] once it does.
+/// The baseline of a run about to be created: read by
+/// [`PendingBaseline::attach`] once the run exists.
 pub fn start_baseline(repo: &Path) -> PendingBaseline {
-    let scan = Arc::new(Scan::default());
-    let filling = Arc::clone(&scan);
-    let repo = repo.to_path_buf();
-    let fill = move || {
-        let b = baseline(&repo);
-        *filling.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(b);
-        filling.done.notify_all();
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("baton-baseline".into())
-        .spawn(fill.clone())
-    {
-        // No thread: read it now.
-        tracing::debug!("no thread for the baseline ({e}); reading it now");
-        fill();
+    PendingBaseline {
+        repo: repo.to_path_buf(),
+        scan: Arc::new(Scan::default()),
     }
-    PendingBaseline(scan)
 }
 
 impl PendingBaseline {
@@ -195,21 +215,68 @@ impl PendingBaseline {
         }
     }
 
-    /// Hands the read to the run in `ws` (created with [`Self::placeholder`]).
+    /// Starts reading the repository for the run in `ws` (created with
+    /// [`Self::placeholder`]), on a thread of its own. Call it once the
+    /// call holds no lock and before its reply.
     pub fn attach(self, ws: &WorkspaceRef) {
         scans()
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(ws.dir.clone(), self.0);
+            .insert(ws.dir.clone(), Arc::clone(&self.scan));
+        let PendingBaseline { repo, scan } = self;
+        let fill = move || {
+            let b = baseline(&repo);
+            *scan.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(b);
+            scan.done.notify_all();
+        };
+        let background = fill.clone();
+        if let Err(e) = std::thread::Builder::new()
+            .name("baton-baseline".into())
+            .spawn(move || {
+                yield_to_replies();
+                background()
+            })
+        {
+            // No thread: read it now.
+            tracing::debug!("no thread for the baseline ({e}); reading it now");
+            fill();
+        }
+    }
+}
+
+/// Lowers the calling thread's CPU priority (nice 10), and so that of the
+/// processes it starts: the baseline's git runs while the reply is being
+/// written and the agent's next call arrives, and on a busy machine it
+/// would take their CPU. Its only reader, the run's commit, comes much
+/// later and waits for it if need be.
+fn yield_to_replies() {
+    // SAFETY: setpriority takes plain integers; with PRIO_PROCESS and 0 it
+    // changes only the calling thread on Linux (nice is per thread there),
+    // and it cannot fail in a way that matters (the read just runs at the
+    // usual priority).
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
 }
 
 /// The store's `before_change` hook: a run whose baseline is pending gets
-/// it now, under the workspace lock — the read its confirmation started
-/// (waited for if still running), or, when this process has none, a read
-/// of the repository as it is now. The run's own workspace is never part
-/// of it.
+/// it now, under the workspace lock, when it is at hand — the read its
+/// confirmation started, if that has finished, or, when this process has
+/// none (it was killed, another process confirmed the run), a read of the
+/// repository as it is now. A read still under way is left for a later
+/// change: no call waits for it but the run's commit ([`settle_baseline_now`]).
+/// The run's own workspace is never part of it.
 pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
+    settle(repo_root, ws, state, false);
+}
+
+/// Like [`settle_baseline`], waiting for a read still under way: what the
+/// run's commit calls before it chooses the files to stage.
+pub fn settle_baseline_now(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
+    settle(repo_root, ws, state, true);
+}
+
+fn settle(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState, wait: bool) {
     let pending = state.repo_baseline.as_ref().is_some_and(|b| b.pending);
     if !pending {
         // Settled (by this process or another): forget any read kept for it.
@@ -225,7 +292,11 @@ pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut Workspac
         .get(&ws.dir)
         .cloned();
     let read = match scan {
-        Some(scan) => scan.wait(),
+        Some(scan) if wait => scan.wait(),
+        Some(scan) => match scan.finished() {
+            Some(read) => read,
+            None => return,
+        },
         None => baseline(repo_root),
     };
     let own = format!("{}/", ws.display);
@@ -461,7 +532,7 @@ mod tests {
         // The run's own files, and a file the run writes after it started.
         std::fs::create_dir_all(&ws.dir).unwrap();
         std::fs::write(ws.dir.join("request.md"), "x").unwrap();
-        settle_baseline(p, &ws, &mut state);
+        settle_baseline_now(p, &ws, &mut state);
         let b = state.repo_baseline.clone().unwrap();
         assert!(!b.pending);
         assert_eq!(b.head, Some(head(p)));
@@ -475,6 +546,55 @@ mod tests {
         std::fs::write(p.join("written-by-the-run"), "x").unwrap();
         settle_baseline(p, &ws, &mut state);
         assert_eq!(state.repo_baseline.as_ref(), Some(&b));
+    }
+
+    #[test]
+    fn a_read_under_way_is_waited_for_only_by_the_commit() {
+        let r = repo();
+        let p = r.path();
+        let ws = WorkspaceRef {
+            name: "20260101-slow".into(),
+            dir: p.join(".specs/20260101-slow"),
+            display: ".specs/20260101-slow".into(),
+        };
+        // A read that has not finished yet.
+        let scan = Arc::new(Scan::default());
+        scans()
+            .lock()
+            .unwrap()
+            .insert(ws.dir.clone(), Arc::clone(&scan));
+        let mut state = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "s",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        state.repo_baseline = Some(PendingBaseline::placeholder());
+        settle_baseline(p, &ws, &mut state);
+        assert_eq!(
+            state.repo_baseline,
+            Some(PendingBaseline::placeholder()),
+            "not waited for"
+        );
+        let read = RepoBaseline {
+            head: Some("abc".into()),
+            dirty: vec!["before".into()],
+            pending: false,
+        };
+        let filler = {
+            let scan = Arc::clone(&scan);
+            let read = read.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                *scan.result.lock().unwrap() = Some(Some(read));
+                scan.done.notify_all();
+            })
+        };
+        settle_baseline_now(p, &ws, &mut state);
+        assert_eq!(state.repo_baseline, Some(read));
+        filler.join().unwrap();
     }
 
     #[test]

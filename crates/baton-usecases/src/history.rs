@@ -77,15 +77,27 @@ pub fn transitions(happened: &[Happened]) -> impl Iterator<Item = &Transition> {
 /// has just written (called by [`Services::after_write`] only) (for a sealed run, the live state it completed with,
 /// never the final form sealed before its commit). Never fails the call: a
 /// failure is logged, and the next process's catch-up records the run from
-/// its `state.json`.
-pub(crate) fn record_ended(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) {
-    if let Err(e) = svc.history.record_run(&ws.dir, state) {
-        tracing::warn!(
-            "history: the end of {} was not recorded ({e}); the next baton process records it from its state.json",
-            ws.display
-        );
-    }
+/// its `state.json`. Returns the record (for the team database in team
+/// mode), written or not.
+pub(crate) fn record_ended(
+    svc: &Services,
+    ws: &WorkspaceRef,
+    state: &WorkspaceState,
+) -> Option<baton_history::RunRecord> {
+    let record = match svc.history.record_run(&ws.dir, state) {
+        Ok(record) => record,
+        Err(e) => {
+            tracing::warn!(
+                "history: the end of {} was not recorded ({e}); the next baton process records it from its state.json",
+                ws.display
+            );
+            svc.team
+                .enabled()
+                .then(|| svc.history.build(&ws.dir, state))
+        }
+    };
     log_warnings(&svc.history);
+    record
 }
 
 /// The request and (once written) design of the run in `ws`, as Layer 4
@@ -113,6 +125,8 @@ fn run_texts(ws: &WorkspaceRef) -> (String, Option<String>) {
 /// assembler fits it into what Layers 1–3 leave. The run itself is never
 /// one of its similar past runs. Empty without history.
 pub fn layer4(svc: &Services, ws: &WorkspaceRef, agent: &str) -> Vec<LearningBlock> {
+    // Team mode: the team's history too (other machines' new records).
+    crate::team::sync_history_for_prompt(svc);
     let (request, design) = run_texts(ws);
     let blocks = svc.history.layer4_for(
         Some(&ws.name),
@@ -129,6 +143,7 @@ pub fn layer4(svc: &Services, ws: &WorkspaceRef, agent: &str) -> Vec<LearningBlo
 /// it (docs/history.md §8), and the line to show a person; `None` when no
 /// run has completed yet.
 pub fn request_estimate(svc: &Services, request: &str) -> Option<(Estimate, String)> {
+    crate::team::sync_history(svc);
     let mut end = request.len().min(MAX_QUERY_TEXT);
     while !request.is_char_boundary(end) {
         end -= 1;
@@ -188,6 +203,7 @@ pub struct SearchReply {
 /// `history_search`: the past runs most like a text (BM25 over request and
 /// design, docs/history.md §4).
 pub fn search(svc: &Services, args: SearchArgs) -> Result<SearchReply> {
+    crate::team::sync_history(svc);
     check_text("query", &args.query, MAX_QUERY_ARG)?;
     if args.query.trim().is_empty() {
         return Err(Error::invalid(
@@ -223,6 +239,7 @@ pub struct PatternsArgs {
 /// `history_patterns`: review findings of past runs merged into patterns,
 /// heaviest (most frequent, most recent) first (docs/history.md §5).
 pub fn patterns(svc: &Services, args: PatternsArgs) -> Result<Patterns> {
+    crate::team::sync_history(svc);
     for (field, value) in [("agent", &args.agent), ("phase", &args.phase)] {
         if let Some(v) = value {
             check_line(field, v, 64)?;
@@ -251,6 +268,7 @@ pub struct FrictionArgs {
 /// `history_friction`: the friction map from past improvement reports
 /// (docs/history.md §6).
 pub fn friction(svc: &Services, args: FrictionArgs) -> Result<Friction> {
+    crate::team::sync_history(svc);
     let found = svc.history.friction(limit("limit", args.limit, 10)?);
     log_warnings(&svc.history);
     Ok(found)
@@ -272,6 +290,11 @@ pub fn reindex(svc: &Services, _args: ReindexArgs) -> Result<Reindexed> {
         .with_details(serde_json::json!({ "file": svc.history.path().display().to_string() }))
     });
     log_warnings(&svc.history);
+    // The rebuilt file holds this machine's runs only: in team mode, the
+    // other machines' records are fetched again.
+    if report.is_ok() {
+        crate::team::resync_history(svc);
+    }
     report
 }
 
@@ -327,6 +350,7 @@ pub struct DashboardArgs {
 /// tokens and cost by effort and phase over every ended run
 /// (docs/history.md §8).
 pub fn dashboard(svc: &Services, args: DashboardArgs) -> Result<Dashboard> {
+    crate::team::sync_history(svc);
     if let Some(w) = &args.workflow {
         check_line("workflow", w, 64)?;
     }
@@ -363,6 +387,7 @@ pub struct EstimateReply {
 /// `analytics_estimate`: tokens, work minutes and cost to expect for a
 /// request, from similar completed runs (else the effort's, else all).
 pub fn estimate(svc: &Services, args: EstimateArgs) -> Result<EstimateReply> {
+    crate::team::sync_history(svc);
     check_text("request", &args.request, MAX_QUERY_ARG)?;
     let effort = effort("effort", args.effort.as_deref())?;
     let estimate = svc

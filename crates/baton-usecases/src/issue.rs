@@ -147,6 +147,8 @@ pub struct StatusReply {
 /// `startIssueWorkflow`.
 pub fn start_issue(svc: &Services, args: StartIssueArgs) -> Result<RunView> {
     let number = normalize_issue(&args.issue_number)?;
+    // Team mode: connected before the lock, so the claim below is quick.
+    crate::team::prepare_claim(svc);
     // One active run per issue: checked and created under the issue's lock,
     // so two racing calls cannot both find none and both create one.
     let _issue = svc
@@ -182,7 +184,14 @@ pub fn start_issue(svc: &Services, args: StartIssueArgs) -> Result<RunView> {
     let definition = svc.workflow("issue")?;
     let slug = format!("issue-{}", number.to_ascii_lowercase());
     let folder = fresh_folder(svc, &slug)?;
-    let (ws, state, events) = start_run(svc, &definition, &folder, &slug, Some(number))?;
+    // Team mode: one active run per issue across every machine too
+    // (another machine's run is a conflict naming it; off: nothing).
+    let claim = crate::team::claim_issue(svc, &number, &svc.store.resolve(&folder)?)?;
+    let started = start_run(svc, &definition, &folder, &slug, Some(number));
+    if let (Err(_), Some(claim)) = (&started, &claim) {
+        crate::team::release_claim(svc, claim);
+    }
+    let (ws, state, events) = started?;
     Ok(view(svc, &ws, &state, &definition, events))
 }
 

@@ -39,6 +39,8 @@
 //! * [`overview`] — runs at a glance for people (list pages, one run's
 //!   phases, tasks, timeline, artifacts and pending question).
 //! * [`notifications`] — which events a person is told about, and what.
+//! * [`team`] — team mode: the team database beside the files (writes,
+//!   one run per issue, other machines' runs, events, history, answers).
 //! * [`baseline`] — a migrated run without a baseline of the repository
 //!   gets a safe one (nothing dirty when baton met it is the run's).
 //! * [`hooks`] — the agent clients' hooks: the bound run's scope on every
@@ -85,6 +87,7 @@ pub mod runs;
 pub mod services;
 pub mod show;
 pub mod tamper;
+pub mod team;
 pub mod trust;
 pub mod validate;
 pub mod workflows;

@@ -37,6 +37,9 @@ pub struct Services {
     /// reading anything; loaded on first use, or by
     /// [`baton_history::HistoryIndex::warm`] on a background thread.
     pub history: baton_history::HistoryIndex,
+    /// Team mode (docs/team.md): the team database, opened on first use;
+    /// off (nothing opened, nothing started) without `BATON_DATABASE_URL`.
+    pub team: crate::team::TeamLink,
     /// The person's own settings (`~/.config/baton/config.toml`, outside
     /// every repository), read on first use ([`Services::person`]).
     person: std::sync::OnceLock<baton_config::PersonSettings>,
@@ -79,6 +82,7 @@ impl Services {
         // written again by the next catch-up (docs/history.md §3).
         let history = baton_history::HistoryIndex::open(&config.specs_root)
             .with_definitions(Arc::new(workflows.clone()));
+        let team = crate::team::TeamLink::new(&config, version);
         Services {
             config,
             store,
@@ -87,6 +91,7 @@ impl Services {
             bus,
             version,
             history,
+            team,
             person: std::sync::OnceLock::new(),
             pinned: std::sync::Mutex::default(),
             signer,

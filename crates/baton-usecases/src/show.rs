@@ -167,3 +167,70 @@ pub fn workspace_list(svc: &Services, args: ListArgs) -> Result<ListReply> {
         unreadable,
     })
 }
+
+/// One row of `baton ls`: the workspace row, and in team mode where the
+/// run runs.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunRow {
+    /// The row (`workspace` is `folder@machine` for another machine's run).
+    #[serde(flatten)]
+    pub row: WorkspaceRow,
+    /// Team mode: where the run runs (this machine or another).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::team::MachineView>,
+}
+
+/// What `baton ls` lists.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunList {
+    /// This machine's runs, then (team mode) the other machines' runs,
+    /// most recently written first.
+    pub workspaces: Vec<RunRow>,
+    /// Workspaces whose state.json could not be read.
+    pub unreadable: Vec<Unreadable>,
+    /// Team mode: the team database could not answer (the list holds this
+    /// machine's runs only); why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_problem: Option<String>,
+}
+
+/// The most other machines' runs `baton ls` lists (newest first).
+pub const MAX_TEAM_ROWS: usize = 5000;
+
+/// `baton ls`: every run of the repository — in team mode, of every
+/// machine of the team (this machine's from its files, the others' from
+/// the team database).
+pub fn list_runs(svc: &Services) -> Result<RunList> {
+    let local = workspace_list(svc, ListArgs::default())?;
+    let me = crate::team::this_machine(svc);
+    let mut workspaces: Vec<RunRow> = local
+        .workspaces
+        .into_iter()
+        .map(|row| RunRow {
+            row,
+            machine: me.clone(),
+        })
+        .collect();
+    let mut team_problem = None;
+    match crate::team::other_runs_page(svc, crate::overview::RunFilter::All, None, MAX_TEAM_ROWS) {
+        Ok(Some(other)) => workspaces.extend(other.runs.into_iter().map(|r| RunRow {
+            row: WorkspaceRow {
+                workspace: r.id,
+                workflow: r.workflow,
+                spec_name: r.spec_name,
+                current_phase: r.current_phase,
+                status: r.status,
+                progress: format!("{}/{}", r.done, r.total),
+                last_updated: r.last_updated.to_rfc3339(),
+            },
+            machine: r.machine,
+        })),
+        Ok(None) => {}
+        Err(e) => team_problem = Some(e.message),
+    }
+    Ok(RunList {
+        workspaces,
+        unreadable: local.unreadable,
+        team_problem,
+    })
+}

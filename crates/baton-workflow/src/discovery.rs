@@ -15,7 +15,8 @@ pub struct LoadReport {
 /// The built-ins plus every valid definition in `dir` (missing folder: built-ins only).
 /// Invalid files are reported and skipped; they never hide a valid workflow.
 pub fn load_registry(dir: &Path) -> (Registry, LoadReport) {
-    let mut registry = Registry::builtin();
+    // The built-ins are parsed once per process; the registry shares them.
+    let mut registry = Registry::builtin_shared().clone();
     let mut report = LoadReport::default();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return (registry, report);

@@ -65,13 +65,13 @@ pub fn parse_definition(file: &str, text: &str) -> Result<WorkflowDefinition, Ve
             message: first_line(&e.to_string()),
         }]
     })?;
-    let spans: SpanDoc = serde_saphyr::from_str(text).unwrap_or_default();
-    let problems = check(file, &def, &spans);
-    if problems.is_empty() {
-        Ok(def)
-    } else {
-        Err(problems)
+    // The positions are only for the diagnostics: the text is read a
+    // second time for them only when there is something to report.
+    if check(file, &def, &SpanDoc::default()).is_empty() {
+        return Ok(def);
     }
+    let spans: SpanDoc = serde_saphyr::from_str(text).unwrap_or_default();
+    Err(check(file, &def, &spans))
 }
 
 /// The parser's first line, without its own "error: line L column C:" prefix

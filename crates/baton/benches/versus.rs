@@ -9,7 +9,9 @@
 //! `pipeline_init_with_context` calls (the second, the confirmation,
 //! creates the run), then `pipeline_next_action` / `pipeline_report_result`
 //! until `done`, writing each agent's artifact and answering each
-//! checkpoint with its first option — and the peak RSS after it. Every
+//! checkpoint (`approve`/`proceed`/`done`, else its first option: Go by
+//! `user_response`; baton by `baton answer` at a terminal, as the person
+//! it asks, that time left out of the walk) — and the peak RSS after it. Every
 //! server runs in its default configuration (baton: fsync on, transcript on).
 //!
 //! Then growth with history: repositories holding 0, 1,000 and 10,000 ended
@@ -144,28 +146,36 @@ impl Server {
         }
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    /// Sends a request; returns the response and the round trip in ms,
+    /// from before the request is written to when the response's line has
+    /// arrived (the client's own JSON work is not counted).
+    fn request(&mut self, method: &str, params: Value) -> (Value, f64) {
         let id = self.next_id;
         self.next_id += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{msg}").unwrap();
-        self.stdin.flush().unwrap();
+        let msg = format!(
+            "{}\n",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        );
         let mut line = String::new();
+        let started = Instant::now();
+        self.stdin.write_all(msg.as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
         loop {
             line.clear();
             let n = self.stdout.read_line(&mut line).unwrap();
+            let arrived = ms(started);
             assert!(n > 0, "the server closed its output during {method}");
             let Ok(v) = serde_json::from_str::<Value>(&line) else {
                 continue;
             };
             if v["id"] == id {
-                return v;
+                return (v, arrived);
             }
         }
     }
 
     fn initialize(&mut self) {
-        let r = self.request(
+        let (r, _) = self.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "versus", "version": "0"}}),
         );
@@ -178,10 +188,10 @@ impl Server {
         .unwrap();
     }
 
-    /// A tool call's structured result (or its text parsed as JSON) and
-    /// whether it is an error.
-    fn call(&mut self, tool: &str, args: Value) -> (Value, bool) {
-        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
+    /// A tool call's structured result (or its text parsed as JSON),
+    /// whether it is an error, and its round trip (ms).
+    fn call(&mut self, tool: &str, args: Value) -> (Value, bool, f64) {
+        let (r, rtt) = self.request("tools/call", json!({"name": tool, "arguments": args}));
         let result = &r["result"];
         let is_error = result["isError"] == true || r.get("error").is_some();
         let body = match result.get("structuredContent") {
@@ -191,7 +201,7 @@ impl Server {
                 .and_then(|t| serde_json::from_str(t).ok())
                 .unwrap_or_else(|| r.clone()),
         };
-        (body, is_error)
+        (body, is_error, rtt)
     }
 
     fn kib(&self, field: &str) -> u64 {
@@ -278,23 +288,23 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
     s.request("tools/list", json!({}));
     out.rss_start_kib = s.kib("VmHWM:");
     let walk = Instant::now();
-    let (init, e) = s.call(
+    let mut person_ms = 0.0;
+    let (init, e, _) = s.call(
         "pipeline_init",
         json!({"arguments": format!("{text} --nopr --auto")}),
     );
     assert!(!e, "{} pipeline_init: {init}", c.label);
-    let (_ask, e) = s.call(
+    let (_ask, e, _) = s.call(
         "pipeline_init_with_context",
         json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"]}),
     );
     assert!(!e, "{}", c.label);
-    let t = Instant::now();
-    let (created, e) = s.call(
+    let (created, e, rtt) = s.call(
         "pipeline_init_with_context",
         json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"],
                "user_confirmation": {"effort": "L", "use_current_branch": true}}),
     );
-    out.confirm_ms = ms(t);
+    out.confirm_ms = rtt;
     assert!(!e && created["ready"] == true, "{}: {created}", c.label);
     let ws = created["workspace"].as_str().unwrap().to_string();
     let dir = if Path::new(&ws).is_absolute() {
@@ -309,9 +319,8 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
         if let Some(a) = answer.take() {
             args["user_response"] = json!(a);
         }
-        let t = Instant::now();
-        let (action, e) = s.call("pipeline_next_action", args);
-        out.next_ms.push(ms(t));
+        let (action, e, rtt) = s.call("pipeline_next_action", args);
+        out.next_ms.push(rtt);
         assert!(!e, "{} pipeline_next_action: {action}", c.label);
         let kind = action["type"].as_str().unwrap_or("").to_string();
         match kind.as_str() {
@@ -326,7 +335,18 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
                     .find(|p| options.contains(p))
                     .or(options.first().copied())
                     .unwrap_or("approve");
-                answer = Some(pick.to_string());
+                match c.kind {
+                    // baton takes a checkpoint's answer from the person
+                    // only (docs/pipeline.md): the bench answers as one,
+                    // with `baton answer` at a terminal. The person's time
+                    // is not the server's: it is left out of the walk.
+                    Kind::Baton => {
+                        let t = Instant::now();
+                        answer_at_terminal(&c.bin, repo, &ws, pick);
+                        person_ms += ms(t);
+                    }
+                    Kind::Go => answer = Some(pick.to_string()),
+                }
                 continue;
             }
             "spawn_agent" => {
@@ -363,15 +383,32 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
         if kind == "exec" && c.kind == Kind::Baton {
             report["exit_code"] = json!(0);
         }
-        let t = Instant::now();
-        let (r, e) = s.call("pipeline_report_result", report);
-        out.report_ms.push(ms(t));
+        let (r, e, rtt) = s.call("pipeline_report_result", report);
+        out.report_ms.push(rtt);
         assert!(!e, "{} pipeline_report_result after {kind}: {r}", c.label);
     }
-    out.walk_ms = ms(walk);
+    out.walk_ms = ms(walk) - person_ms;
     out.rss_walk_kib = s.kib("VmHWM:");
     s.stop();
     out
+}
+
+/// A person answers the run's question with `pick` by `baton answer`, its
+/// input a terminal (`script` gives it one).
+fn answer_at_terminal(bin: &Path, repo: &Path, ws: &str, pick: &str) {
+    let command = format!("'{}' answer '{ws}' '{pick}'", bin.display());
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(repo)
+        .stdin(Stdio::null())
+        .output()
+        .expect("script (util-linux) runs `baton answer` at a terminal");
+    assert!(
+        out.status.success(),
+        "baton answer {ws} {pick}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn ms(t: Instant) -> f64 {

@@ -229,12 +229,27 @@ Examples:
         #[arg(long, default_value = "127.0.0.1")]
         bind: std::net::IpAddr,
     },
+    /// Team mode (one PostgreSQL for every machine of a team): this machine, the database, what waits to be sent (docs/team.md).
+    Team {
+        #[command(subcommand)]
+        command: TeamCommand,
+    },
     /// How runs went: time per phase, review loops, per workflow.
     Stats {
         /// Only runs of this workflow (e.g. forge, issue).
         #[arg(long)]
         workflow: Option<String>,
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TeamCommand {
+    /// This working copy's identity, the database (password hidden), whether it answers, the schema, writes waiting, how events arrive.
+    Status {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -422,6 +437,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     .map_err(|e| anyhow::anyhow!(e.message))?,
             );
             let notifier = baton_notify::start_for_services(std::sync::Arc::clone(&svc));
+            // Team mode (off: nothing): answers given on other machines for
+            // this machine's runs, other machines' history and events.
+            baton_usecases::team::start_background(&svc);
             let opts = crate::driver::RunOptions {
                 text,
                 effort,
@@ -452,6 +470,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Answer { workspace, answer } => {
             let config = Config::load(&overrides)?;
             crate::answer_cmd::run(config, &workspace, &answer)
+        }
+        Command::Team {
+            command: TeamCommand::Status { json },
+        } => {
+            let config = Config::load(&overrides)?;
+            crate::team_cmd::status(config, json)
         }
         Command::Stats { workflow, json } => {
             let config = Config::load(&overrides)?;

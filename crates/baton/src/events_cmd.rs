@@ -48,6 +48,13 @@ pub fn line(r: &EventRecord) -> String {
 
 /// Runs the command.
 pub fn run(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
+    // Team mode: the team's log (every machine's runs), from the database.
+    if config.team.enabled() {
+        match team(config, opts) {
+            Ok(code) => return Ok(code),
+            Err(e) => eprintln!("baton: showing this machine's events only: {e}"),
+        }
+    }
     let only = match &opts.run {
         Some(r) => {
             let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
@@ -94,5 +101,48 @@ pub fn run(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
     .context("following the event log")?;
     // Until interrupted (Ctrl-C ends the process) or the output closes.
     let _ = done_rx.recv();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The team's events (team mode): the last ones, then with `--follow`
+/// every new one as it arrives, each with the machine its run runs on.
+fn team(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
+    use baton_usecases::team::{self, TeamEventView};
+    let svc = baton_usecases::Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
+    let fail = |e: baton_usecases::Error| anyhow::anyhow!("{}", e.message);
+    // The log's position first, then the last events up to it: an event
+    // written between the two reads is left to the follow below (read
+    // the other way round it would be in neither).
+    let Some(position) = team::log_position(&svc).map_err(fail)? else {
+        anyhow::bail!("team mode is off");
+    };
+    let Some(mut recent) = team::last_events(&svc, opts.last, opts.run.as_deref()).map_err(fail)?
+    else {
+        anyhow::bail!("team mode is off");
+    };
+    recent.retain(|e| e.position() <= position);
+    let json = opts.json;
+    let print = move |views: &[TeamEventView]| -> bool {
+        let mut out = std::io::stdout().lock();
+        for v in views {
+            let text = if json {
+                serde_json::to_string(v).unwrap_or_default()
+            } else {
+                let mut record = v.record.clone();
+                record.workspace = v.run.clone();
+                format!("{}  {}", line(&record), v.machine.name)
+            };
+            if writeln!(out, "{text}").is_err() {
+                return false;
+            }
+        }
+        out.flush().is_ok()
+    };
+    let after = position;
+    if !print(&recent) || !opts.follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Until interrupted (Ctrl-C ends the process) or the output closes.
+    team::follow_events(&svc, after, opts.run.as_deref(), print).map_err(fail)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use baton_config::Config;
 use baton_usecases::Services;
-use baton_usecases::show::{ListArgs, WorkspaceRow, workspace_list};
+use baton_usecases::show::{WorkspaceRow, list_runs};
 
 /// The narrowest the workspace column is made.
 const MIN_WORKSPACE: usize = 24;
@@ -37,8 +37,16 @@ pub fn status_words(status: &str) -> String {
 }
 
 /// The table for `rows`, fitted to `columns` characters when given.
+#[cfg(test)]
 pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
-    let headers = [
+    table_where(rows, &[], columns)
+}
+
+/// [`table`] with a MACHINE column (team mode: where each run runs) when
+/// `machines` names one per row.
+pub fn table_where(rows: &[WorkspaceRow], machines: &[String], columns: Option<usize>) -> String {
+    let with_machine = !machines.is_empty() && machines.len() == rows.len();
+    let mut headers = vec![
         "WORKSPACE",
         "WORKFLOW",
         "PHASE",
@@ -46,10 +54,15 @@ pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
         "PROGRESS",
         "UPDATED",
     ];
-    let cells: Vec<[String; 6]> = rows
+    if with_machine {
+        headers.push("MACHINE");
+    }
+    let n = headers.len();
+    let cells: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| {
-            [
+        .enumerate()
+        .map(|(i, r)| {
+            let mut c = vec![
                 r.workspace.clone(),
                 r.workflow.clone(),
                 r.current_phase.clone(),
@@ -59,10 +72,14 @@ pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
                     .get(..16)
                     .unwrap_or(&r.last_updated)
                     .replace('T', " "),
-            ]
+            ];
+            if with_machine {
+                c.push(machines[i].clone());
+            }
+            c
         })
         .collect();
-    let mut widths: Vec<usize> = (0..6)
+    let mut widths: Vec<usize> = (0..n)
         .map(|i| {
             cells
                 .iter()
@@ -73,7 +90,7 @@ pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
         })
         .collect();
     if let Some(cols) = columns {
-        let others: usize = widths[1..].iter().sum::<usize>() + 2 * 5;
+        let others: usize = widths[1..].iter().sum::<usize>() + 2 * (n - 1);
         if others + widths[0] > cols {
             widths[0] = cols
                 .saturating_sub(others)
@@ -82,7 +99,7 @@ pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
         }
     }
     let mut out = String::new();
-    let mut push = |values: [&str; 6]| {
+    let mut push = |values: &[&str]| {
         let mut line = String::new();
         for (i, v) in values.iter().enumerate() {
             let v = if i == 0 {
@@ -100,9 +117,10 @@ pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     };
-    push(headers);
+    push(&headers);
     for c in &cells {
-        push([&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]]);
+        let refs: Vec<&str> = c.iter().map(String::as_str).collect();
+        push(&refs);
     }
     out
 }
@@ -116,8 +134,9 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
             config.repo_root.display()
         );
     }
-    if !config.specs_root.is_dir() {
-        // No work yet is a normal answer, not an error.
+    if !config.specs_root.is_dir() && !config.team.enabled() {
+        // No work yet is a normal answer, not an error (in team mode the
+        // other machines may have some).
         if json {
             println!(
                 "{}",
@@ -134,15 +153,19 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // Read-only: no event log is opened. In team mode the use case adds
+    // the other machines' runs from the team database.
     let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
-    let list = workspace_list(&svc, ListArgs::default())
-        .map_err(|e| anyhow::anyhow!("{} ({})", e.message, e.code.as_str()))?;
-    let rows = list.workspaces;
+    let list =
+        list_runs(&svc).map_err(|e| anyhow::anyhow!("{} ({})", e.message, e.code.as_str()))?;
     let problems: Vec<(String, String)> = list
         .unreadable
-        .into_iter()
-        .map(|u| (u.workspace, u.message))
+        .iter()
+        .map(|u| (u.workspace.clone(), u.message.clone()))
         .collect();
+    if let Some(p) = &list.team_problem {
+        eprintln!("baton: other machines' runs are not listed: {p}");
+    }
     // Ended runs whose folder left with their branch: still listed, from
     // the run history (which stays across checkouts).
     let elsewhere = baton_usecases::elsewhere::runs_elsewhere(&svc);
@@ -150,12 +173,12 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
-                "workspaces": rows,
+                "workspaces": list.workspaces,
                 "elsewhere": elsewhere,
                 "unreadable": problems.iter().map(|(w, e)| serde_json::json!({"workspace": w, "error": e})).collect::<Vec<_>>(),
             }))?
         );
-    } else if rows.is_empty() && problems.is_empty() && elsewhere.is_empty() {
+    } else if list.workspaces.is_empty() && problems.is_empty() && elsewhere.is_empty() {
         println!(
             "No runs yet in {}. Start one with `baton run \"what to do\" --agent claude`, \
              your agent's /baton-pipeline, or see one with `baton demo`.",
@@ -166,7 +189,13 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
             .ok()
             .and_then(|c| c.trim().parse::<usize>().ok())
             .filter(|c| *c >= 40);
-        print!("{}", table(&rows, columns));
+        let machines: Vec<String> = list
+            .workspaces
+            .iter()
+            .filter_map(|r| r.machine.as_ref().map(|m| m.name.clone()))
+            .collect();
+        let rows: Vec<WorkspaceRow> = list.workspaces.into_iter().map(|r| r.row).collect();
+        print!("{}", table_where(&rows, &machines, columns));
         for (w, e) in &problems {
             println!("{w}  unreadable: {e}");
         }

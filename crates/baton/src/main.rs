@@ -18,6 +18,7 @@ mod ls_cmd;
 mod manuals_cmd;
 mod scripted;
 mod show_cmd;
+mod team_cmd;
 mod text_table;
 mod workflow_cmd;
 
@@ -26,8 +27,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// The diagnostics shown without `BATON_LOG`: warnings, except rmcp's note
-/// on every error response it sends (baton logs what matters itself).
-const DEFAULT_LOG: &str = "warn,rmcp::service=error";
+/// on every error response it sends and sqlx's notes on each dropped
+/// connection in team mode (baton logs what matters itself: team mode says
+/// once that the database is away, and again when it is back).
+const DEFAULT_LOG: &str = "warn,rmcp::service=error,sqlx=error";
 
 fn main() -> ExitCode {
     limit_malloc_arenas();

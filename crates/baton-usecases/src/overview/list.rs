@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -16,60 +15,10 @@ use crate::error::{Error, Result};
 use crate::services::Services;
 use crate::validate::check_text;
 
+use super::row::{RunFilter, RunSummary};
+
 /// The most runs one page holds.
 pub const MAX_PAGE: usize = 200;
-
-/// Which runs a page lists.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunFilter {
-    /// Every run.
-    #[default]
-    All,
-    /// Runs that have not ended.
-    Active,
-    /// Runs waiting for a person.
-    Waiting,
-    /// Runs whose current phase failed.
-    Failed,
-    /// Completed runs.
-    Completed,
-    /// Abandoned runs.
-    Abandoned,
-}
-
-impl RunFilter {
-    /// Parses a filter name (`all`, `active`, `waiting`, `failed`,
-    /// `completed`, `abandoned`).
-    pub fn parse(text: &str) -> Result<RunFilter> {
-        Ok(match text {
-            "" | "all" => RunFilter::All,
-            "active" => RunFilter::Active,
-            "waiting" => RunFilter::Waiting,
-            "failed" => RunFilter::Failed,
-            "completed" => RunFilter::Completed,
-            "abandoned" => RunFilter::Abandoned,
-            other => {
-                return Err(
-                    Error::invalid("status", format!("unknown filter {other:?}")).with_details(
-                        serde_json::json!({"field": "status", "valid": ["all", "active", "waiting", "failed", "completed", "abandoned"]}),
-                    ),
-                );
-            }
-        })
-    }
-
-    fn keeps(self, run: &RunSummary) -> bool {
-        match self {
-            RunFilter::All => true,
-            RunFilter::Active => !matches!(run.status.as_str(), "completed" | "abandoned"),
-            RunFilter::Waiting => run.waiting,
-            RunFilter::Failed => run.status == "failed",
-            RunFilter::Completed => run.status == "completed",
-            RunFilter::Abandoned => run.status == "abandoned",
-        }
-    }
-}
 
 /// What page of runs to list.
 #[derive(Debug, Clone, Default)]
@@ -83,39 +32,6 @@ pub struct PageArgs {
     /// Only runs whose folder, spec name, workflow or issue contains this
     /// text (case-insensitive).
     pub search: Option<String>,
-}
-
-/// One row of the run list.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RunSummary {
-    /// The folder name (`20260401-fix-auth`): the run's id in links.
-    pub id: String,
-    /// The workspace as shown everywhere else (`.specs/20260401-fix-auth`).
-    pub workspace: String,
-    /// Workflow id.
-    pub workflow: String,
-    /// Spec name.
-    pub spec_name: String,
-    /// The issue, for issue runs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub issue_number: Option<String>,
-    /// The current phase.
-    pub current_phase: String,
-    /// Its label.
-    pub current_phase_label: String,
-    /// Its status.
-    pub status: String,
-    /// Whether the run waits for a person.
-    pub waiting: bool,
-    /// Phases done (completed or skipped).
-    pub done: usize,
-    /// All phases of the workflow.
-    pub total: usize,
-    /// When the run was created.
-    pub created: DateTime<Utc>,
-    /// The last state change.
-    pub last_updated: DateTime<Utc>,
 }
 
 /// Counts per filter, over every run (not only the page).
@@ -161,11 +77,17 @@ pub struct RunPage {
     pub counts: RunCounts,
     /// Runs whose state cannot be read.
     pub unreadable: Vec<UnreadableRun>,
+    /// Team mode: the team database could not answer, so the page holds
+    /// this machine's runs only; why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_problem: Option<String>,
     /// Ended runs whose files are on another branch (from the run history).
     pub elsewhere: Vec<crate::elsewhere::ElsewhereRun>,
 }
 
-/// Lists the runs of the repository, newest first, a page at a time.
+/// Lists the runs of the repository, newest first, a page at a time (in
+/// team mode, every machine's runs: this machine's from its files, the
+/// others' from the team database).
 pub fn run_page(svc: &Services, args: PageArgs) -> Result<RunPage> {
     run_page_with(svc, &RunIndex::default(), args)
 }
@@ -267,7 +189,7 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
             }
         }
     }
-    let matching: Vec<RunSummary> = runs
+    let mut matching: Vec<RunSummary> = runs
         .into_iter()
         .filter(|r| args.filter.keeps(r))
         .filter(|r| {
@@ -283,7 +205,31 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
             })
         })
         .collect();
-    let total = matching.len();
+    let mut total = matching.len();
+    // Team mode: the other machines' runs that can reach this page.
+    let mut team_problem = None;
+    match crate::team::other_runs_page(svc, args.filter, search.as_deref(), args.offset + limit) {
+        Ok(Some(page)) => {
+            total += page.matching;
+            for (n, c) in [
+                &mut counts.all,
+                &mut counts.active,
+                &mut counts.waiting,
+                &mut counts.failed,
+                &mut counts.completed,
+                &mut counts.abandoned,
+            ]
+            .into_iter()
+            .zip(page.counts)
+            {
+                *n += c;
+            }
+            matching.extend(page.runs);
+            matching.sort_by(|a, b| b.created.cmp(&a.created).then(b.id.cmp(&a.id)));
+        }
+        Ok(None) => {}
+        Err(e) => team_problem = Some(e.message),
+    }
     Ok(RunPage {
         total,
         offset: args.offset,
@@ -291,6 +237,7 @@ pub fn run_page_with(svc: &Services, index: &RunIndex, args: PageArgs) -> Result
         runs: matching.into_iter().skip(args.offset).take(limit).collect(),
         counts,
         unreadable,
+        team_problem,
         elsewhere: crate::elsewhere::runs_elsewhere(svc),
     })
 }
@@ -323,6 +270,7 @@ pub fn summary(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> Run
         total,
         created: state.timestamps.created,
         last_updated: state.timestamps.last_updated,
+        machine: crate::team::this_machine(svc),
     }
 }
 

@@ -8,20 +8,23 @@
 //! typed values for their medium.
 //!
 //! * [`list`] — the paginated list of runs.
+//! * [`row`] — one row of it, and the filters over rows.
 //! * [`run`] — one run's phases, timeline and question.
 //! * [`tasks`] — its tasks.
 //! * [`artifacts`] — its artifacts and their text.
 
 pub mod artifacts;
 pub mod list;
+pub mod row;
 pub mod run;
 pub mod tasks;
 
 pub use artifacts::{ArtifactRef, ArtifactText, MAX_ARTIFACT_BYTES, artifact};
 pub use list::{
-    MAX_PAGE, PageArgs, RunCounts, RunFilter, RunIndex, RunPage, RunSummary, UnreadableRun,
-    run_page, run_page_with, summary,
+    MAX_PAGE, PageArgs, RunCounts, RunIndex, RunPage, UnreadableRun, run_page, run_page_with,
+    summary,
 };
+pub use row::{RunFilter, RunSummary};
 pub use run::{
     Integrity, PhaseEdge, PhaseNode, PhaseState, QuestionView, RunActions, RunOverview, RunTotals,
     TimelineEntry, integrity, run_overview,

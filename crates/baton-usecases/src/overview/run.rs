@@ -11,12 +11,13 @@ use serde::Serialize;
 use baton_state::{HistoryAction, PhaseStatus, WorkspaceRef, WorkspaceState};
 use baton_workflow::{PerTask, PhaseKind, WorkflowDefinition};
 
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::services::Services;
 use crate::validate::check_text;
 
 use super::artifacts::{ArtifactRef, list_artifacts};
-use super::list::{RunSummary, summary};
+use super::list::summary;
+use super::row::RunSummary;
 use super::tasks::{TaskView, task_views};
 
 /// Where a phase stands in a run.
@@ -214,6 +215,13 @@ pub struct Integrity {
 
 /// The integrity of `state`'s run (in `ws`).
 pub fn integrity(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> Integrity {
+    integrity_of(svc, Some(ws), state)
+}
+
+/// The integrity of a run whose files are here (`Some(ws)`: its
+/// `state.json`'s tag is checked too) or on another machine of the team
+/// (`None`: the tag is checked there, by the baton that wrote it).
+fn integrity_of(svc: &Services, ws: Option<&WorkspaceRef>, state: &WorkspaceState) -> Integrity {
     let def = svc.run_definition(state).ok();
     let mut tampering = crate::tamper::report(def.as_deref(), state);
     let definition = crate::pinning::definition_view(svc, state);
@@ -222,7 +230,9 @@ pub fn integrity(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> I
         .map(crate::pinning::definition_notes)
         .unwrap_or_default();
     // An ended run's file is as committed (perhaps by someone else's baton).
-    if !state.current_phase_status.is_terminal() {
+    if let Some(ws) = ws
+        && !state.current_phase_status.is_terminal()
+    {
         use crate::integrity::Check;
         match crate::integrity::check(svc.signer(), ws) {
             Check::Changed => tampering.push(
@@ -249,10 +259,13 @@ pub fn integrity(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> I
 /// an absolute path.
 pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
     check_text("workspace", workspace, 1024)?;
+    // Team mode: a run of another machine, from the team database.
+    if let Some(remote) = crate::team::remote_for(svc, workspace)? {
+        return remote_overview(svc, remote);
+    }
     let ws = svc.store.resolve(workspace)?;
     let state = svc.store.load(&ws)?;
     let definition = svc.run_definition(&state)?;
-    let now = Utc::now();
     let summary = summary(svc, &ws, &state);
     let ended = state.current_phase_status.is_terminal();
     // The question, peeked read-only; a run that cannot be planned has none.
@@ -262,30 +275,9 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         crate::pipeline::answer::pending_question(svc, &ws.display)
             .ok()
             .flatten()
-            .map(|q| QuestionView {
-                kind: if q.options.iter().any(|o| o == "done") {
-                    "human_gate".into()
-                } else {
-                    "checkpoint".into()
-                },
-                takes_text: q.options.iter().any(|o| o == "revise"),
-                phase: q.phase,
-                name: q.name,
-                text: q.present_to_user,
-                options: q.options,
-                answered_by: q.answered_by,
-                how_to_answer: q.how_to_answer,
-            })
+            .map(question_view)
     };
-    let phases = phase_nodes(&state, &definition, now);
-    let tasks = task_views(&state, &definition);
     let artifacts = list_artifacts(&ws.dir, &definition);
-    let timeline = timeline(&state);
-    let totals = RunTotals {
-        tokens: state.phase_log.iter().map(|e| e.tokens).sum(),
-        reported_ms: state.phase_log.iter().map(|e| e.duration_ms).sum(),
-        elapsed_ms: millis(state.timestamps.last_updated - state.timestamps.created),
-    };
     let next_step = crate::guidance::next_for_person(
         svc,
         &ws,
@@ -295,13 +287,99 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
             options: &q.options,
         }),
     );
-    Ok(RunOverview {
+    Ok(assemble(
+        svc,
+        Some(&ws),
+        summary,
+        &state,
+        &definition,
+        question,
+        artifacts,
+        next_step,
+    ))
+}
+
+/// A run of another machine at a glance: the same view, from the state
+/// its machine last wrote to the team database (its files stay there, so
+/// no artifacts are listed).
+fn remote_overview(svc: &Services, remote: crate::team::RemoteRun) -> Result<RunOverview> {
+    let Some(state) = remote.state.clone() else {
+        return Err(Error::new(
+            ErrorCode::CorruptState,
+            format!(
+                "the team database's copy of {} (on {}) cannot be read by this baton",
+                remote.id, remote.run.machine.name
+            ),
+        ));
+    };
+    let definition = svc.run_definition(&state)?;
+    let summary = crate::team::remote_summary(svc, &remote);
+    let question = remote.question().map(question_view);
+    let next_step =
+        crate::team::remote_next_step(&remote, question.as_ref().map(|q| &q.options[..]));
+    Ok(assemble(
+        svc,
+        None,
+        summary,
+        &state,
+        &definition,
+        question,
+        Vec::new(),
+        next_step,
+    ))
+}
+
+fn question_view(q: crate::pipeline::action::Question) -> QuestionView {
+    QuestionView {
+        kind: if q.options.iter().any(|o| o == "done") {
+            "human_gate".into()
+        } else {
+            "checkpoint".into()
+        },
+        takes_text: q.options.iter().any(|o| o == "revise"),
+        phase: q.phase,
+        name: q.name,
+        text: q.present_to_user,
+        options: q.options,
+        answered_by: q.answered_by,
+        how_to_answer: q.how_to_answer,
+    }
+}
+
+/// One run's view from its summary, state, definition, question,
+/// artifacts and next step (this machine's run, in `ws`, or another's).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one view's parts, each computed differently for a local and a remote run"
+)]
+fn assemble(
+    svc: &Services,
+    ws: Option<&WorkspaceRef>,
+    summary: RunSummary,
+    state: &WorkspaceState,
+    definition: &WorkflowDefinition,
+    question: Option<QuestionView>,
+    artifacts: Vec<ArtifactRef>,
+    next_step: String,
+) -> RunOverview {
+    let now = Utc::now();
+    let ended = state.current_phase_status.is_terminal();
+    let integrity = integrity_of(svc, ws, state);
+    let phases = phase_nodes(state, definition, now);
+    let tasks = task_views(state, definition);
+    let timeline = timeline(state);
+    let totals = RunTotals {
+        tokens: state.phase_log.iter().map(|e| e.tokens).sum(),
+        reported_ms: state.phase_log.iter().map(|e| e.duration_ms).sum(),
+        elapsed_ms: millis(state.timestamps.last_updated - state.timestamps.created),
+    };
+    RunOverview {
         workflow_label: definition.label.clone(),
         effort: state.effort.map(|e| format!("{e:?}")),
         flow_template: state.flow_template.map(|t| t.as_str().to_string()),
         branch: state.branch.clone(),
         phase_started: state.timestamps.phase_started,
-        edges: phase_edges(&definition),
+        edges: phase_edges(definition),
         phases,
         tasks,
         actions: RunActions {
@@ -315,9 +393,9 @@ pub fn run_overview(svc: &Services, workspace: &str) -> Result<RunOverview> {
         timeline,
         totals,
         next_step,
-        integrity: integrity(svc, &ws, &state),
+        integrity,
         summary,
-    })
+    }
 }
 
 fn millis(d: chrono::TimeDelta) -> u64 {

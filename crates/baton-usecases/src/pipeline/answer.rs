@@ -6,8 +6,6 @@
 //! answer and in the history.
 
 use chrono::Utc;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use baton_engine::plan::Plan;
@@ -15,6 +13,7 @@ use baton_state::{Actor, Lifecycle, PhaseStatus, WorkspaceState};
 use baton_workflow::WorkflowDefinition;
 
 use super::action::Question as AskAction;
+pub use super::answer_reply::{AnswerArgs, AnswerReply};
 use super::reply::question_action;
 use super::step::answers::{
     Run, check_may_answer, not_an_option, option_matches, parse_answer, resolve,
@@ -27,36 +26,6 @@ use crate::files::DiskFiles;
 use crate::services::Services;
 use crate::validate::check_text;
 
-/// Arguments of an answer given through a person's channel.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AnswerArgs {
-    /// The workspace whose question is answered.
-    pub workspace: String,
-    /// One of the question's options; `revise: <text>` carries the text to
-    /// the agent that revises.
-    pub answer: String,
-}
-
-/// What an answer did.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct AnswerReply {
-    /// The workspace.
-    pub workspace: String,
-    /// The question answered.
-    pub question: String,
-    /// The option taken.
-    pub answer: String,
-    /// Who answered, e.g. `person:terminal`.
-    pub by: String,
-    /// The phase the run is at now.
-    pub current_phase: String,
-    /// Its status.
-    pub current_phase_status: String,
-    /// What happens next.
-    pub next_step: String,
-}
-
 /// Answers the question a run waits at, as `by` (a person through the
 /// terminal, the dashboard or elicitation; or the agent where the workflow
 /// lets it). Refused when nothing waits for an answer, when the answer is
@@ -64,6 +33,10 @@ pub struct AnswerReply {
 pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<AnswerReply> {
     check_text("workspace", &args.workspace, 1024)?;
     check_text("answer", &args.answer, 16 * 1024)?;
+    // Team mode: a run of another machine is answered there, under its lock.
+    if let Some(remote) = crate::team::remote_for(svc, &args.workspace)? {
+        return crate::team::answer_remote(svc, &remote, &args.answer, &by);
+    }
     let ws = svc.store.resolve(&args.workspace)?;
     let files = DiskFiles::new(&ws.dir);
     let now = Utc::now();
@@ -183,6 +156,10 @@ fn start_reported_work(
 /// any — read-only: nothing is written and no event is published.
 pub fn pending_question(svc: &Services, workspace: &str) -> Result<Option<AskAction>> {
     check_text("workspace", workspace, 1024)?;
+    // Team mode: another machine's run waits at what its machine wrote.
+    if let Some(remote) = crate::team::remote_for(svc, workspace)? {
+        return Ok(remote.question());
+    }
     let ws = svc.store.resolve(workspace)?;
     let files = DiskFiles::new(&ws.dir);
     let mut state = svc.store.load(&ws)?;

@@ -4,7 +4,7 @@
 //! * [`init`] — `pipeline_init` and `pipeline_init_with_context`.
 //! * [`next`] — `pipeline_next_action`: the loop's call.
 //! * [`answer`] — answering the question a run waits at (any channel), and
-//!   reading it.
+//!   reading it; [`answer_reply`] — what an answer takes and gives back.
 //! * [`report`] — `pipeline_report_result`.
 //! * [`action`] — the typed actions the loop hands out.
 //! * [`usage`] — what each agent's client reported (`previous_usage`).
@@ -14,6 +14,7 @@
 
 pub mod action;
 pub mod answer;
+pub mod answer_reply;
 pub mod init;
 pub mod manual_refs;
 pub mod next;

@@ -23,10 +23,25 @@ pub struct Server {
 impl Server {
     /// Spawns `baton serve` in `repo` with extra environment variables.
     pub fn spawn(repo: &std::path::Path, env: &[(&str, &str)]) -> Server {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_baton"));
         // The manual tools are a profile of their own (the default is the
         // pipeline's).
-        cmd.args(["serve", "--tools", "manuals"]).current_dir(repo);
+        Server::spawn_bin(
+            std::path::Path::new(env!("CARGO_BIN_EXE_baton")),
+            repo,
+            &["--tools", "manuals"],
+            env,
+        )
+    }
+
+    /// Spawns `bin serve ARGS…` in `repo` with extra environment variables.
+    pub fn spawn_bin(
+        bin: &std::path::Path,
+        repo: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
+        let mut cmd = Command::new(bin);
+        cmd.arg("serve").args(args).current_dir(repo);
         cmd.env_remove("BATON_TOOLS");
         for (k, v) in env {
             cmd.env(k, v);

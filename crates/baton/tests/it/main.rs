@@ -41,4 +41,5 @@ mod run_agents;
 mod run_clients;
 mod run_demo;
 mod structure;
+mod team;
 mod test_command;

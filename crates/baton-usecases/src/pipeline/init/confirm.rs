@@ -293,7 +293,7 @@ fn create(
     context: &Map<String, Value>,
 ) -> Result<InitWithContextReply> {
     // The confirmation call: create the workspace. What the repository
-    // holds before the run is read from now on, on its own thread.
+    // holds is read on a thread of its own once the run exists (`attach`).
     let baseline = crate::git::start_baseline(&svc.config.repo_root);
     let effort = effort_of(&confirmation.effort)?;
     let given = svc.store.resolve(&args.workspace)?;
@@ -383,7 +383,6 @@ fn create(
         .write_file(&ws, "request.md", request.as_bytes())
         .map_err(Error::from)?;
     svc.store.create(&ws, &state)?;
-    baseline.attach(&ws);
     svc.after_write(
         &ws,
         &state,
@@ -394,6 +393,8 @@ fn create(
             None,
         )],
     );
+    // Read once nothing of the call holds a lock, before its reply.
+    baseline.attach(&ws);
     Ok(reply)
 }
 

@@ -314,6 +314,9 @@ pub(crate) fn internal_step(
                     format!("{phase} asked for the repository's status twice"),
                 ));
             }
+            // The baseline the commit leaves out is in the state first
+            // (read off the confirmation's reply path; `crate::git`).
+            crate::git::settle_baseline_now(ctx.repo_root, ctx.ws, state);
             ctx.read_repo(&phase)?;
         }
         Plan::RegisterTasks { .. } => {
