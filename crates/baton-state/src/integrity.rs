@@ -53,6 +53,24 @@ pub fn split(text: &str) -> (String, Option<String>) {
     (original, Some(rest[..end].to_string()))
 }
 
+impl crate::StateStore {
+    /// Tags every state this store writes with `signer`'s tag, so a change
+    /// made outside baton shows.
+    pub fn with_signer(mut self, signer: std::sync::Arc<dyn StateSigner>) -> crate::StateStore {
+        self.signer = Some(signer);
+        self
+    }
+
+    /// The bytes written for `state`: its JSON, tagged when a signer can sign.
+    pub(crate) fn render(&self, state: &crate::WorkspaceState) -> Vec<u8> {
+        let text = state.to_json();
+        match self.signer.as_ref().and_then(|s| s.sign(&text)) {
+            Some(tag) => append(&text, &tag).into_bytes(),
+            None => text.into_bytes(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,11 +12,13 @@
 //!   the last moments, and puts torn files back after a restart.
 //! * [`durable`] — the durability modes and the syncer thread that syncs
 //!   journals off the reply's path.
+//! * [`actor`] — who acted on a run, and through which channel.
 //! * [`integrity`] — the tag on every `state.json` baton writes, so a
 //!   change made outside baton shows.
 
 #![warn(missing_docs)]
 
+pub mod actor;
 pub mod compact;
 pub mod durable;
 pub mod fs;

@@ -208,8 +208,8 @@ pub struct StateStore {
     durability: Durability,
     lock_timeout: std::time::Duration,
     before_change: Option<BeforeChange>,
-    /// Tags every state written (crate::integrity).
-    signer: Option<std::sync::Arc<dyn crate::integrity::StateSigner>>,
+    /// Tags every state written (`with_signer`, crate::integrity).
+    pub(crate) signer: Option<std::sync::Arc<dyn crate::integrity::StateSigner>>,
     /// The states read lately, with their bytes (crate::parsed).
     parsed: crate::parsed::ParsedStates,
 }
@@ -248,25 +248,6 @@ impl StateStore {
     pub fn with_before_change(mut self, hook: BeforeChange) -> StateStore {
         self.before_change = Some(hook);
         self
-    }
-
-    /// Tags every state this store writes with `signer`'s tag
-    /// ([`crate::integrity`]), so a change made outside baton shows.
-    pub fn with_signer(
-        mut self,
-        signer: std::sync::Arc<dyn crate::integrity::StateSigner>,
-    ) -> StateStore {
-        self.signer = Some(signer);
-        self
-    }
-
-    /// The bytes written for `state`: its JSON, tagged when a signer can sign.
-    fn render(&self, state: &WorkspaceState) -> Vec<u8> {
-        let text = state.to_json();
-        match self.signer.as_ref().and_then(|s| s.sign(&text)) {
-            Some(tag) => crate::integrity::append(&text, &tag).into_bytes(),
-            None => text.into_bytes(),
-        }
     }
 
     /// How long a call waits for a workspace lock another call holds

@@ -210,19 +210,24 @@ pub fn report(def: Option<&WorkflowDefinition>, state: &WorkspaceState) -> Vec<S
     out
 }
 
-/// A state changed outside baton grants nothing: a `--auto` grant it
-/// carries is withdrawn (recorded), so a forged grant never answers a
-/// person's question. Returns the note recorded, if there was a grant.
-pub fn withdraw_grants(state: &mut WorkspaceState, now: DateTime<Utc>) -> Option<TamperNote> {
-    let grant = state.auto_granted_by.take()?;
+/// A state changed outside baton (its integrity tag no longer matches,
+/// [`crate::integrity`]) is recorded before baton writes over it — the
+/// next write's tag would otherwise hide the change — and grants nothing:
+/// a `--auto` grant it carries is withdrawn, so a forged grant never
+/// answers a person's question. Returns the note recorded.
+pub fn record_changed_outside(state: &mut WorkspaceState, now: DateTime<Utc>) -> TamperNote {
+    let message = match state.auto_granted_by.take() {
+        Some(grant) => format!(
+            "state.json was changed outside baton since baton last wrote it (its integrity tag no longer matched), so its --auto grant ({}) was withdrawn: a person answers this run's questions",
+            grant.label()
+        ),
+        None => "state.json was changed outside baton since baton last wrote it (its integrity tag no longer matched); baton went on from the file as it found it".to_string(),
+    };
     let note = TamperNote {
         at: now,
         phase: state.current_phase.clone(),
-        message: format!(
-            "state.json was changed outside baton, so its --auto grant ({}) was withdrawn: a person answers this run's questions",
-            grant.label()
-        ),
+        message,
     };
     state.tampering.push(note.clone());
-    Some(note)
+    note
 }

@@ -82,7 +82,7 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
         // A person's question the state skipped is the one answered now.
         crate::tamper::reopen_skipped(&def, state, now);
         if untrusted {
-            crate::tamper::withdraw_grants(state, now);
+            crate::tamper::record_changed_outside(state, now);
         }
         // Reach the question: steps that need no agent (a resting skip,
         // tasks to register, a finished phase) are taken first.

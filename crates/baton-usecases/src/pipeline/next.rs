@@ -116,9 +116,20 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
     // nothing changes.
     let current = svc.store.load(&ws)?;
     if let Some(id) = &reported_id
-        && let Some(reply) = repeated_reply(&current, id)
+        && let Some(mut reply) = repeated_reply(&current, id)
     {
         svc.store.repair(&ws)?;
+        // Never dropped silently: an answer sent with a repeat is not applied.
+        if args.user_response.is_some() {
+            let note = format!(
+                "user_response was not applied: the report of action {id} was applied already and this is its reply again; to answer, call pipeline_next_action with user_response and without previous_action_id"
+            );
+            reply.warning = if reply.warning.is_empty() {
+                note
+            } else {
+                format!("{}; {note}", reply.warning)
+            };
+        }
         return Ok(reply);
     }
     // A run that has ended changes no more: its `done` action, read-only
@@ -137,9 +148,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         // A person's question the state skipped (changed outside baton) is
         // asked again (crate::tamper).
         let reopened = crate::tamper::reopen_skipped(&def, state, now);
-        let withdrawn = untrusted
-            .then(|| crate::tamper::withdraw_grants(state, now))
-            .flatten();
+        let withdrawn = untrusted.then(|| crate::tamper::record_changed_outside(state, now));
         // A migrated run gets a safe baseline before anything is committed.
         crate::baseline::ensure(state, &ws, &svc.config.repo_root);
         let mut stepped = step(&ctx, state, &args.previous(), given)?;

@@ -173,12 +173,26 @@ async fn a_hand_edit_past_a_checkpoint_is_shown_as_tampering_and_the_checkpoint_
     )
     .await;
     crate::common::person_answer(repo.path(), &ws, "proceed");
-    // What happened stays visible after the repair.
+    // What happened stays visible after the repair, each finding once:
+    // the question passed without an answer, and the file's tag that no
+    // longer matched.
     let shown = show_json(&repo, &ws);
     assert_eq!(shown["integrity"]["tampered"], true);
+    let found = shown["integrity"]["tampering"].as_array().unwrap();
+    assert_eq!(found.len(), 2, "{}", shown["integrity"]);
     assert_eq!(
-        shown["integrity"]["tampering"].as_array().unwrap().len(),
+        found
+            .iter()
+            .filter(|f| f.as_str().unwrap().contains("integrity tag"))
+            .count(),
         1,
+        "{}",
+        shown["integrity"]
+    );
+    assert!(
+        found
+            .iter()
+            .any(|f| f.as_str().unwrap().contains("checkpoint-a")),
         "{}",
         shown["integrity"]
     );
@@ -359,6 +373,60 @@ async fn a_forged_auto_grant_in_state_json_answers_nothing_and_shows() {
             .contains("withdrawn"),
         "{}",
         shown["integrity"]
+    );
+    c.close().await;
+}
+
+/// A hand edit that passes no question (here: `skipPr` turned off and the
+/// effort changed) is recorded before baton writes over it, so the next
+/// write's fresh tag does not hide it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_outside_baton_stays_visible_after_baton_writes_again() {
+    let repo = crate::common::pipeline::git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = at_checkpoint(&c, &repo, "add login rate limiting").await;
+    let before = show_json(&repo, &ws);
+    assert_eq!(
+        before["integrity"]["tampered"], false,
+        "{}",
+        before["integrity"]
+    );
+    let path = repo.ws_dir(&ws).join("state.json");
+    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(state["skipPr"], true);
+    state["skipPr"] = json!(false);
+    std::fs::write(&path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    let shown = show_json(&repo, &ws);
+    assert_eq!(
+        shown["integrity"]["tampered"], true,
+        "{}",
+        shown["integrity"]
+    );
+    // baton steps the run (writing a freshly tagged state) …
+    let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(next["name"], "checkpoint-a", "{next}");
+    assert!(
+        next["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("changed outside baton")),
+        "{next}"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"integrity\": \"hmac-sha256:"), "re-tagged");
+    // … and the change is still shown, as a recorded note.
+    let after = show_json(&repo, &ws);
+    assert_eq!(
+        after["integrity"]["tampered"], true,
+        "{}",
+        after["integrity"]
+    );
+    let notes = repo.state(&ws)["tampering"].clone();
+    assert_eq!(notes.as_array().map(Vec::len), Some(1), "{notes}");
+    assert!(
+        notes[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("integrity tag")
     );
     c.close().await;
 }
