@@ -25,9 +25,11 @@ pub mod fs;
 pub mod integrity;
 pub mod journal;
 pub mod lifecycle;
+mod names;
 pub mod parsed;
 pub mod schema;
 pub mod store;
+mod store_error;
 pub mod task;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 
 use crate::durable::{Durability, Job};
 use crate::journal::Op;
+use crate::names::{normalize, truncate, validate_name};
 use crate::schema::{SchemaError, WorkspaceState};
+pub use crate::store_error::{StoreError, UpdateError};
 
 /// The state file name inside a workspace.
 pub const STATE_FILE: &str = "state.json";
@@ -51,88 +53,6 @@ pub const MAX_STATE_BYTES: u64 = 256 * 1024 * 1024;
 /// How long a call waits for a workspace lock held by someone else, unless
 /// configured otherwise (`BATON_LOCK_TIMEOUT_MS`).
 pub const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Errors of the store. Each maps to one stable tool error code.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The workspace argument is malformed (empty, too long, bad characters).
-    #[error("invalid workspace {input:?}: {reason}")]
-    InvalidWorkspace {
-        /// What was given.
-        input: String,
-        /// Why it was refused.
-        reason: String,
-    },
-    /// The workspace argument points outside the specs root.
-    #[error("workspace {input:?} is outside the specs root {root}")]
-    OutOfScope {
-        /// What was given.
-        input: String,
-        /// The specs root.
-        root: PathBuf,
-    },
-    /// No such workspace.
-    #[error(
-        "no workspace at {path} (no {STATE_FILE}); pass the workspace an earlier reply returned (`baton ls` lists them), or start one (pipeline_init, startIssueWorkflow, workflow_start)"
-    )]
-    NotFound {
-        /// The folder looked at.
-        path: PathBuf,
-    },
-    /// The workspace already has a state file.
-    #[error("workspace {path} already exists")]
-    AlreadyExists {
-        /// The folder.
-        path: PathBuf,
-    },
-    /// `state.json` does not parse.
-    #[error("corrupt state file {path}: {reason}")]
-    Corrupt {
-        /// The file.
-        path: PathBuf,
-        /// The parser's message.
-        reason: String,
-    },
-    /// Another call holds the workspace lock longer than the wait allowed.
-    #[error("{path} is busy: another call has held its lock for over {waited_ms} ms{}; try again in a moment", holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default())]
-    Busy {
-        /// The workspace folder.
-        path: PathBuf,
-        /// Who holds the lock, as the holder recorded it.
-        holder: Option<String>,
-        /// How long this call waited.
-        waited_ms: u64,
-    },
-    /// `state.json` was written by a newer baton.
-    #[error("unsupported state file {path}: {reason}")]
-    UnsupportedVersion {
-        /// The file.
-        path: PathBuf,
-        /// Details.
-        reason: String,
-    },
-    /// A file operation failed.
-    #[error("{op} {path}: {source}")]
-    Io {
-        /// What was attempted.
-        op: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-}
-
-/// The result of [`StateStore::update`] when the change itself was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum UpdateError<E> {
-    /// Loading or writing failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The change function refused; nothing was written.
-    #[error("{0}")]
-    Rejected(E),
-}
 
 /// How an update ends, besides writing the changed state.
 #[derive(Debug, Clone, PartialEq)]
@@ -926,57 +846,6 @@ impl StateStore {
             }
         })
     }
-}
-
-/// Folder names: ASCII letters, digits, `.`, `_`, `-`; starting with a letter or digit.
-fn validate_name(name: &str) -> Result<(), String> {
-    if name.len() > MAX_NAME_LEN {
-        return Err(format!("name longer than {MAX_NAME_LEN} characters"));
-    }
-    let bytes = name.as_bytes();
-    if !bytes.first().is_some_and(u8::is_ascii_alphanumeric) {
-        return Err("name must start with an ASCII letter or digit".into());
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
-    {
-        return Err(format!(
-            "name may contain only ASCII letters, digits, '.', '_' and '-' (found {bad:?})"
-        ));
-    }
-    Ok(())
-}
-
-/// Lexical normalisation: join onto `base` when relative, drop `.`, apply `..`.
-fn normalize(base: &Path, path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        base.join(path)
-    };
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// Writes `bytes` to `path` atomically: temp file in `dir`, fsync, rename,

@@ -582,6 +582,7 @@ mod tests {
             head: Some("abc".into()),
             dirty: vec!["before".into()],
             pending: false,
+            taken_late: false,
         };
         let filler = {
             let scan = Arc::clone(&scan);
