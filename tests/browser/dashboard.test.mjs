@@ -310,6 +310,10 @@ test('a failed agent shows as a failed run, with its exit status and how to resu
   assert.match(error, /upload service down/);
   const next = await page.locator('.next-step').textContent();
   assert.ok(next.includes(`baton run .specs/${id} --agent 'echo upload service down >&2; exit 3'`), next);
+  // Skipped phases are not counted as done: it failed at its first phase.
+  const facts = await page.locator('.facts div').allTextContents();
+  const progress = facts.find((f) => f.startsWith('progress')) || '';
+  assert.match(progress, /^progress0 of \d+ phases done \(\d+ skipped\)$/, facts.join(' | '));
   await shot('09-failed-run.png');
 });
 

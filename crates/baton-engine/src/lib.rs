@@ -14,6 +14,8 @@
 //! * [`instruction`] — the instruction an agent receives for a phase.
 //! * [`summary`] — read-only views of a workspace: resume info, list rows.
 //! * [`stats`] — run analytics from the workspaces' history.
+//! * [`scope`] — may the agent touch this file, run this command line or
+//!   use this tool while a phase runs (the hooks' pure decisions)?
 
 #![warn(missing_docs)]
 

@@ -11,7 +11,7 @@
 //! ```text
 //! cargo run -p baton-manuals --release --example eval -- \
 //!     --manuals /path/to/manuals --gold /path/to/x.blind.dev.jsonl [--gold …] \
-//!     [--manual ID] [--required-terms] [--no-builtin-thesaurus] [--verbose]
+//!     [--manual ID] [--required-terms] [--no-builtin-thesaurus] [--thesaurus FILE] [--verbose]
 //! ```
 //!
 //! * The manual a file queries: `--manual`, else the `manual_id` its lines
@@ -25,8 +25,9 @@
 //!   the query alone.
 //! * `--ranks` prints every query's rank (a tab-separated `RANK` line), to
 //!   compare two runs; like `--verbose` it is refused for out-of-sample sets.
-//! * `--verbose` lists misses — refused for held-out, blind-2, reserve and
-//!   `.test` sets: printing out-of-sample misses would turn them into
+//! * `--thesaurus FILE` adds a user thesaurus file (as `MANUALS_THESAURUS`).
+//! * `--verbose` lists misses — refused for held-out, blind-2, reserve,
+//!   fourth blind (`blind-4/`, `gold-4/`) and `.test` sets: printing out-of-sample misses would turn them into
 //!   tuning data.
 
 use std::path::{Path, PathBuf};
@@ -42,6 +43,7 @@ struct Cli {
     manual: Option<String>,
     required_terms: bool,
     builtin_thesaurus: bool,
+    thesaurus: Option<PathBuf>,
     verbose: bool,
     ranks: bool,
 }
@@ -53,6 +55,7 @@ fn parse_cli() -> Result<Cli, String> {
         manual: None,
         required_terms: false,
         builtin_thesaurus: true,
+        thesaurus: None,
         verbose: false,
         ranks: false,
     };
@@ -65,6 +68,7 @@ fn parse_cli() -> Result<Cli, String> {
             "--manual" => cli.manual = Some(value("--manual")?),
             "--required-terms" => cli.required_terms = true,
             "--no-builtin-thesaurus" => cli.builtin_thesaurus = false,
+            "--thesaurus" => cli.thesaurus = Some(PathBuf::from(value("--thesaurus")?)),
             "--verbose" | "-v" => cli.verbose = true,
             "--ranks" => cli.ranks = true,
             other => return Err(format!("unknown argument {other:?}")),
@@ -79,6 +83,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let manuals = cli.manuals.clone().unwrap_or(eval_dir.join("manuals"));
     let mut config = ManualConfig::new(&manuals);
     config.builtin_thesaurus = cli.builtin_thesaurus;
+    if let Some(path) = &cli.thesaurus {
+        config.thesaurus_file = Some(path.clone());
+        config.thesaurus_required = true;
+    }
     let service = ManualService::open(config)?;
     if cli.gold.is_empty() {
         return repository_sets(&service, &eval_dir, cli.verbose);
@@ -220,4 +228,6 @@ fn is_out_of_sample(file: &Path) -> bool {
         || name.contains(".heldout.")
         || name.contains(".blind2.")
         || path.contains("/reserve/")
+        || path.contains("/blind-4/")
+        || path.contains("gold-4/")
 }

@@ -143,7 +143,7 @@ fn next_with(
             let why = d
                 .stopped
                 .as_ref()
-                .map(|s| format!("`baton run` stopped: {}", s.reason))
+                .map(|s| format!("`baton run` stopped {}", s.reason))
                 .unwrap_or_else(|| "`baton run` ended without a word: its process is gone".into());
             format!("Nothing is driving it now ({why}). Resume it: {resume}.")
         }
@@ -172,7 +172,7 @@ mod tests {
             started: Utc::now(),
             stopped: (!running).then(|| DriverStop {
                 at: Utc::now(),
-                reason: "the agent failed".into(),
+                reason: "when the agent failed".into(),
             }),
         }
     }
@@ -238,7 +238,7 @@ mod tests {
         let text = next_with(".specs/x", &s, None, &Driving::StoppedDriver(driver(false)));
         assert_eq!(
             text,
-            "Nothing is driving it now (`baton run` stopped: the agent failed). Resume it: `baton run .specs/x --agent 'exit 3'`."
+            "Nothing is driving it now (`baton run` stopped when the agent failed). Resume it: `baton run .specs/x --agent 'exit 3'`."
         );
         assert_eq!(
             next_with(

@@ -53,7 +53,8 @@ pub struct DriverRecord {
 pub struct DriverStop {
     /// When.
     pub at: DateTime<Utc>,
-    /// Why, in a few words for a person (`waits for your answer`, …).
+    /// Why, in a few words for a person that follow "`baton run` stopped"
+    /// (`at a question for you`, `when the agent failed`, …).
     pub reason: String,
 }
 
@@ -457,7 +458,7 @@ pub fn release_step_agents(svc: &Services, workspace: &str) -> Result<Vec<LeftOu
             continue;
         }
         if let Some(v) = &s.violation {
-            let paths = hooks::still_changed(root, v);
+            let paths = hooks::tree::still_changed(root, v);
             if !paths.is_empty() {
                 left.push(LeftOutside {
                     paths,

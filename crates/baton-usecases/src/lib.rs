@@ -16,6 +16,20 @@
 //!   workflow registry, event bus, run history); built once per process.
 //!   [`Services::after_write`] is the one way a use case finishes a state
 //!   write: record the run if the write ended it, then publish the events.
+//! * [`pipeline`] — seed 001's pipeline: `init/` (detection and the
+//!   confirmation), `next` (`pipeline_next_action`), `answer`, `report`,
+//!   all over the internal step loop (`pipeline/step/`), which imports
+//!   nothing above it; the reply and its prompts are shaped apart.
+//! * [`recovery`] — the lifecycle tools by hand (start, complete, fail,
+//!   skip, checkpoint, abandon), each forced with a reason.
+//! * [`issue`], [`runs`], [`workflows`] — seed 004's issue workflow,
+//!   starting and selecting runs, definitions and their analytics.
+//! * [`show`] — read-only views of runs for tools (`state_get`, resume
+//!   info, the list of workspaces).
+//! * [`git`], [`repo_profile`] — what the repository holds (status,
+//!   baseline, quality commands), read, never written.
+//! * [`manuals`] — the project's manual search service (seed 002).
+//! * [`lazy_workflows`] — definitions parsed on first use.
 //! * [`history`] — the run history: recording ended runs, Layer 4 of
 //!   prompts, estimates, and the history and analytics queries.
 //! * [`error`] — the closed set of error codes every adapter shows.

@@ -131,7 +131,8 @@ after-file-edit, before-submit-prompt, stop.")]
 --agent claude starts Claude Code (`claude -p`, JSON output) and --agent codex starts Codex
 (`codex exec --json`) for each step, with the tools the phase allows: a read-only phase may
 write only its artifact, an implementation phase may edit the repository, and neither may
-commit or push (baton's own steps do). Their tokens, cost and model are recorded per phase.
+commit or push (baton's own steps do) or answer your questions: baton's hooks, bound to the
+run, refuse it inside the CLI. Their tokens, cost and model are recorded per phase.
 Any other value is a command run with `sh -c` in the repository, the prompt on stdin.
 
 Checkpoints are asked on this terminal (or answered by --auto). Without a terminal the run

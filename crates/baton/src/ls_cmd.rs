@@ -26,6 +26,16 @@ pub fn middle(text: &str, max: usize) -> String {
     format!("{start}…{end}")
 }
 
+/// A run's status in a person's words (`baton ls --json` keeps the
+/// state's own names).
+pub fn status_words(status: &str) -> String {
+    match status {
+        "awaiting_human" => "waiting for you".into(),
+        "pending" => "not started".into(),
+        other => other.replace('_', " "),
+    }
+}
+
 /// The table for `rows`, fitted to `columns` characters when given.
 pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
     let headers = [
@@ -43,7 +53,7 @@ pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
                 r.workspace.clone(),
                 r.workflow.clone(),
                 r.current_phase.clone(),
-                r.status.clone(),
+                status_words(&r.status),
                 r.progress.clone(),
                 r.last_updated
                     .get(..16)
@@ -210,6 +220,15 @@ mod tests {
         assert_eq!(col(lines[1]), col(lines[2]));
         assert!(lines[1].contains(&long), "nothing is cut without COLUMNS");
         assert!(lines[1].contains("2026-11-23 22:38"));
+    }
+
+    #[test]
+    fn statuses_are_in_a_person_s_words() {
+        let out = table(&[r(".specs/20261123-x")], None);
+        assert!(out.contains("waiting for you"), "{out}");
+        assert!(!out.contains("awaiting_human"), "{out}");
+        assert_eq!(status_words("in_progress"), "in progress");
+        assert_eq!(status_words("failed"), "failed");
     }
 
     #[test]

@@ -104,10 +104,22 @@ pub fn render(o: &RunOverview, all: bool) -> String {
         s.spec_name, s.workflow, o.workflow_label, s.workspace
     ));
     out.push_str(&format!(
-        "phase      {} ({}) — {}\n",
-        s.current_phase, s.current_phase_label, s.status
+        "phase      {} ({}) — {status}\n",
+        s.current_phase, s.current_phase_label
     ));
-    let mut facts = vec![format!("{}/{} phases", s.done, s.total)];
+    // Skipped phases are not work done: counted apart.
+    let of = |state: PhaseState| o.phases.iter().filter(|p| p.state == state).count();
+    let skipped = of(PhaseState::Skipped);
+    let mut facts = vec![format!(
+        "{} of {} phases done{}",
+        of(PhaseState::Done),
+        o.phases.len() - skipped,
+        if skipped > 0 {
+            format!(" ({skipped} skipped)")
+        } else {
+            String::new()
+        }
+    )];
     if let Some(e) = &o.effort {
         facts.push(format!("effort {e}"));
     }
@@ -119,10 +131,14 @@ pub fn render(o: &RunOverview, all: bool) -> String {
     }
     out.push_str(&format!("progress   {}\n", facts.join(" · ")));
     out.push_str(&format!(
-        "time       started {} · elapsed {} · reported {} · {} tokens\n",
+        "time       started {} · elapsed {}{} · {} tokens\n",
         s.created.format("%Y-%m-%d %H:%M UTC"),
         duration(o.totals.elapsed_ms),
-        duration(o.totals.reported_ms),
+        if o.totals.reported_ms > 0 {
+            format!(" (agents reported {})", duration(o.totals.reported_ms))
+        } else {
+            String::new()
+        },
         count(o.totals.tokens)
     ));
     if let Some(e) = &o.error {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use baton_config::Config;
 use baton_usecases::Services;
 use baton_usecases::workflows::{StatsArgs, workflow_stats};
-use baton_workflow::{COMPLETED, Source, WorkflowDefinition, load_registry, parse_definition};
+use baton_workflow::{COMPLETED, Source, WorkflowDefinition, parse_definition};
 
 /// What `baton workflow` does.
 pub enum Action {
@@ -25,8 +25,8 @@ pub enum Action {
 pub fn run(config: &Config, action: Action) -> anyhow::Result<ExitCode> {
     match action {
         Action::List => {
-            let (registry, report) = load_registry(&config.workflows_dir);
-            for (def, source) in registry.iter() {
+            let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
+            for (def, source) in svc.workflows.iter() {
                 let from = match source {
                     Source::Builtin { .. } => "built-in".to_string(),
                     Source::File { path } => path.clone(),
@@ -38,21 +38,20 @@ pub fn run(config: &Config, action: Action) -> anyhow::Result<ExitCode> {
                     def.phases.len()
                 );
             }
-            for problem in &report.errors {
+            for problem in svc.workflow_errors.iter() {
                 eprintln!("skipped: {problem}");
             }
-            Ok(if report.errors.is_empty() {
+            Ok(if svc.workflow_errors.is_empty() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
             })
         }
         Action::Show(id) => {
-            let (registry, _) = load_registry(&config.workflows_dir);
-            let Some(def) = registry.get(&id) else {
-                let known: Vec<String> = registry.iter().map(|(d, _)| d.id.clone()).collect();
-                anyhow::bail!("unknown workflow {id:?}; known: {}", known.join(", "));
-            };
+            let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
+            let def = svc
+                .workflow(&id)
+                .map_err(|e| anyhow::anyhow!("{}", e.message))?;
             print!("{}", render_graph(&def));
             Ok(ExitCode::SUCCESS)
         }
@@ -179,13 +178,16 @@ pub fn stats(config: &Config, workflow: Option<&str>, json: bool) -> anyhow::Res
     use crate::text_table::Table;
     for (id, w) in &by_workflow {
         println!(
-            "Runs of the workflow {id} in {}: {} — {} completed, {} abandoned, {} active; {} moved by hand (recovery tools)\n",
+            // (`recoveryTrips` of --json counts visits to the phases a
+            // failure leads to; in a workflow whose revisions go back to
+            // phases every run visits, that is not a count of trouble, so
+            // the line leaves it out.)
+            "Runs of the workflow {id} in {} (this branch): {} — {} completed, {} abandoned, {} active\n",
             config.specs_root.display(),
             w.runs,
             w.completed,
             w.abandoned,
             w.active,
-            w.recovery_trips
         );
         let mut phases = Table::new(
             &format!("PHASES OF {}", id.to_uppercase()),

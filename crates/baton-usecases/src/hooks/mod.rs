@@ -16,6 +16,8 @@
 //! * [`stop`] — the agent may end its turn only when the run waits for a
 //!   person, has ended, or nothing is outstanding.
 //! * [`session_started`] — remind a resumed session of its run.
+//! * [`tree::still_changed`] — what a watched command left outside the
+//!   scope and nobody reverted yet.
 //!
 //! With no run bound every hook allows at once (one `stat` of the session
 //! file). While a run is bound, a decision that cannot be made (unreadable
@@ -373,7 +375,7 @@ fn writes_by_name(name: &str) -> bool {
 fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String> {
     let violation = b.session.violation.as_ref()?;
     let root = &svc.config.repo_root;
-    let still = still_changed(root, violation);
+    let still = tree::still_changed(root, violation);
     if still.is_empty() {
         let _ = binding::modify(root, &b.session.session, |s| s.violation = None);
         return None;
@@ -386,29 +388,6 @@ fn unreverted(svc: &Services, b: &Bound, rules: &scope::Rules) -> Option<String>
         rules.phase_label,
         if still.len() == 1 { "it" } else { "them" }
     ))
-}
-
-/// The paths of `violation` that are still changed in the working tree of
-/// `repo_root` (not reverted yet).
-pub fn still_changed(repo_root: &Path, violation: &Violation) -> Vec<String> {
-    let now = tree::snapshot(repo_root);
-    if violation.until_clean {
-        let dirty: Vec<String> = now
-            .iter()
-            .map(|e| e.split('\t').next().unwrap_or_default().to_string())
-            .collect();
-        violation
-            .paths
-            .iter()
-            .filter(|p| dirty.contains(p))
-            .cloned()
-            .collect()
-    } else {
-        tree::changed(&violation.before, &now)
-            .into_iter()
-            .filter(|p| violation.paths.contains(p))
-            .collect()
-    }
 }
 
 /// The person's answer typed in the chat, applied when the agent asks for

@@ -46,6 +46,29 @@ pub fn changed(before: &[String], after: &[String]) -> Vec<String> {
     paths
 }
 
+/// The paths of `violation` that are still changed in the working tree of
+/// `repo_root` (not reverted yet).
+pub fn still_changed(repo_root: &Path, violation: &super::binding::Violation) -> Vec<String> {
+    let now = snapshot(repo_root);
+    if violation.until_clean {
+        let dirty: Vec<String> = now
+            .iter()
+            .map(|e| e.split('\t').next().unwrap_or_default().to_string())
+            .collect();
+        violation
+            .paths
+            .iter()
+            .filter(|p| dirty.contains(p))
+            .cloned()
+            .collect()
+    } else {
+        changed(&violation.before, &now)
+            .into_iter()
+            .filter(|p| violation.paths.contains(p))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

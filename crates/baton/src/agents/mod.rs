@@ -10,6 +10,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod step;
 
 use std::path::{Path, PathBuf};
 

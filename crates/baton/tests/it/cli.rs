@@ -65,7 +65,7 @@ async fn ls_state_show_and_stats_read_the_same_files() {
     assert!(
         out.contains(".specs/20260101-alpha")
             && out.contains("phase-1")
-            && out.contains("in_progress"),
+            && out.contains("in progress"),
         "{out}"
     );
     assert!(out.contains("issue_start"), "{out}");
@@ -99,7 +99,7 @@ async fn ls_state_show_and_stats_read_the_same_files() {
     // their numbers are.
     assert!(
         out.contains("Runs of the workflow forge in ")
-            && out.contains(": 1 — 0 completed, 0 abandoned, 1 active;"),
+            && out.contains(" (this branch): 1 — 0 completed, 0 abandoned, 1 active\n"),
         "{out}"
     );
     assert!(

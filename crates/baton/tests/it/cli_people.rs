@@ -82,7 +82,7 @@ fn show_gives_the_whole_run_at_a_glance() {
         "{out}"
     );
     assert!(
-        out.contains("phase      checkpoint-a (Design Checkpoint) — awaiting_human"),
+        out.contains("phase      checkpoint-a (Design Checkpoint) — waiting for you"),
         "{out}"
     );
     // Every phase, with its state; skipped ones marked; the loop back.
@@ -142,7 +142,7 @@ fn show_gives_the_whole_run_at_a_glance() {
     // `next:` is for the person: how the run goes on, with its own agent.
     assert!(
         answered.contains(&format!(
-            "next: Nothing is driving it now (`baton run` stopped: waits for a person's answer). Resume it: `baton run .specs/{id} --agent builtin:scripted`."
+            "next: Nothing is driving it now (`baton run` stopped at a question for you). Resume it: `baton run .specs/{id} --agent builtin:scripted`."
         )),
         "{answered}"
     );

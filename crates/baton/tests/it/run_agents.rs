@@ -324,50 +324,60 @@ fn the_claude_preset_gets_the_phase_scope_and_its_json_result_is_recorded() {
 
 #[test]
 fn a_cli_that_prints_something_else_stops_the_run_and_records_nothing() {
-    let repo = committed_repo();
-    let bin = tempfile::tempdir().unwrap();
-    executable(
-        &bin.path().join("claude"),
-        "#!/bin/sh\ncat > /dev/null\necho 'Hello! How can I help?'\n",
-    );
-    let r = baton(
-        repo.path(),
-        &[
-            "run",
-            "fix the login typo",
-            "--effort",
-            "S",
-            "--nopr",
-            "--auto",
-            "--agent",
+    for (preset, says, check) in [
+        (
             "claude",
-        ],
-        Some(&path_with(bin.path())),
-    );
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("not Claude Code's JSON result"),
-        "{}",
-        r.stderr
-    );
-    assert!(r.stderr.contains("claude --version"), "{}", r.stderr);
-    let [id] = &runs(repo.path())[..] else {
-        panic!()
-    };
-    assert!(
-        r.stderr
-            .contains(&format!("baton run .specs/{id} --agent claude")),
-        "{}",
-        r.stderr
-    );
-    // Nothing recorded: the phase still runs, no failure, no tokens.
-    let state: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo.path().join(format!(".specs/{id}/state.json"))).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(state["currentPhaseStatus"], "in_progress", "{state}");
-    assert!(state["error"].is_null(), "{state}");
-    assert!(state["phaseLog"].as_array().unwrap().is_empty(), "{state}");
+            "not Claude Code's JSON result",
+            "claude --version",
+        ),
+        ("codex", "codex printed no JSON events", "codex --version"),
+    ] {
+        let repo = committed_repo();
+        let bin = tempfile::tempdir().unwrap();
+        executable(
+            &bin.path().join(preset),
+            "#!/bin/sh\ncat > /dev/null\necho 'Hello! How can I help?'\n",
+        );
+        let r = baton(
+            repo.path(),
+            &[
+                "run",
+                "fix the login typo",
+                "--effort",
+                "S",
+                "--nopr",
+                "--auto",
+                "--agent",
+                preset,
+            ],
+            Some(&path_with(bin.path())),
+        );
+        assert_eq!(r.code, 2, "{preset}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{preset}: {}", r.stderr);
+        assert!(r.stderr.contains(check), "{preset}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("Nothing was recorded for this step"),
+            "{preset}: {}",
+            r.stderr
+        );
+        let [id] = &runs(repo.path())[..] else {
+            panic!()
+        };
+        assert!(
+            r.stderr
+                .contains(&format!("baton run .specs/{id} --agent {preset}")),
+            "{preset}: {}",
+            r.stderr
+        );
+        // Nothing recorded: the phase still runs, no failure, no tokens.
+        let state: Value = serde_json::from_str(
+            &std::fs::read_to_string(repo.path().join(format!(".specs/{id}/state.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(state["currentPhaseStatus"], "in_progress", "{state}");
+        assert!(state["error"].is_null(), "{state}");
+        assert!(state["phaseLog"].as_array().unwrap().is_empty(), "{state}");
+    }
 }
 
 const TASKS: &str = "# Tasks\n\n## Task 1: Add the core change\n\nmode: sequential\ndepends_on: []\nfiles:\n- src/core.txt\n\n## Task 2: Add tests [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- tests/core_test.txt\n\n## Task 3: Update docs [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- docs/core.md\n";

@@ -531,13 +531,13 @@ fn the_circle_finder_sees_each_kind_of_reference() {
 /// Most lines of non-test code a source file may hold (ARCHITECTURE.md).
 const MAX_FILE_LINES: usize = 900;
 
-/// Files that were over [`MAX_FILE_LINES`] when the rule came in, each with
-/// the most non-test lines it may have: a ratchet. None of them may grow;
-/// once one is split under the limit it must leave this list (the test says
-/// so), and no other file may join it.
+/// The files over [`MAX_FILE_LINES`] (each in another helper's area while
+/// the rule came in; the comment names the owner), each with the most
+/// non-test lines it may have: a ratchet. None may grow; one split under
+/// the limit must leave the list (the test says so). A file that crosses
+/// the limit fails the test: split it, or list it here in a commit that
+/// says why.
 const OVER_THE_LIMIT: &[(&str, usize)] = &[
-    // run: the headless driver.
-    ("baton/src/driver.rs", 982),
     // perf: the run history's index.
     ("baton-history/src/index.rs", 986),
     // hooks: the pure scope decisions.

@@ -339,6 +339,16 @@
     return `${dur(ms)}${ended ? '' : ' so far'}${agents}`;
   }
 
+  // Phases done out of those the run goes through: skipped phases are
+  // not work done (the same words as `baton show`).
+  function progress(r) {
+    const phases = r.phases || [];
+    if (!phases.length) return `${r.done}/${r.total}`;
+    const skipped = phases.filter((p) => p.state === 'skipped').length;
+    const done = phases.filter((p) => p.state === 'done').length;
+    return `${done} of ${phases.length - skipped} phases done${skipped ? ` (${skipped} skipped)` : ''}`;
+  }
+
   function renderRun(r) {
     const v = view();
     v.title.textContent = r.specName || r.id;
@@ -348,7 +358,7 @@
     v.link.href = `/runs/${encodeURIComponent(r.id)}`;
     const facts = [
       ['workflow', r.workflowLabel], ['phase', `${r.currentPhaseLabel} (${r.currentPhase})`],
-      ['progress', `${r.done}/${r.total}`], ['effort', r.effort], ['template', r.flowTemplate], ['branch', r.branch],
+      ['progress', progress(r)], ['effort', r.effort], ['template', r.flowTemplate], ['branch', r.branch],
       ['started', new Date(r.created).toLocaleString()], ['time', runTime(r)], ['tokens', num(r.totals.tokens)],
     ].filter(([, val]) => val);
     v.facts.replaceChildren(...facts.map(([k, val]) => h('div', {}, h('dt', { text: k }), h('dd', { text: val }))));

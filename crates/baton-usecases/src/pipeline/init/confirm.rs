@@ -295,19 +295,8 @@ fn create(
     // The confirmation call: create the workspace. What the repository
     // holds before the run is read from now on, on its own thread.
     let baseline = crate::git::start_baseline(&svc.config.repo_root);
-    let effort = match confirmation.effort.as_str() {
-        "S" => Effort::S,
-        "M" => Effort::M,
-        "L" => Effort::L,
-        other => {
-            return Err(Error::invalid(
-                "user_confirmation.effort",
-                format!("invalid effort {other:?}: must be one of S, M, L"),
-            ));
-        }
-    };
+    let effort = effort_of(&confirmation.effort)?;
     let given = svc.store.resolve(&args.workspace)?;
-    let date = given.name.split('-').next().unwrap_or("").to_string();
     let source_id = args
         .source_id
         .clone()
@@ -318,30 +307,7 @@ fn create(
                 .map(str::to_string)
         })
         .unwrap_or_default();
-    let with_id = |s: &str| {
-        if source_id.is_empty() {
-            s.to_string()
-        } else {
-            format!("{source_id} {s}")
-        }
-    };
-    let mut slug = baton_state::store::strip_date_prefix(&given.name).to_string();
-    if !ext.title.is_empty() {
-        slug = slugify(&with_id(&ext.title), MAX_SLUG);
-    }
-    if let Some(s) = confirmation
-        .workspace_slug
-        .as_deref()
-        .filter(|s| !s.trim().is_empty())
-    {
-        check_text("user_confirmation.workspace_slug", s, 200)?;
-        slug = slugify(&with_id(s), MAX_SLUG);
-    }
-    let folder = if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) {
-        format!("{date}-{slug}")
-    } else {
-        slug.clone()
-    };
+    let (folder, slug) = run_folder(&given.name, &source_id, ext, &confirmation)?;
     let ws = svc.store.resolve(&folder)?;
     let template = FlowTemplate::for_effort(effort);
     let content = format!(
@@ -364,7 +330,8 @@ fn create(
         .first_phase()
         .map(|p| p.id.clone())
         .unwrap_or_default();
-    let mut state = WorkspaceState::fresh("forge", &first, &slug, &ws.display, svc.version, now);
+    let mut state =
+        WorkspaceState::fresh(&definition.id, &first, &slug, &ws.display, svc.version, now);
     // The run keeps the definition it starts with (crate::pinning).
     state.definition = Some(crate::pinning::pin(svc, &definition.id)?);
     state.effort = Some(effort);
@@ -387,6 +354,109 @@ fn create(
         skips.extend(definition.skipped_for("no_source"));
     }
     Lifecycle::new(definition, now).apply_skips(&mut state, &skips)?;
+    let request = request_md(args, &source_id, ext, &confirmation, task_text)?;
+    // request.md first, state.json last: a workspace exists only once its
+    // state does, so a kill between the two leaves no run without its
+    // request, and sending the confirmation again completes it.
+    let reply = InitWithContextReply {
+        ready: Some(true),
+        workspace: Some(ws.display.clone()),
+        effort: Some(confirmation.effort.clone()),
+        flow_template: Some(template.as_str().to_string()),
+        // The effort's flow template (seed 001); run flags add more skips in state.json.
+        skipped_phases: Some(definition.skipped_for(template.as_str())),
+        request_md_content: Some(request.clone()),
+        branch: Some(branch.clone()),
+        create_branch: Some(create_branch),
+        // A tool argument asks for --auto; only the person grants it.
+        auto_not_granted: (flags.auto && !svc.person().allows_auto_in(&svc.config.repo_root))
+            .then(|| crate::trust::how_to_allow_auto(&svc.config.repo_root)),
+        ..InitWithContextReply::default()
+    };
+    // The same confirmation sent again (its reply was lost): the run it
+    // created, untouched since, is the answer.
+    if already_created(svc, &ws, &state, &request) {
+        return Ok(reply);
+    }
+    svc.store.prepare(&ws)?;
+    svc.store
+        .write_file(&ws, "request.md", request.as_bytes())
+        .map_err(Error::from)?;
+    svc.store.create(&ws, &state)?;
+    baseline.attach(&ws);
+    svc.after_write(
+        &ws,
+        &state,
+        vec![Happened::Event(
+            EventKind::PipelineInit,
+            baton_workflow::SETUP.to_string(),
+            Some(format!("effort={}", confirmation.effort)),
+            None,
+        )],
+    );
+    Ok(reply)
+}
+
+/// The confirmed effort, or `invalid_parameter` naming the field.
+fn effort_of(word: &str) -> Result<Effort> {
+    match word {
+        "S" => Ok(Effort::S),
+        "M" => Ok(Effort::M),
+        "L" => Ok(Effort::L),
+        other => Err(Error::invalid(
+            "user_confirmation.effort",
+            format!("invalid effort {other:?}: must be one of S, M, L"),
+        )),
+    }
+}
+
+/// The run's folder name and slug: the folder the detection proposed
+/// (`given`), renamed after the fetched title or the person's own slug
+/// (each prefixed with the source id), keeping its date.
+fn run_folder(
+    given: &str,
+    source_id: &str,
+    ext: &External,
+    confirmation: &UserConfirmation,
+) -> Result<(String, String)> {
+    let date = given.split('-').next().unwrap_or("");
+    let with_id = |s: &str| {
+        if source_id.is_empty() {
+            s.to_string()
+        } else {
+            format!("{source_id} {s}")
+        }
+    };
+    let mut slug = baton_state::store::strip_date_prefix(given).to_string();
+    if !ext.title.is_empty() {
+        slug = slugify(&with_id(&ext.title), MAX_SLUG);
+    }
+    if let Some(s) = confirmation
+        .workspace_slug
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
+        check_text("user_confirmation.workspace_slug", s, 200)?;
+        slug = slugify(&with_id(s), MAX_SLUG);
+    }
+    let folder = if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) {
+        format!("{date}-{slug}")
+    } else {
+        slug.clone()
+    };
+    Ok((folder, slug))
+}
+
+/// The run's `request.md`: front matter (source type, URL, id) and the
+/// request — the fetched issue, the person's enriched body, or the task
+/// text. An empty request is refused.
+fn request_md(
+    args: &InitWithContextArgs,
+    source_id: &str,
+    ext: &External,
+    confirmation: &UserConfirmation,
+    task_text: &str,
+) -> Result<String> {
     // The URL decides the source (seed 001's patterns), whatever else was
     // given: an issue whose fields were folded into the request body is
     // still that issue (the PR closes it, the summary is posted to it).
@@ -429,56 +499,29 @@ fn create(
     if !body.is_empty() {
         request.push_str(&format!("\n{body}\n"));
     }
-    // request.md first, state.json last: a workspace exists only once its
-    // state does, so a kill between the two leaves no run without its
-    // request, and sending the confirmation again completes it.
-    let reply = InitWithContextReply {
-        ready: Some(true),
-        workspace: Some(ws.display.clone()),
-        effort: Some(confirmation.effort.clone()),
-        flow_template: Some(template.as_str().to_string()),
-        // The effort's flow template (seed 001); run flags add more skips in state.json.
-        skipped_phases: Some(definition.skipped_for(template.as_str())),
-        request_md_content: Some(request.clone()),
-        branch: Some(branch.clone()),
-        create_branch: Some(create_branch),
-        // A tool argument asks for --auto; only the person grants it.
-        auto_not_granted: (flags.auto && !svc.person().allows_auto_in(&svc.config.repo_root))
-            .then(|| crate::trust::how_to_allow_auto(&svc.config.repo_root)),
-        ..InitWithContextReply::default()
+    Ok(request)
+}
+
+/// Whether `ws` already holds the run this confirmation creates, untouched
+/// since: the same request, at the same place.
+fn already_created(
+    svc: &Services,
+    ws: &baton_state::WorkspaceRef,
+    state: &WorkspaceState,
+    request: &str,
+) -> bool {
+    let Ok(existing) = svc.store.load(ws) else {
+        return false;
     };
-    // The same confirmation sent again (its reply was lost): the run it
-    // created, untouched since, is the answer.
-    if let Ok(existing) = svc.store.load(&ws) {
-        // Read as a file baton does not own: a link or FIFO in its place is
-        // not the request baton wrote.
-        let same_request =
-            baton_fs::read_string_nofollow(&ws.dir.join("request.md"), request.len() as u64)
-                .is_ok_and(|r| r == request);
-        let untouched = existing.current_phase == state.current_phase
-            && existing.current_phase_status == state.current_phase_status
-            && existing.completed_phases == state.completed_phases
-            && existing.effort == state.effort
-            && existing.spec_name == state.spec_name;
-        if same_request && untouched {
-            return Ok(reply);
-        }
-    }
-    svc.store.prepare(&ws)?;
-    svc.store
-        .write_file(&ws, "request.md", request.as_bytes())
-        .map_err(Error::from)?;
-    svc.store.create(&ws, &state)?;
-    baseline.attach(&ws);
-    svc.after_write(
-        &ws,
-        &state,
-        vec![Happened::Event(
-            EventKind::PipelineInit,
-            baton_workflow::SETUP.to_string(),
-            Some(format!("effort={}", confirmation.effort)),
-            None,
-        )],
-    );
-    Ok(reply)
+    // Read as a file baton does not own: a link or FIFO in its place is
+    // not the request baton wrote.
+    let same_request =
+        baton_fs::read_string_nofollow(&ws.dir.join("request.md"), request.len() as u64)
+            .is_ok_and(|r| r == request);
+    let untouched = existing.current_phase == state.current_phase
+        && existing.current_phase_status == state.current_phase_status
+        && existing.completed_phases == state.completed_phases
+        && existing.effort == state.effort
+        && existing.spec_name == state.spec_name;
+    same_request && untouched
 }

@@ -81,3 +81,109 @@ pub fn dispatched_tasks(key: &str) -> Vec<String> {
         vec![single.to_string()]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use baton_engine::plan::{ParallelTask, Plan, Spawn};
+    use baton_state::WorkspaceState;
+
+    use super::{action_key, assign_action_id, dispatch_key, dispatched_tasks};
+
+    fn state() -> WorkspaceState {
+        WorkspaceState::fresh("forge", "phase-1", "x", ".specs/x", "t", chrono::Utc::now())
+    }
+
+    fn exec(argv: &[&str]) -> Plan {
+        Plan::Exec {
+            phase: "final-commit".into(),
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            check: false,
+        }
+    }
+
+    fn spawn(task: Option<&str>, parallel: &[&str]) -> Spawn {
+        Spawn {
+            phase: "phase-5".into(),
+            agent: "implementer".into(),
+            model: "sonnet".into(),
+            inputs: vec!["tasks.md".into()],
+            output: task.map(|t| format!("impl-{t}.md")),
+            task: task.map(str::to_string),
+            parallel: parallel
+                .iter()
+                .map(|id| ParallelTask {
+                    id: id.to_string(),
+                    input_files: Vec::new(),
+                    output_file: format!("impl-{id}.md"),
+                })
+                .collect(),
+            summary: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_same_action_handed_out_again_keeps_its_id_until_a_report() {
+        let mut s = state();
+        let first = assign_action_id(&mut s, &exec(&["git", "status"]), false);
+        assert_eq!(first, "a1");
+        // Handed out again (the reply was lost): the same id.
+        assert_eq!(
+            assign_action_id(&mut s, &exec(&["git", "status"]), false),
+            "a1"
+        );
+        // A report came in between: the next action is a new one, even if
+        // it looks the same (a command run twice on purpose).
+        assert_eq!(
+            assign_action_id(&mut s, &exec(&["git", "status"]), true),
+            "a2"
+        );
+        // Another action: the next number.
+        assert_eq!(
+            assign_action_id(&mut s, &exec(&["git", "push"]), false),
+            "a3"
+        );
+        assert_eq!(
+            s.outstanding_action.as_ref().map(|o| o.id.as_str()),
+            Some("a3")
+        );
+    }
+
+    #[test]
+    fn done_has_no_id_and_leaves_nothing_outstanding() {
+        let mut s = state();
+        assign_action_id(&mut s, &exec(&["true"]), false);
+        let done = Plan::Done {
+            summary: "ok".into(),
+            abandoned: false,
+        };
+        assert_eq!(assign_action_id(&mut s, &done, false), "");
+        assert!(s.outstanding_action.is_none());
+        assert_eq!(action_key(&done), "");
+    }
+
+    #[test]
+    fn arguments_are_part_of_a_command_s_identity() {
+        // `a b` and `a`,`b` are different commands: the separator is no
+        // character an argument holds.
+        assert_ne!(
+            action_key(&exec(&["echo", "a b"])),
+            action_key(&exec(&["echo", "a", "b"]))
+        );
+    }
+
+    #[test]
+    fn a_dispatch_key_gives_back_its_tasks() {
+        assert_eq!(
+            dispatched_tasks(&dispatch_key(&spawn(Some("3"), &[]))),
+            ["3"]
+        );
+        assert_eq!(
+            dispatched_tasks(&dispatch_key(&spawn(None, &["2", "4"]))),
+            ["2", "4"]
+        );
+        assert!(dispatched_tasks(&dispatch_key(&spawn(None, &[]))).is_empty());
+        // The key the planner records for a spawn ends in the dispatch key.
+        let plan = Plan::Spawn(spawn(None, &["2", "4"]));
+        assert!(action_key(&plan).ends_with(&dispatch_key(&spawn(None, &["2", "4"]))));
+    }
+}
