@@ -64,8 +64,11 @@ pub fn warm_history(ctx: &Arc<AppContext>) {
     let spawned = std::thread::Builder::new()
         .name("baton-history-warm".into())
         .spawn(move || {
-            // Temporary files of writes killed long ago first: cheap with
-            // few workspaces, and never on the start path with many.
+            // The syncer and the baseline reader first: a call hands them
+            // its work instead of starting their threads before its reply.
+            ctx.start_workers();
+            // Temporary files of writes killed long ago: cheap with few
+            // workspaces, and never on the start path with many.
             ctx.sweep_temp_files();
             ctx.history.warm();
             baton_usecases::history::log_warnings(&ctx.history);

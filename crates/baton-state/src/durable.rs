@@ -137,14 +137,11 @@ pub fn submit(mode: Durability, jobs: Vec<Job>, lock_timeout: Duration) {
             }
             let s = syncer();
             let mut q = lock(&s.queue);
-            if !q.started {
-                if !start(lock_timeout) {
-                    // No thread for it: sync before the reply instead.
-                    drop(q);
-                    run(jobs, lock_timeout);
-                    return;
-                }
-                q.started = true;
+            if !started(&mut q, lock_timeout) {
+                // No thread for it: sync before the reply instead.
+                drop(q);
+                run(jobs, lock_timeout);
+                return;
             }
             let overdue = q.since.is_some_and(|t| t.elapsed() >= SYNC_WINDOW);
             q.since.get_or_insert_with(Instant::now);
@@ -158,6 +155,23 @@ pub fn submit(mode: Durability, jobs: Vec<Job>, lock_timeout: Duration) {
             }
         }
     }
+}
+
+/// Starts the sync thread now, if it is not running: a server does it once
+/// it is up, so its first change does not start a thread before its reply.
+/// Without it, the first change starts it.
+pub fn start_syncer(lock_timeout: Duration) {
+    let mut q = lock(&syncer().queue);
+    started(&mut q, lock_timeout);
+}
+
+/// Whether the sync thread runs, starting it if need be; `false` when the
+/// system gives no thread.
+fn started(q: &mut Queue, lock_timeout: Duration) -> bool {
+    if !q.started {
+        q.started = start(lock_timeout);
+    }
+    q.started
 }
 
 /// Waits until everything queued so far is on disk (tests, and the exit

@@ -202,6 +202,15 @@ impl StateStore {
         self.durability
     }
 
+    /// Starts the process's syncer now when changes are synced in the
+    /// background, so the first change hands it its syncs instead of
+    /// starting its thread on the reply's path ([`crate::durable::start_syncer`]).
+    pub fn start_syncer(&self) {
+        if self.durability == Durability::Background {
+            crate::durable::start_syncer(self.lock_timeout);
+        }
+    }
+
     /// The specs root.
     pub fn specs_root(&self) -> &Path {
         &self.specs_root
@@ -263,11 +272,28 @@ impl StateStore {
         Ok(WorkspaceRef { name, dir, display })
     }
 
-    /// Creates the workspace folder (if needed) without a state: files
-    /// written before [`StateStore::create`] (a run's request) are then in
-    /// place when the workspace comes to exist. Refused when the workspace
-    /// already has a state.
-    pub fn prepare(&self, ws: &WorkspaceRef) -> Result<(), StoreError> {
+    /// Creates the workspace folder (if needed) and its first `state.json`.
+    /// Fails with [`StoreError::AlreadyExists`] when a state file is present.
+    pub fn create(&self, ws: &WorkspaceRef, state: &WorkspaceState) -> Result<(), StoreError> {
+        self.create_with_files(ws, state, &[])
+    }
+
+    /// Creates the workspace folder (if needed), the workspace `files`
+    /// (name, whole content: a run's `request.md`) and its first
+    /// `state.json`, as one change: one lock, one journal record, the files
+    /// renamed into place in order and `state.json` last — a workspace exists
+    /// only once its state does, so a kill before that leaves no run, and
+    /// creating it again completes it. Fails with
+    /// [`StoreError::AlreadyExists`] when a state file is present.
+    pub fn create_with_files(
+        &self,
+        ws: &WorkspaceRef,
+        state: &WorkspaceState,
+        files: &[(&str, &[u8])],
+    ) -> Result<(), StoreError> {
+        for (name, _) in files {
+            check_workspace_file_name(name)?;
+        }
         std::fs::create_dir_all(&self.specs_root).map_err(|source| StoreError::Io {
             op: "create folder",
             path: self.specs_root.clone(),
@@ -276,33 +302,6 @@ impl StateStore {
         match std::fs::create_dir(&ws.dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(source) => {
-                return Err(StoreError::Io {
-                    op: "create folder",
-                    path: ws.dir.clone(),
-                    source,
-                });
-            }
-        }
-        if std::fs::symlink_metadata(ws.state_file()).is_ok() {
-            return Err(StoreError::AlreadyExists {
-                path: ws.dir.clone(),
-            });
-        }
-        Ok(())
-    }
-
-    /// Creates the workspace folder (if needed) and its first `state.json`.
-    /// Fails with [`StoreError::AlreadyExists`] when a state file is present.
-    pub fn create(&self, ws: &WorkspaceRef, state: &WorkspaceState) -> Result<(), StoreError> {
-        std::fs::create_dir_all(&self.specs_root).map_err(|source| StoreError::Io {
-            op: "create folder",
-            path: self.specs_root.clone(),
-            source,
-        })?;
-        let new_folder = match std::fs::create_dir(&ws.dir) {
-            Ok(()) => true,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
             Err(source) => {
                 return Err(StoreError::Io {
                     op: "create folder",
@@ -320,41 +319,15 @@ impl StateStore {
                 });
             }
             self.ensure_ignore_file(ws)?;
-            let mut jobs = self.commit(
-                ws,
-                vec![Op::Write(STATE_FILE.into(), self.render(state))],
-                false,
-            )?;
-            // The workspace's own entry in the specs folder (made here or
-            // by `prepare`) and the ignore file beside the state.
+            let mut ops: Vec<Op> = files
+                .iter()
+                .map(|(name, bytes)| Op::Write((*name).into(), bytes.to_vec()))
+                .collect();
+            ops.push(Op::Write(STATE_FILE.into(), self.render(state)));
+            let mut jobs = self.commit(ws, ops, false)?;
+            // The workspace's own entry in the specs folder and the ignore
+            // file beside the state.
             jobs.push(Job::Folder(self.specs_root.clone()));
-            jobs.push(Job::Folder(ws.dir.clone()));
-            let _ = new_folder;
-            jobs
-        };
-        self.submit(jobs);
-        Ok(())
-    }
-
-    /// Writes a file of the workspace (the run's `request.md`) whole, under
-    /// the workspace lock and journaled like the state, so a power cut never
-    /// leaves it torn once the run's state is on disk.
-    pub fn write_file(
-        &self,
-        ws: &WorkspaceRef,
-        name: &str,
-        bytes: &[u8],
-    ) -> Result<(), StoreError> {
-        if name.contains(['/', '\\', '\0']) || name == STATE_FILE || name == LIVE_STATE_FILE {
-            return Err(StoreError::InvalidWorkspace {
-                input: name.to_string(),
-                reason: "not a workspace file baton writes this way".into(),
-            });
-        }
-        let jobs = {
-            let lock = self.lock(ws)?;
-            self.recover_if_needed(ws, Some(&lock))?;
-            let mut jobs = self.commit(ws, vec![Op::Write(name.into(), bytes.to_vec())], false)?;
             jobs.push(Job::Folder(ws.dir.clone()));
             jobs
         };
@@ -848,6 +821,22 @@ impl StateStore {
     }
 }
 
+/// Refuses a name that is not a plain file of the workspace baton writes
+/// whole beside its state (`request.md`): no path, not the state itself.
+fn check_workspace_file_name(name: &str) -> Result<(), StoreError> {
+    if name.is_empty()
+        || name.contains(['/', '\\', '\0'])
+        || name == STATE_FILE
+        || name == LIVE_STATE_FILE
+    {
+        return Err(StoreError::InvalidWorkspace {
+            input: name.to_string(),
+            reason: "not a workspace file baton writes this way".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` atomically: temp file in `dir`, fsync, rename,
 /// fsync `dir` (the fsyncs only when `durable`). The file keeps the
 /// permissions of the one it replaces. Once the rename happened the write
@@ -912,10 +901,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
         let ws = store.resolve("20260101-cut").unwrap();
-        store.prepare(&ws).unwrap();
-        store
-            .write_file(&ws, "request.md", b"fix the login\n")
-            .unwrap();
         let first = WorkspaceState::fresh(
             "forge",
             "phase-1",
@@ -924,7 +909,9 @@ mod tests {
             "t",
             chrono::Utc::now(),
         );
-        store.create(&ws, &first).unwrap();
+        store
+            .create_with_files(&ws, &first, &[("request.md", b"fix the login\n")])
+            .unwrap();
         let mut states = Vec::new();
         for k in 0..3 {
             let u = store

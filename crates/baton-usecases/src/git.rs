@@ -5,7 +5,8 @@
 //! The baseline (HEAD and every modified, staged or untracked path) is read
 //! by one `git status --porcelain=v2 --branch` run, and for a confirmed run
 //! it is read off the reply's path: the confirmation call records the run
-//! with its baseline pending, then starts the read on a thread of its own
+//! with its baseline pending, then hands the read to the process's
+//! baseline reader, one long-lived thread at nice 10
 //! ([`PendingBaseline::attach`], once the call holds no lock: a child
 //! process holds copies of its parent's files until it has started git,
 //! and a copy of a held lock file would keep the lock), and answers
@@ -153,7 +154,7 @@ pub fn parse_porcelain_v2(output: &[u8]) -> (Option<String>, Vec<String>) {
     (head, paths)
 }
 
-/// A baseline read under way on its own thread.
+/// A baseline read under way on the reader thread.
 #[derive(Debug, Default)]
 struct Scan {
     result: Mutex<Option<Option<RepoBaseline>>>,
@@ -216,32 +217,82 @@ impl PendingBaseline {
     }
 
     /// Starts reading the repository for the run in `ws` (created with
-    /// [`Self::placeholder`]), on a thread of its own. Call it once the
-    /// call holds no lock and before its reply.
+    /// [`Self::placeholder`]), on the process's baseline reader
+    /// ([`start_reader`]). Call it once the call holds no lock and before
+    /// its reply.
     pub fn attach(self, ws: &WorkspaceRef) {
         scans()
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(ws.dir.clone(), Arc::clone(&self.scan));
-        let PendingBaseline { repo, scan } = self;
-        let fill = move || {
-            let b = baseline(&repo);
-            *scan.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(b);
-            scan.done.notify_all();
+        let read = Read {
+            repo: self.repo,
+            scan: self.scan,
         };
-        let background = fill.clone();
-        if let Err(e) = std::thread::Builder::new()
-            .name("baton-baseline".into())
-            .spawn(move || {
-                yield_to_replies();
-                background()
-            })
-        {
-            // No thread: read it now.
-            tracing::debug!("no thread for the baseline ({e}); reading it now");
-            fill();
+        let unsent = match reader() {
+            Some(sender) => sender
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .send(read)
+                .err()
+                .map(|e| e.0),
+            None => Some(read),
+        };
+        // No reader thread: read it now.
+        if let Some(read) = unsent {
+            read.run();
         }
     }
+}
+
+/// One baseline read for the reader thread.
+struct Read {
+    repo: PathBuf,
+    scan: Arc<Scan>,
+}
+
+impl Read {
+    fn run(self) {
+        let b = baseline(&self.repo);
+        *self.scan.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(b);
+        self.scan.done.notify_all();
+    }
+}
+
+/// The process's baseline reader: one long-lived thread (at nice 10,
+/// [`yield_to_replies`]) that reads the baselines of the runs this process
+/// confirms, one after the other — a confirmation hands it the read
+/// instead of starting a thread. `None` when the system gives no thread
+/// (the confirmation then reads before its reply).
+fn reader() -> Option<&'static Mutex<std::sync::mpsc::Sender<Read>>> {
+    static READER: OnceLock<Option<Mutex<std::sync::mpsc::Sender<Read>>>> = OnceLock::new();
+    READER
+        .get_or_init(|| {
+            let (sender, reads) = std::sync::mpsc::channel::<Read>();
+            match std::thread::Builder::new()
+                .name("baton-baseline".into())
+                .stack_size(256 * 1024)
+                .spawn(move || {
+                    yield_to_replies();
+                    for read in reads {
+                        read.run();
+                    }
+                }) {
+                Ok(_) => Some(Mutex::new(sender)),
+                Err(e) => {
+                    tracing::debug!("no thread for baseline reads ({e}); each is read at once");
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
+/// Starts the baseline reader now (a server calls it once it is up, off
+/// any reply's path), so the first confirmation hands its read to a
+/// running thread. Without it, the first confirmation starts it.
+pub fn start_reader() {
+    let _ = reader();
 }
 
 /// Lowers the calling thread's CPU priority (nice 10), and so that of the

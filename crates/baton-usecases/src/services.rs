@@ -181,6 +181,17 @@ impl Services {
         removed
     }
 
+    /// Starts the process's long-lived background workers now — the
+    /// syncer that makes state changes durable after the reply, and the
+    /// reader of new runs' repository baselines — so that a call hands them
+    /// its work instead of starting a thread on its reply's path. Servers
+    /// call it on a background thread after their handshake; without it,
+    /// the first write (the first confirmation) starts them.
+    pub fn start_workers(&self) {
+        self.store.start_syncer();
+        crate::git::start_reader();
+    }
+
     /// The definition with `id`, or `not_found` listing the known ones.
     pub fn workflow(&self, id: &str) -> Result<Arc<WorkflowDefinition>> {
         self.workflows.get(id).ok_or_else(|| {

@@ -378,11 +378,9 @@ fn create(
     if already_created(svc, &ws, &state, &request) {
         return Ok(reply);
     }
-    svc.store.prepare(&ws)?;
+    // One change: request.md, then state.json (the store's order).
     svc.store
-        .write_file(&ws, "request.md", request.as_bytes())
-        .map_err(Error::from)?;
-    svc.store.create(&ws, &state)?;
+        .create_with_files(&ws, &state, &[("request.md", request.as_bytes())])?;
     svc.after_write(
         &ws,
         &state,
