@@ -294,10 +294,15 @@ impl ManualConfig {
 /// The machine's cores, at most 4 (building is bounded by reading and
 /// tokenising; more threads only add memory).
 fn default_index_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 4)
+    // Asked once per process: the standard library reads the cgroup's CPU
+    // quota files on every call, and the configuration is read per call.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 4)
+    })
 }
 
 fn resolve(base_dir: &Path, value: &str) -> PathBuf {

@@ -244,6 +244,29 @@ impl EventBus {
         logged
     }
 
+    /// Publishes `records` in order ([`EventBus::publish`]), appended to
+    /// the log in one write: the events of one state change.
+    pub fn publish_all(&self, records: Vec<EventRecord>) -> Result<(), EventLogError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let logged = match &self.log {
+            Some(log) => match log.lock() {
+                Ok(mut log) => log.append_all(&records),
+                Err(poisoned) => poisoned.into_inner().append_all(&records),
+            },
+            None => Ok(()),
+        };
+        for record in &records {
+            let _ = self.local.send(record.clone());
+        }
+        // As in `publish`: a following bus hears its own events from the log.
+        if !self.is_following() || logged.is_err() {
+            self.feed.push(records);
+        }
+        logged
+    }
+
     /// Hands events of runs on other machines (team mode) to this
     /// process's subscribers, without logging them: the repository's log
     /// holds this working copy's events only.

@@ -74,12 +74,25 @@ impl EventLog {
 
     /// Appends one record as one line, rotating first when the file is full.
     pub fn append(&mut self, record: &EventRecord) -> Result<(), EventLogError> {
-        let mut line = serde_json::to_vec(record).map_err(|e| self.io(e.into()))?;
-        line.push(b'\n');
+        self.append_all(std::slice::from_ref(record))
+    }
+
+    /// Appends `records` in order, one line each, in one write under one
+    /// lock (the events of one state change: one open of the log instead of
+    /// one per event), rotating first when they do not fit.
+    pub fn append_all(&mut self, records: &[EventRecord]) -> Result<(), EventLogError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        for record in records {
+            serde_json::to_writer(&mut lines, record).map_err(|e| self.io(e.into()))?;
+            lines.push(b'\n');
+        }
         let mut file = self.open_append()?;
         self.lock(&file)?;
         let size = file.metadata().map_err(|e| self.io(e))?.len();
-        if size > 0 && size + line.len() as u64 > self.max_bytes {
+        if size > 0 && size + lines.len() as u64 > self.max_bytes {
             self.rotate()?;
             // The old handle points at the rotated file; append to a fresh one.
             drop(file);
@@ -89,9 +102,9 @@ impl EventLog {
         // A writer killed mid-line leaves a torn last line; start on a fresh
         // line so this record stays readable.
         if ends_without_newline(&self.path) {
-            line.insert(0, b'\n');
+            lines.insert(0, b'\n');
         }
-        file.write_all(&line).map_err(|e| self.io(e))?;
+        file.write_all(&lines).map_err(|e| self.io(e))?;
         Ok(())
     }
 
@@ -222,6 +235,19 @@ mod tests {
         let phases: Vec<_> = tail.iter().map(|r| r.phase.as_str()).collect();
         assert_eq!(phases, ["p7", "p8", "p9"]);
         assert!(dir.path().join("ev/.gitignore").exists());
+    }
+
+    #[test]
+    fn the_events_of_one_change_are_appended_in_order_in_one_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut log = EventLog::open(&path, 1 << 20, 2).unwrap();
+        log.append(&rec(0)).unwrap();
+        log.append_all(&[rec(1), rec(2), rec(3)]).unwrap();
+        log.append_all(&[]).unwrap();
+        let phases: Vec<_> = log.tail(10).unwrap().into_iter().map(|r| r.phase).collect();
+        assert_eq!(phases, ["p0", "p1", "p2", "p3"]);
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 4);
     }
 
     #[test]

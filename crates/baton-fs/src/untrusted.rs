@@ -387,7 +387,9 @@ pub fn read_beneath(
     } else {
         root.join(path)
     };
-    let mut bytes = Vec::new();
+    // Sized from the file: one read instead of a doubling series of them.
+    let size = file.metadata().map_or(0, |m| m.len()).min(max_bytes);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| UntrustedReadError::Io {

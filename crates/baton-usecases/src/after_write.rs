@@ -49,12 +49,11 @@ impl Services {
     }
 }
 
-/// Publishes events after a successful write. A failing event-log write is
-/// reported on stderr and never turns a successful call into a failure.
+/// Publishes the events of a successful write, in order, in one append to
+/// the event log. A failing event-log write is reported on stderr and never
+/// turns a successful call into a failure.
 fn publish(svc: &Services, events: Vec<EventRecord>) {
-    for event in events {
-        if let Err(e) = svc.bus.publish(event) {
-            tracing::warn!("event not logged: {e}");
-        }
+    if let Err(e) = svc.bus.publish_all(events) {
+        tracing::warn!("events not logged: {e}");
     }
 }
