@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::common::elicit::{Person, spawn_with_person, spawn_with_person_env};
 use crate::common::pipeline::{Script, create, drive, drive_until, git_repo};
-use crate::common::{Repo, baton_bin, spawn};
+use crate::common::{Repo, assert_question_warns, baton_bin, spawn};
 use baton_testkit::person::PersonConfig;
 
 /// Creates an effort-`effort` run through MCP (another process than any
@@ -199,14 +199,8 @@ async fn auto_asked_for_by_a_tool_argument_waits_for_a_person() {
     let ws = done["workspace"].as_str().unwrap().to_string();
     let mut script = Script::default();
     let q = drive_until(&c, &repo, &ws, &mut script, |a| a["type"] == "checkpoint").await;
-    assert_eq!(q["name"], "checkpoint-a");
+    assert_question_warns(&q, "checkpoint-a", "only the person grants");
     assert_eq!(q["answered_by"], "person");
-    assert!(
-        q["warning"]
-            .as_str()
-            .is_some_and(|w| w.contains("only the person grants")),
-        "{q}"
-    );
     let state = repo.state(&ws);
     assert_eq!(state["autoApprove"], true, "asked for");
     assert_eq!(state["currentPhaseStatus"], "awaiting_human");

@@ -175,6 +175,16 @@ impl Machine {
             .unwrap_or_default()
     }
 
+    /// The keys ([`event_key`]) of the events this machine logged for
+    /// the run `ws`, in order.
+    pub fn logged_keys(&self, ws: &str) -> Vec<String> {
+        self.local_events()
+            .iter()
+            .filter(|e| e["workspace"] == ws)
+            .map(event_key)
+            .collect()
+    }
+
     /// This working copy's readable name in the team (`host:folder`).
     pub fn name(&self) -> String {
         let file = std::fs::read_to_string(self.dir.join(".baton/team/machine.json"))
@@ -344,12 +354,7 @@ async fn a_complete_run_on_one_machine_reaches_the_other_live() {
         let action = c.ok("pipeline_next_action", args.clone()).await;
         steps.push(describe(&action));
         // Everything A logged so far reaches B within 2 s.
-        let mine: Vec<String> = a
-            .local_events()
-            .iter()
-            .filter(|e| e["workspace"] == ws.as_str())
-            .map(event_key)
-            .collect();
+        let mine: Vec<String> = a.logged_keys(&ws);
         let arrived = until(Duration::from_secs(2), || {
             let seen: Vec<String> = follow.lines().iter().map(event_key).collect();
             contains_all(&seen, &mine).then_some(())
@@ -382,12 +387,7 @@ async fn a_complete_run_on_one_machine_reaches_the_other_live() {
         }
         m
     };
-    let a_keys: Vec<String> = a
-        .local_events()
-        .iter()
-        .filter(|e| e["workspace"] == ws.as_str())
-        .map(event_key)
-        .collect();
+    let a_keys: Vec<String> = a.logged_keys(&ws);
     assert_eq!(
         count(&keys),
         count(&a_keys),
@@ -470,7 +470,7 @@ async fn a_complete_run_on_one_machine_reaches_the_other_live() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_on_the_other_machines_dashboard_moves_the_run_on() {
     use crate::common::pipeline::{Script, create};
-    use baton_testkit::http::request;
+    use baton_testkit::http::{request, sign_in};
     const TOKEN: &str = "team-test-token-0123456789";
     let world = World::new();
     let (a, b) = (world.machine("a"), world.machine("b"));
@@ -521,13 +521,7 @@ async fn an_answer_on_the_other_machines_dashboard_moves_the_run_on() {
     let origin = format!("http://{addr}");
     let link = server.sign_in.clone().expect("a one-time sign-in link");
     let key = baton_testkit::http::Server::key_of(&link);
-    let login = request(
-        addr,
-        "POST",
-        "/api/login",
-        &[("Origin", &origin)],
-        Some(&format!(r#"{{"key":"{key}"}}"#)),
-    );
+    let login = sign_in(addr, &origin, &format!(r#"{{"key":"{key}"}}"#));
     assert_eq!(login.status, 200, "{}", login.body);
     assert_eq!(login.json()["canAct"], true, "{}", login.body);
     let session = login.json()["session"].as_str().unwrap().to_string();
@@ -809,12 +803,7 @@ async fn a_run_goes_on_while_the_database_is_away_and_nothing_is_lost() {
     assert!(queued > 0, "what was not written waits on disk");
 
     pg.start_again();
-    let a_log: Vec<String> = a
-        .local_events()
-        .iter()
-        .filter(|e| e["workspace"] == ws.as_str())
-        .map(event_key)
-        .collect();
+    let a_log: Vec<String> = a.logged_keys(&ws);
     let complete = until(Duration::from_secs(10), || {
         let ls = b.cli(&["ls", "--json"]);
         let ls: Value = serde_json::from_slice(&ls.stdout).ok()?;
