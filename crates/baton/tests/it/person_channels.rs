@@ -88,10 +88,18 @@ fn baton_run_auto_answers_the_run_it_started_itself_and_says_so() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    // Said as what happened, not as a warning.
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        said.contains("✓ checkpoint-a approved automatically (--auto"),
+        "{said}"
+    );
+    assert!(
+        !said
+            .lines()
+            .any(|l| l.contains("warning") && l.contains("approved automatically")),
+        "{said}"
     );
     let ws = std::fs::read_dir(repo.specs())
         .unwrap()
