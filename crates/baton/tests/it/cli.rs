@@ -428,3 +428,35 @@ fn help_texts_speak_to_people() {
         "{tools}"
     );
 }
+
+/// A report piped into a reader that stops early (`baton stats --json |
+/// head -1`) ends like any terminal tool — quietly, by SIGPIPE — and not
+/// with a panic and a backtrace (it used to exit 101, "failed printing to
+/// stdout: Broken pipe").
+#[test]
+fn a_report_into_a_closed_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let repo = Repo::new();
+    for args in [
+        &["stats", "--json"][..],
+        &["workflow", "schema"],
+        &["tools"],
+    ] {
+        // The reader is closed before baton writes a byte: every write fails.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(baton_bin())
+            .args(args)
+            .current_dir(repo.path())
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "baton {args:?}: {err}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "baton {args:?} ended with {:?}: {err}",
+            out.status
+        );
+    }
+}
