@@ -29,6 +29,7 @@
 
 mod handed_out;
 pub mod paths;
+pub mod secrets;
 pub mod shell;
 mod undo;
 

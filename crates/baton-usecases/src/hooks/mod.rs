@@ -16,6 +16,8 @@
 //! * [`stop`] — the agent may end its turn only when the run waits for a
 //!   person, has ended, or nothing is outstanding.
 //! * [`session_started`] — remind a resumed session of its run.
+//! * [`secrets::refusal`] — refuse, in any session, a call naming baton's
+//!   key, the person's configuration or the dashboard's token.
 //! * [`tree::still_changed`] — what a watched command left outside the
 //!   scope and nobody reverted yet.
 //!
@@ -29,6 +31,7 @@ mod enforce;
 pub mod guard;
 mod guarded;
 pub mod rules;
+pub mod secrets;
 pub mod tree;
 
 use std::path::{Path, PathBuf};
@@ -313,6 +316,18 @@ pub fn pre_tool(svc: &Services, input: &HookInput) -> Outcome {
             return Outcome::Deny { reason };
         }
         return Outcome::allow();
+    }
+    // A run's control files are baton's to read and write (reads too: the
+    // agent sees a run through baton's tools).
+    if !matches!(tool, ToolCall::Write { .. }) {
+        let control: Vec<String> = baton_workflow::CONTROL_FILES
+            .iter()
+            .map(|p| p.replace("{specs}", &rules.specs_dir))
+            .collect();
+        let own = matches!(tool, ToolCall::Shell { command, .. } if scope::is_handed_out(&rules, command));
+        if let Some(reason) = secrets::control_refusal(&root, &control, input, own) {
+            return Outcome::Deny { reason };
+        }
     }
     let verdict = match tool {
         ToolCall::Write { paths, .. } => {
