@@ -82,18 +82,21 @@ prints the lines to add to ~/.codex/config.toml.")]
         #[arg(long, value_enum, default_value = "claude")]
         client: crate::init_cmd::Client,
     },
-    /// Turn the agent client's hooks off (or on again) for one run: `baton enforce off <workspace> [reason]`.
+    /// Turn the agent client's hooks off (or on again) for one run, or release a held run: `baton enforce off|on|release <workspace> [reason]`.
     #[command(after_help = "\
 A person's choice, in a terminal: it is recorded in the run's state.json (who, when, why).
 While it is off, the hooks of Claude Code, Codex and Cursor let the agent do anything for that
 run; baton's own gates (the MCP tools, person-only questions) still hold.
+`release` lets a run go on that baton held because its state changed outside baton while an
+agent's command ran (state_changed_outside_baton): check it with `baton show` first.
 
 Examples:
   baton enforce off .specs/20260401-fix-auth the test suite needs to write fixtures
-  baton enforce on .specs/20260401-fix-auth")]
+  baton enforce on .specs/20260401-fix-auth
+  baton enforce release .specs/20260401-fix-auth")]
     Enforce {
-        /// off or on.
-        #[arg(value_parser = ["off", "on"])]
+        /// off, on, or release.
+        #[arg(value_parser = ["off", "on", "release"])]
         switch: String,
         /// The run's workspace (.specs/…).
         workspace: String,
@@ -394,7 +397,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             reason,
         } => {
             let config = Config::load(&overrides)?;
-            crate::enforce_cmd::run(config, &workspace, switch == "on", &reason)
+            if switch == "release" {
+                crate::enforce_cmd::release(config, &workspace)
+            } else {
+                crate::enforce_cmd::run(config, &workspace, switch == "on", &reason)
+            }
         }
         Command::Hook { event, client, run } => Ok(crate::hook_cmd::run(
             client,

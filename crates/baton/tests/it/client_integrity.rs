@@ -203,3 +203,83 @@ fn current_uid() -> u32 {
         .parse()
         .expect("uid")
 }
+
+fn load_tools() -> Step {
+    Turn::tool(
+        "ToolSearch",
+        json!({"query": "select:mcp__baton__pipeline_next_action"}),
+    )
+    .into()
+}
+
+fn next_action(ws: &str) -> Step {
+    Turn::tool("mcp__baton__pipeline_next_action", json!({"workspace": ws})).into()
+}
+
+/// Turns that try to end the turn (the stop guard blocks three times).
+fn try_to_stop() -> Vec<Step> {
+    (0..4)
+        .map(|i| Turn::text(format!("I am done ({i}).")).into())
+        .collect()
+}
+
+/// Layer 2: the hooks refuse every tool call that names baton's key or the
+/// person's configuration folder — Read and Bash (this CLI offers no Grep
+/// or Glob here: `hook_cmd` covers them by payload), before any run
+/// is bound too — and, while a run is bound, a run's control files (reads
+/// as well); the run's other files stay readable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hooks_refuse_tools_naming_the_key_the_configuration_or_control_files() {
+    let project = Project::new();
+    let ws = start_run(project.path()).await;
+    let config = baton_config_dir();
+    let key = config.join("state.key");
+    let state = project.path().join(&ws).join("state.json");
+    let request = project.path().join(&ws).join("request.md");
+    let mut steps = vec![
+        // Before the session is bound to any run.
+        bash("cat ~/.config/baton/state.key"),
+        load_tools(),
+        next_action(&ws),
+        Turn::tool("Read", json!({"file_path": key})).into(),
+        Turn::tool(
+            "Glob",
+            json!({"pattern": "**/state.key", "path": config.parent().expect("~/.config")}),
+        )
+        .into(),
+        bash(&format!("head -c 64 \"{}\"", key.display())),
+        Turn::tool("Read", json!({"file_path": state})).into(),
+        bash(&format!("cat {ws}/state.json")),
+        bash(&format!("ls {ws}/ && cat {ws}/.state*")),
+        Turn::tool("Read", json!({"file_path": request})).into(),
+    ];
+    steps.extend(try_to_stop());
+    let server = AnthropicServer::start(steps);
+    let out = project
+        .claude(&server)
+        .prompt(&format!("/baton-pipeline {ws}"));
+    check_run(&out, &server);
+    let secret = std::fs::read_to_string(&key).expect("key");
+    for (tool, n, what) in [
+        ("Bash", 0, "baton's key"),
+        ("Read", 0, "baton's key"),
+        ("Bash", 1, "baton's key"),
+        ("Read", 1, "control file"),
+        ("Bash", 2, "control file"),
+        ("Bash", 3, "control file"),
+    ] {
+        let (text, is_error) = result_of_call(&server, tool, n);
+        assert!(is_error, "{tool} #{n} went through: {text}");
+        assert!(
+            text.contains("baton:") && text.contains(what),
+            "{tool} #{n} is refused with baton's reason: {text}"
+        );
+        assert!(!text.contains(secret.trim()), "the key reached the model");
+    }
+    let (request_text, request_err) = result_of_call(&server, "Read", 2);
+    assert!(
+        !request_err,
+        "the run's request was refused: {request_text}"
+    );
+    assert!(request_text.contains("greeting"), "{request_text}");
+}
