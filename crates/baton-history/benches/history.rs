@@ -13,6 +13,7 @@ use baton_history::record::{FindingRecord, FrictionRecord, Outcome, PhaseRecord,
 use baton_history::terms::{MAX_DOC_TERMS, weighted_terms};
 use baton_history::{HistoryIndex, PatternFilter, PriceTable};
 use baton_state::Effort;
+use baton_testkit::history::{Rng, TOPIC_WORDS};
 
 fn main() {
     divan::main();
@@ -21,79 +22,31 @@ fn main() {
 /// Past runs in the large repository.
 const RUNS: usize = 10_000;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Topic words: 400 generated stems plus common English and Japanese
 /// terms, so documents share some vocabulary but not all of it.
 fn vocabulary() -> &'static [String] {
     static WORDS: OnceLock<Vec<String>> = OnceLock::new();
     WORDS.get_or_init(|| {
-        let mut words: Vec<String> = [
-            "login",
-            "session",
-            "token",
-            "cache",
-            "export",
-            "report",
-            "invoice",
-            "payment",
-            "search",
-            "index",
-            "upload",
-            "profile",
-            "settings",
-            "notification",
-            "email",
-            "webhook",
-            "queue",
-            "worker",
-            "scheduler",
-            "migration",
-            "schema",
-            "api",
-            "endpoint",
-            "client",
-            "server",
-            "config",
-            "logging",
-            "metrics",
-            "dashboard",
-            "permission",
-            "timeout",
-            "retry",
-            "billing",
-            "checkout",
-            "fix",
-            "add",
-            "refactor",
-            "validate",
-            "ログイン画面",
-            "セッション",
-            "タイムアウト",
-            "検索機能",
-            "請求書",
-            "支払い処理",
-            "通知設定",
-            "エクスポート",
-            "権限管理",
-            "監査ログ",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let mut words: Vec<String> = TOPIC_WORDS
+            .iter()
+            .chain(&[
+                "fix",
+                "add",
+                "refactor",
+                "validate",
+                "ログイン画面",
+                "セッション",
+                "タイムアウト",
+                "検索機能",
+                "請求書",
+                "支払い処理",
+                "通知設定",
+                "エクスポート",
+                "権限管理",
+                "監査ログ",
+            ])
+            .map(|s| s.to_string())
+            .collect();
         let syllables = [
             "ka", "lo", "mi", "ren", "tor", "vex", "qua", "zil", "pra", "dun",
         ];

@@ -16,9 +16,6 @@ use std::time::Instant;
 
 use baton_history::{HistoryIndex, PriceTable};
 
-#[path = "../../baton/benches/support/past_runs.rs"]
-mod past_runs;
-
 struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -84,7 +81,7 @@ fn main() {
         let specs = dir.path().join(".specs");
         std::fs::create_dir_all(&specs).unwrap();
         if n > 0 {
-            past_runs::write_past_runs(&specs, n);
+            baton_testkit::history::write_past_runs(&specs, n);
         }
         // 1. A process meets N unrecorded runs.
         let (_, c_peak, c_kept, c_secs) = measure(|| {

@@ -12,8 +12,10 @@
 //!   line, then one record per line; appended under an OS lock, rewritten
 //!   atomically; the folder ignored by git.
 //! * [`index`] — [`HistoryIndex`], the handle: lazy load, incremental
-//!   refresh, catch-up of unrecorded ended runs, repair of a damaged file,
-//!   and every query below.
+//!   refresh, catch-up of unrecorded ended runs, repair of a damaged file
+//!   (`index/load.rs`), what it keeps in memory (`index/loaded.rs`), the
+//!   workspace folders it scans (`index/folders.rs`), and every query below
+//!   (`index/queries.rs`).
 //! * [`similar`] / [`bm25`] / [`terms`] — similar past runs: BM25 over
 //!   request and design terms (the manual search's tokenizer), with the
 //!   words that matched.

@@ -9,6 +9,8 @@
 //!
 //! * [`git`] — a real git repository in a temporary folder, with an
 //!   identity and an initial commit, and the git calls tests make on it.
+//! * [`history`] — synthetic past runs for the history benchmarks, and the
+//!   seeded random source and topic words generators share.
 //! * [`http`] — raw HTTP/1.1 against a real server (every header as given)
 //!   and a server process started for a test.
 //! * [`person`] — the person's own configuration (trusted channels, where
@@ -20,6 +22,7 @@
 
 pub mod clients;
 pub mod git;
+pub mod history;
 pub mod http;
 pub mod model;
 pub mod person;

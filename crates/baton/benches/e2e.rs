@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-#[path = "support/past_runs.rs"]
-mod past_runs;
-use past_runs::write_past_runs;
+use baton_testkit::history::write_past_runs;
 
 struct Server {
     child: Child,

@@ -41,9 +41,6 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-#[path = "support/past_runs.rs"]
-mod past_runs;
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Baton,
@@ -591,7 +588,7 @@ fn growth(cands: &[Candidate], root: &Path) {
         git_repo(&template);
         if n > 0 {
             let t = Instant::now();
-            past_runs::write_past_runs(&template.join(".specs"), n);
+            baton_testkit::history::write_past_runs(&template.join(".specs"), n);
             git(&template, &["add", "-A", ".specs"]);
             git(&template, &["commit", "-q", "-m", "past runs"]);
             println!(

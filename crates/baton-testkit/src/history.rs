@@ -1,63 +1,91 @@
-//! Synthetic past runs for the history benchmarks (`e2e`, `versus`): ended
-//! forge workspaces with state, request, design, design review and summary.
+//! Synthetic run history: the random source and topic vocabulary the
+//! history and manual benchmarks draw on, and [`write_past_runs`], which
+//! writes ended forge workspaces for the history benchmarks (`e2e`,
+//! `versus`, `baton-history`'s `memory`).
 
-#![allow(
-    dead_code,
-    reason = "shared by several test or bench targets; each uses part of it"
-)]
+use std::path::Path;
+
+use baton_state::{
+    Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseLogEntry, PhaseStatus, WorkspaceState,
+};
+
+/// A xorshift64 random source: the same seed gives the same sequence on
+/// every machine, so generated data (and what benchmarks measure) repeat.
+#[derive(Debug, Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next number.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// The English topic words generated requests and designs share, so
+/// documents overlap in some words but not all.
+pub const TOPIC_WORDS: [&str; 34] = [
+    "login",
+    "session",
+    "token",
+    "cache",
+    "export",
+    "report",
+    "invoice",
+    "payment",
+    "search",
+    "index",
+    "upload",
+    "profile",
+    "settings",
+    "notification",
+    "email",
+    "webhook",
+    "queue",
+    "worker",
+    "scheduler",
+    "migration",
+    "schema",
+    "api",
+    "endpoint",
+    "client",
+    "server",
+    "config",
+    "logging",
+    "metrics",
+    "dashboard",
+    "permission",
+    "timeout",
+    "retry",
+    "billing",
+    "checkout",
+];
+
+/// The Japanese topic words [`write_past_runs`] adds to [`TOPIC_WORDS`].
+const TOPIC_WORDS_JA: [&str; 6] = [
+    "ログイン",
+    "セッション",
+    "タイムアウト",
+    "検索",
+    "請求書",
+    "通知",
+];
 
 /// Writes `n` ended forge runs under `specs`: state (phases with history,
 /// tokens, durations, a design revision now and then), request, design,
 /// a design review with findings and, for every third run, a summary with
 /// an improvement report. Requests and designs draw on one vocabulary, so
-/// runs share some words but not all.
-pub fn write_past_runs(specs: &std::path::Path, n: usize) {
-    use baton_state::{
-        Effort, FlowTemplate, HistoryAction, HistoryEntry, PhaseLogEntry, PhaseStatus,
-        WorkspaceState,
-    };
-    const WORDS: [&str; 40] = [
-        "login",
-        "session",
-        "token",
-        "cache",
-        "export",
-        "report",
-        "invoice",
-        "payment",
-        "search",
-        "index",
-        "upload",
-        "profile",
-        "settings",
-        "notification",
-        "email",
-        "webhook",
-        "queue",
-        "worker",
-        "scheduler",
-        "migration",
-        "schema",
-        "api",
-        "endpoint",
-        "client",
-        "server",
-        "config",
-        "logging",
-        "metrics",
-        "dashboard",
-        "permission",
-        "timeout",
-        "retry",
-        "billing",
-        "checkout",
-        "ログイン",
-        "セッション",
-        "タイムアウト",
-        "検索",
-        "請求書",
-        "通知",
-    ];
+/// runs share some words but not all. The same `n` writes the same runs.
+pub fn write_past_runs(specs: &Path, n: usize) {
+    let vocabulary: Vec<&str> = TOPIC_WORDS.iter().chain(&TOPIC_WORDS_JA).copied().collect();
+    let vocabulary = vocabulary.as_slice();
     const FINDINGS: [&str; 6] = [
         "Missing error handling for the {}",
         "No test covers the {} path",
@@ -67,18 +95,13 @@ pub fn write_past_runs(specs: &std::path::Path, n: usize) {
         "Unchecked input in the {}",
     ];
     std::fs::create_dir_all(specs).unwrap();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut rnd = |m: usize| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % m as u64) as usize
-    };
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rnd = |m: usize| rng.below(m);
     let base: chrono::DateTime<chrono::Utc> = "2024-01-01T00:00:00Z".parse().unwrap();
     for i in 0..n {
         let mut words = |k: usize| {
             (0..k)
-                .map(|_| WORDS[rnd(WORDS.len())])
+                .map(|_| vocabulary[rnd(vocabulary.len())])
                 .collect::<Vec<_>>()
                 .join(" ")
         };
@@ -150,7 +173,8 @@ pub fn write_past_runs(specs: &std::path::Path, n: usize) {
         let mut review = String::from("# Review\n\n## Verdict: APPROVE\n\n");
         for k in 0..rnd(4) {
             let severity = if rnd(3) == 0 { "CRITICAL" } else { "MINOR" };
-            let text = FINDINGS[rnd(FINDINGS.len())].replace("{}", WORDS[rnd(WORDS.len())]);
+            let text =
+                FINDINGS[rnd(FINDINGS.len())].replace("{}", vocabulary[rnd(vocabulary.len())]);
             review.push_str(&format!("**{}. [{severity}] {text}**\n\n", k + 1));
         }
         std::fs::write(dir.join("review-design.md"), review).unwrap();
@@ -159,7 +183,7 @@ pub fn write_past_runs(specs: &std::path::Path, n: usize) {
                 dir.join("summary.md"),
                 format!(
                     "# Summary\n\n## Improvement Report\n\n### AI Agent Support\n- The {} command was hard to find — add it to CLAUDE.md\n",
-                    WORDS[rnd(WORDS.len())]
+                    vocabulary[rnd(vocabulary.len())]
                 ),
             )
             .unwrap();
