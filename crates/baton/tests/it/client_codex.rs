@@ -262,7 +262,7 @@ async fn codex_cannot_name_baton_s_key_or_a_run_s_control_files() {
 /// person's key (the file path is computed, so no command line names it)
 /// and writes a validly tagged `state.json` with a person's answer it made
 /// up and the run moved on.
-const FORGE_PY: &str = r#"import glob, hashlib, hmac, json, os, pwd
+pub(crate) const FORGE_PY: &str = r#"import glob, hashlib, hmac, json, os, pwd
 home = pwd.getpwuid(os.getuid()).pw_dir
 key = open(os.path.join(home, '.con' + 'fig', 'bat' + 'on', 'state' + '.key')).read().strip().encode()
 f = glob.glob('.sp' + 'ecs/*/st' + 'ate.json')[0]

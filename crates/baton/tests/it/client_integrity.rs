@@ -283,3 +283,59 @@ async fn the_hooks_refuse_tools_naming_the_key_the_configuration_or_control_file
     );
     assert!(request_text.contains("greeting"), "{request_text}");
 }
+
+/// Layer 3 (detection) through the real Claude Code CLI, with its sandbox
+/// turned off in the person's local settings (a machine without
+/// bubblewrap, or a person's choice): in the implementation phase a test
+/// the agent runs reads the key and writes a tagged state with a made-up
+/// answer; after the command the run is held, the agent is told, and
+/// baton's last state is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_sandbox_a_forged_state_is_detected_after_the_command_and_held() {
+    let project = Project::new();
+    let local = project.path().join(".claude/settings.local.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&local).expect("local")).expect("json");
+    settings["sandbox"]["enabled"] = json!(false);
+    settings["sandbox"]["failIfUnavailable"] = json!(false);
+    std::fs::write(&local, settings.to_string()).expect("write local settings");
+    let (ws, action) = crate::common::pipeline::run_to_phase(project.path(), "phase-5").await;
+    assert_eq!(action["phase"], "phase-5", "{action}");
+    let state_file = project.path().join(&ws).join("state.json");
+    let read_state = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(&state_file).expect("state")).expect("json")
+    };
+    let answers_before = read_state()["answers"].clone();
+    project
+        .repo
+        .write("tests/forge.py", crate::client_codex::FORGE_PY);
+    let server = AnthropicServer::start([
+        load_tools(),
+        next_action(&ws),
+        bash("python3 tests/forge.py"),
+        Turn::text("The run is held; asking the person.").into(),
+    ]);
+    let out = project
+        .claude(&server)
+        .prompt(&format!("/baton-pipeline {ws}"));
+    check_run(&out, &server);
+    let all = server.requests().last().expect("requests").all_text();
+    assert!(
+        all.contains("state_changed_outside_baton") && all.contains("baton enforce release"),
+        "the agent was told: {}",
+        &all[all.len().saturating_sub(3000)..]
+    );
+    let state = read_state();
+    assert_eq!(
+        state["hold"]["code"], "state_changed_outside_baton",
+        "{state}"
+    );
+    assert_eq!(
+        state["currentPhase"], "phase-5",
+        "the forged move is undone"
+    );
+    assert_eq!(
+        state["answers"], answers_before,
+        "the forged answer is not counted"
+    );
+}
