@@ -116,13 +116,23 @@ pub const DEFAULT_USD_PER_MTOK: f64 = 6.0;
 /// Errors while resolving the configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// `baton.toml` exists but could not be read.
-    #[error("cannot read {path}: {source}")]
+    /// `baton.toml` exists but could not be read. (The I/O error is part
+    /// of the message, not a `source`: shown as a chain it would be said
+    /// twice.)
+    #[error("cannot read {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
+    },
+    /// The repository given (`--repo`, `BATON_REPO_ROOT`) is not a folder.
+    #[error(
+        "{path} is not a folder: pass --repo (or BATON_REPO_ROOT) the folder of your repository"
+    )]
+    RepoNotAFolder {
+        /// The path given.
+        path: PathBuf,
     },
     /// `baton.toml` is not valid TOML or has unknown keys.
     #[error("invalid {path}: {message}")]
@@ -656,7 +666,12 @@ fn read_file_config(repo_root: &Path) -> Result<FileConfig, ConfigError> {
             message: e.to_string(),
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileConfig::default()),
-        Err(source) => Err(ConfigError::Read { path, source }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            Err(ConfigError::RepoNotAFolder {
+                path: repo_root.to_path_buf(),
+            })
+        }
+        Err(error) => Err(ConfigError::Read { path, error }),
     }
 }
 
@@ -692,6 +707,30 @@ pub fn absolutize(base: &Path, path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--repo` naming a file or a FIFO says so and what to pass instead;
+    /// an unreadable `baton.toml` names its cause once (a chained display,
+    /// as the CLI prints, used to repeat it: "Is a directory (os error 21):
+    /// Is a directory (os error 21)").
+    #[test]
+    fn a_repo_that_is_not_a_folder_and_an_unreadable_file_read_plainly() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("not-a-folder");
+        std::fs::write(&file, "x").unwrap();
+        let overrides = Overrides {
+            repo_root: Some(file.clone()),
+            ..Overrides::default()
+        };
+        let e = Config::resolve(dir.path(), &[], &overrides).unwrap_err();
+        assert!(matches!(e, ConfigError::RepoNotAFolder { .. }), "{e:?}");
+        assert!(e.to_string().contains("pass --repo"), "{e}");
+
+        std::fs::create_dir(dir.path().join(CONFIG_FILE)).unwrap();
+        let e = Config::resolve(dir.path(), &[], &Overrides::default()).unwrap_err();
+        assert!(matches!(e, ConfigError::Read { .. }), "{e:?}");
+        assert!(std::error::Error::source(&e).is_none(), "{e:?}");
+        assert!(e.to_string().contains("(os error"), "{e}");
+    }
 
     #[test]
     fn defaults_are_absolute_and_under_the_repo_root() {

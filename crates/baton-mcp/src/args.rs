@@ -38,9 +38,67 @@ pub fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
     serde_path_to_error::deserialize(&arguments).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
+        if let Some(allowed) = allowed_words::<T>(&path, &inner, &arguments) {
+            let field = if path == "." || path.is_empty() {
+                "arguments".to_string()
+            } else {
+                path.clone()
+            };
+            let got = value_at(&arguments, &path).map_or_else(String::new, describe_value);
+            return ToolError::invalid(
+                &field,
+                format!("{field} must be one of {}; got {got}", allowed.join(", ")),
+            );
+        }
         let (field, message) = describe_error(&path, &inner, &arguments);
         ToolError::invalid(&field, message)
     })
+}
+
+/// The allowed values of a one-of-these-words field (an effort, a
+/// severity) that got a value of the wrong JSON type. serde says only
+/// "expected string or map" then; asked again with a word that is none of
+/// them, it lists the words.
+fn allowed_words<T: DeserializeOwned>(
+    path: &str,
+    inner: &str,
+    arguments: &Value,
+) -> Option<Vec<String>> {
+    if !inner.ends_with("expected string or map") {
+        return None;
+    }
+    let mut probe = arguments.clone();
+    *value_at_mut(&mut probe, path)? = Value::String("\u{1}".into());
+    let again = serde_path_to_error::deserialize::<_, T>(&probe).err()?;
+    if again.path().to_string() != path {
+        return None;
+    }
+    let inner = again.into_inner().to_string();
+    let rest = inner.strip_prefix("unknown variant ")?;
+    let allowed = all_backticked(rest.split_once(',').map_or("", |(_, tail)| tail));
+    (!allowed.is_empty()).then_some(allowed)
+}
+
+/// [`value_at`], for writing.
+fn value_at_mut<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+    if path == "." || path.is_empty() {
+        return Some(root);
+    }
+    let mut node = root;
+    for part in path.split('.') {
+        let (key, indexes) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            node = node.get_mut(key)?;
+        }
+        for index in indexes.split('[').filter(|s| !s.is_empty()) {
+            let i: usize = index.trim_end_matches(']').parse().ok()?;
+            node = node.get_mut(i)?;
+        }
+    }
+    Some(node)
 }
 
 /// The field and a message for a person (or an agent) for serde's error
@@ -280,6 +338,37 @@ mod tests {
         workspace: String,
         #[serde(default)]
         n: Option<u32>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code, reason = "test inputs: only how they parse matters")]
+    enum Size {
+        S,
+        M,
+        L,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code, reason = "test inputs: only how they parse matters")]
+    struct WithEnum {
+        effort: Option<Size>,
+    }
+
+    /// A word field given a number says which words it takes (it said
+    /// "effort must be string or map", serde's words, not JSON's).
+    #[test]
+    fn a_word_field_of_the_wrong_type_lists_its_words() {
+        let e = parse::<WithEnum>(json!({"effort": 12345})).unwrap_err();
+        assert_eq!(e.details.unwrap()["field"], "effort");
+        assert_eq!(
+            e.message,
+            "effort must be one of S, M, L; got the number 12345"
+        );
+        let e = parse::<WithEnum>(json!({"effort": ["S"]})).unwrap_err();
+        assert_eq!(e.message, "effort must be one of S, M, L; got an array");
+        let e = parse::<WithEnum>(json!({"effort": "XL"})).unwrap_err();
+        assert_eq!(e.message, "effort must be one of S, M, L; got \"XL\"");
     }
 
     #[test]

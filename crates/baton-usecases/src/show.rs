@@ -131,10 +131,14 @@ pub fn workspace_list(svc: &Services, args: ListArgs) -> Result<ListReply> {
     if let Some(status) = &args.status
         && !STATUSES.contains(&status.as_str())
     {
-        return Err(
-            Error::invalid("status", format!("unknown status {status:?}"))
-                .with_details(serde_json::json!({ "field": "status", "valid": STATUSES })),
-        );
+        return Err(Error::invalid(
+            "status",
+            format!(
+                "unknown status {status:?}: pass one of {}, or leave status out for every run",
+                STATUSES.join(", ")
+            ),
+        )
+        .with_details(serde_json::json!({ "field": "status", "valid": STATUSES })));
     }
     let mut workspaces = Vec::new();
     let mut unreadable = Vec::new();

@@ -57,17 +57,28 @@ pub fn load_registry(dir: &Path) -> (Registry, LoadReport) {
 /// Reads a definition file without following a link or blocking on a FIFO
 /// swapped in after the listing; at most 1 MiB.
 fn read_plain(path: &Path) -> std::io::Result<String> {
+    read_regular(path, libc::O_NOFOLLOW)
+}
+
+/// Reads a definition file a person names (`baton workflow validate FILE`):
+/// a link is followed, but a FIFO, a device or a folder is refused at once
+/// instead of blocking or reading without end; at most 1 MiB.
+pub fn read_definition_file(path: &Path) -> std::io::Result<String> {
+    read_regular(path, 0)
+}
+
+fn read_regular(path: &Path, extra_flags: libc::c_int) -> std::io::Result<String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     const MAX_BYTES: u64 = 1024 * 1024;
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags(extra_flags | libc::O_NONBLOCK)
         .open(path)?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            "not a regular file",
+            "not a regular file (a folder, a FIFO or a device): name a definition file",
         ));
     }
     let mut text = String::new();

@@ -19,7 +19,7 @@ pub mod rules;
 pub mod scope;
 pub mod validate;
 
-pub use discovery::{LoadReport, load_registry};
+pub use discovery::{LoadReport, load_registry, read_definition_file};
 pub use model::{
     AgentVariant, Answerer, CommandSource, CommandStep, Condition, Driver, GuardedCommand, PerTask,
     PhaseDefinition, PhaseInstruction, PhaseKind, ResultKind, RevisionCounter, TransitionRule,

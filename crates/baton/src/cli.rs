@@ -37,6 +37,29 @@ pub struct Cli {
     command: Command,
 }
 
+impl Cli {
+    /// Whether the command only prints a report (lists, views, searches):
+    /// when the reader of its output goes away (`baton ls | head -1`) it
+    /// should end quietly, as other terminal tools do, not fail on the
+    /// closed pipe. The server, the hook and the commands that drive agents
+    /// or write runs handle a closed pipe themselves.
+    pub fn only_prints(&self) -> bool {
+        matches!(
+            self.command,
+            Command::Ls { .. }
+                | Command::State { .. }
+                | Command::Tools
+                | Command::Workflow { .. }
+                | Command::Manuals { .. }
+                | Command::History { .. }
+                | Command::Show { .. }
+                | Command::Events { .. }
+                | Command::Team { .. }
+                | Command::Stats { .. }
+        )
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the MCP server your agent talks to (over stdin/stdout unless --http is given).

@@ -137,6 +137,12 @@ fn say(line: &str) {
 /// `done`, or to a question nobody at this terminal can answer.
 pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<RunOutcome> {
     let started = Instant::now();
+    if opts.text.trim().is_empty() {
+        anyhow::bail!(
+            "the task is empty: say what to do, e.g. baton run \"fix the login typo\" --agent claude, \
+             or name a run to resume (baton ls lists them)"
+        );
+    }
     let mut arguments = opts.text.clone();
     if let Some(e) = &opts.effort {
         arguments.push_str(&format!(" --effort={e}"));
@@ -519,7 +525,9 @@ fn show_reply(reply: &next::NextReply) {
         say(&format!("  warning: {}", reply.warning));
     }
     if !reply.display_message.is_empty() && !matches!(reply.action, Action::Done(_)) {
-        say(&shorten_line(&reply.display_message, 160));
+        for line in reply.display_message.lines() {
+            say(&shorten_line(line, 160));
+        }
     }
 }
 

@@ -35,6 +35,9 @@ const DEFAULT_LOG: &str = "warn,rmcp::service=error,sqlx=error";
 fn main() -> ExitCode {
     limit_malloc_arenas();
     let args = cli::Cli::parse();
+    if args.only_prints() {
+        end_quietly_on_closed_pipe();
+    }
     // Diagnostics go to stderr only: in stdio mode stdout is the protocol
     // channel. BATON_LOG takes a level or `target=level` pairs
     // ("info", "warn,baton_mcp=debug"); a value that does not parse is ignored.
@@ -59,6 +62,18 @@ fn main() -> ExitCode {
             eprintln!("baton: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Restores the default action of `SIGPIPE` (end the process) that Rust's
+/// runtime turns off, so `baton ls | head -1` ends quietly instead of
+/// panicking with a backtrace on the next write to the closed pipe.
+fn end_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any thread is spawned;
+    // SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

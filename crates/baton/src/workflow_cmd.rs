@@ -59,8 +59,8 @@ pub fn run(config: &Config, action: Action) -> anyhow::Result<ExitCode> {
             let mut failed = false;
             for file in files {
                 let name = file.display().to_string();
-                let text =
-                    std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+                let text = baton_workflow::read_definition_file(&file)
+                    .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
                 match parse_definition(&name, &text) {
                     Ok(def) => println!(
                         "{name}: ok (workflow {:?}, {} phases)",

@@ -69,6 +69,12 @@ async fn ls_state_show_and_stats_read_the_same_files() {
         "{out}"
     );
     assert!(out.contains("issue_start"), "{out}");
+    // PROGRESS: the two phases effort M skips are skipped, not done.
+    let alpha = out
+        .lines()
+        .find(|l| l.contains(".specs/20260101-alpha"))
+        .unwrap_or_default();
+    assert!(alpha.contains(" 0/17 (2 skipped) "), "{out}");
     let (_, out, _) = run(&repo, &["ls", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["workspaces"].as_array().unwrap().len(), 2);
@@ -427,4 +433,75 @@ fn help_texts_speak_to_people() {
             && tools.contains("phase_start"),
         "{tools}"
     );
+}
+
+/// A report piped into a reader that stops early (`baton stats --json |
+/// head -1`) ends like any terminal tool — quietly, by SIGPIPE — and not
+/// with a panic and a backtrace (it used to exit 101, "failed printing to
+/// stdout: Broken pipe").
+#[test]
+fn a_report_into_a_closed_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let repo = Repo::new();
+    for args in [
+        &["stats", "--json"][..],
+        &["workflow", "schema"],
+        &["tools"],
+    ] {
+        // The reader is closed before baton writes a byte: every write fails.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(baton_bin())
+            .args(args)
+            .current_dir(repo.path())
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "baton {args:?}: {err}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "baton {args:?} ended with {:?}: {err}",
+            out.status
+        );
+    }
+}
+
+/// `baton workflow validate` given a FIFO or a device answers at once that
+/// it is not a definition file (it blocked on the FIFO, and read
+/// /dev/zero without end); a folder is refused the same way.
+#[test]
+fn workflow_validate_refuses_a_fifo_a_device_and_a_folder_at_once() {
+    let repo = Repo::new();
+    let fifo = repo.path().join("def.yaml");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    for file in [fifo.to_str().unwrap(), "/dev/zero", "/"] {
+        let mut child = Command::new(baton_bin())
+            .args(["workflow", "validate", file])
+            .current_dir(repo.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A hang is a failure, not a wait: give up (and kill) after 60 s.
+        let mut waited = 0;
+        while child.try_wait().unwrap().is_none() {
+            assert!(waited < 600, "baton workflow validate {file} hung");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            waited += 1;
+            if waited == 600 {
+                let _ = child.kill();
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        assert!(
+            err.contains("not a regular file") && err.contains("name a definition file"),
+            "{file}: {err}"
+        );
+    }
 }

@@ -277,22 +277,40 @@ async fn every_tool_refuses_wrong_types_from_its_own_schema() {
                 Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
                 _ => Vec::new(),
             };
-            let wrong = if types.contains(&"string") {
-                json!({"a": [1]})
+            let wrongs = if types.contains(&"string") {
+                vec![json!({"a": [1]}), json!(12345)]
             } else if types.contains(&"integer") || types.contains(&"number") {
-                json!("not a number")
+                vec![json!("not a number")]
             } else if types.contains(&"boolean") {
-                json!("yes")
+                vec![json!("yes")]
             } else if types.contains(&"array") || types.contains(&"object") {
-                json!(12345)
+                vec![json!(12345)]
             } else {
                 continue;
             };
-            let result = c.call(&name, json!({ prop.as_str(): wrong })).await;
-            let e = result.expect_err(&format!("{name}.{prop} accepted a wrong type"));
-            let code = e["code"].as_str().unwrap();
-            assert!(code == "invalid_parameter", "{name}.{prop}: {e}");
-            checked += 1;
+            for wrong in wrongs {
+                let result = c.call(&name, json!({ prop.as_str(): wrong })).await;
+                let e = result.expect_err(&format!("{name}.{prop} accepted a wrong type"));
+                let code = e["code"].as_str().unwrap();
+                assert!(code == "invalid_parameter", "{name}.{prop}: {e}");
+                // The message speaks JSON to the agent and names what is
+                // wrong, never serde's or Rust's words ("effort must be
+                // string or map" named neither the words nor JSON's types).
+                let message = e["message"].as_str().unwrap();
+                for rust in [
+                    "string or map",
+                    "struct ",
+                    "sequence",
+                    "invalid type",
+                    "variant",
+                    "`",
+                    "Some(",
+                    "Error {",
+                ] {
+                    assert!(!message.contains(rust), "{name}.{prop}: {rust:?} in {e}");
+                }
+                checked += 1;
+            }
         }
     }
     assert!(checked > 40, "only {checked} properties checked");
@@ -307,5 +325,38 @@ async fn every_tool_refuses_wrong_types_from_its_own_schema() {
         .filter(|p| !p.contains("/.baton/"))
         .collect();
     assert_eq!(after, before);
+    c.close().await;
+}
+
+/// A word argument outside its set says which words it takes: in the
+/// message, for the agent, not only in `details.valid`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_word_is_answered_with_the_words_allowed() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let e = c
+        .err(
+            "workspace_list",
+            json!({"status": "done"}),
+            "invalid_parameter",
+        )
+        .await;
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("in_progress") && message.contains("awaiting_human"),
+        "{e}"
+    );
+    let e = c
+        .err(
+            "init",
+            json!({"spec_name": "x", "effort": 3}),
+            "invalid_parameter",
+        )
+        .await;
+    assert_eq!(
+        e["message"], "effort must be one of S, M, L; got the number 3",
+        "{e}"
+    );
+    assert!(!repo.specs().exists(), "nothing was written");
     c.close().await;
 }

@@ -30,6 +30,7 @@ mod e2e_tools_list;
 mod e2e_transcript;
 mod e2e_typescript;
 mod e2e_user_review;
+mod error_codes;
 mod hook_cmd;
 mod layering;
 mod manual_refs;

@@ -202,6 +202,23 @@ fn bad_agents_and_branches_are_refused_before_anything_is_written() {
         assert!(!repo.path().join(".specs").exists(), "{args:?} wrote a run");
         assert!(r.stdout.is_empty(), "{args:?}");
     }
+    // An empty task, and a run to resume that is not there, say what to
+    // pass instead (they said "only flags were given" and "looks like a
+    // resume candidate").
+    for (text, says) in [
+        ("", "the task is empty: say what to do"),
+        ("  ", "the task is empty: say what to do"),
+        (
+            ".specs/20260101-gone",
+            "To resume, pass a run that `baton ls`",
+        ),
+    ] {
+        let all = ["run", text, "--effort", "S", "--nopr", "--agent", "exit 0"];
+        let r = baton(repo.path(), &all, Some(&path));
+        assert_eq!(r.code, 2, "{text:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{text:?}: {}", r.stderr);
+        assert!(!repo.path().join(".specs").exists(), "{text:?} wrote a run");
+    }
 }
 
 /// A stand-in `claude` that records its arguments and prompt, writes its
