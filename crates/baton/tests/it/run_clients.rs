@@ -520,6 +520,18 @@ mod codex {
         panic!("the model sent `{prefix}…` and got its output");
     }
 
+    /// A home folder for Codex outside the system's temporary folder:
+    /// Codex's Linux sandbox (bubblewrap, present wherever Claude Code's
+    /// sandbox is installed) starts its helper from `$CODEX_HOME/tmp`, and
+    /// Codex refuses to create it under `/tmp` ("Refusing to create helper
+    /// binaries under temporary dir"), after which every sandboxed command
+    /// fails with `bwrap: execvp codex-linux-sandbox`. A person's
+    /// `~/.codex` is never there; the tests' homes are put in the target's
+    /// temporary folder for the same reason.
+    fn codex_home_outside_tmp() -> tempfile::TempDir {
+        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    }
+
     /// `baton run TEXT --effort E --nopr --auto --agent codex` in `repo`
     /// with `CODEX_HOME` configured for `server`.
     fn codex_run(repo: &Path, home: &Path, server: &OpenAiServer, text: &str, effort: &str) -> Run {
@@ -570,7 +582,7 @@ mod codex {
         baton_testkit::clients::require("codex");
         let repo = GitRepo::new();
         repo.commit_file("README.md", "# demo\n", "readme");
-        let home = tempfile::tempdir().unwrap();
+        let home = codex_home_outside_tmp();
         let server = OpenAiServer::start((0..60).map(|_| oa_step(codex_turn)));
         let run = codex_run(
             repo.path(),
@@ -653,7 +665,7 @@ mod codex {
         baton_testkit::clients::require("codex");
         let repo = GitRepo::new();
         repo.commit_file("README.md", "# demo\n", "readme");
-        let home = tempfile::tempdir().unwrap();
+        let home = codex_home_outside_tmp();
         let server = OpenAiServer::start((0..200).map(|_| oa_step(codex_turn)));
         let run = codex_run(
             repo.path(),
