@@ -520,18 +520,6 @@ mod codex {
         panic!("the model sent `{prefix}…` and got its output");
     }
 
-    /// A home folder for Codex outside the system's temporary folder:
-    /// Codex's Linux sandbox (bubblewrap, present wherever Claude Code's
-    /// sandbox is installed) starts its helper from `$CODEX_HOME/tmp`, and
-    /// Codex refuses to create it under `/tmp` ("Refusing to create helper
-    /// binaries under temporary dir"), after which every sandboxed command
-    /// fails with `bwrap: execvp codex-linux-sandbox`. A person's
-    /// `~/.codex` is never there; the tests' homes are put in the target's
-    /// temporary folder for the same reason.
-    fn codex_home_outside_tmp() -> tempfile::TempDir {
-        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-    }
-
     /// `baton run TEXT --effort E --nopr --auto --agent codex` in `repo`
     /// with `CODEX_HOME` configured for `server`.
     fn codex_run(repo: &Path, home: &Path, server: &OpenAiServer, text: &str, effort: &str) -> Run {
@@ -542,6 +530,14 @@ mod codex {
             server.codex_provider("gpt-scripted", "SCRIPTED_MODEL_KEY"),
         )
         .unwrap();
+        // Codex's Linux sandbox (bubblewrap, installed wherever Claude
+        // Code's sandbox is) starts a helper from `$CODEX_HOME/tmp`, which
+        // Codex refuses to create under the temporary folder; every
+        // sandboxed command then fails (`bwrap: execvp
+        // codex-linux-sandbox`). A person's `~/.codex` is never there; the
+        // test's home is, so its temporary folder is moved beside it.
+        let tmp = home.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
         let out = Command::new(baton_bin())
             .args([
                 "run", text, "--effort", effort, "--nopr", "--auto", "--agent", "codex",
@@ -549,6 +545,7 @@ mod codex {
             .current_dir(repo)
             .env_clear()
             .envs(codex_env(home, &codex_home, &[baton_dir()]))
+            .env("TMPDIR", &tmp)
             .env("BATON_FSYNC", "off")
             .stdin(Stdio::null())
             .output()
@@ -582,7 +579,7 @@ mod codex {
         baton_testkit::clients::require("codex");
         let repo = GitRepo::new();
         repo.commit_file("README.md", "# demo\n", "readme");
-        let home = codex_home_outside_tmp();
+        let home = tempfile::tempdir().unwrap();
         let server = OpenAiServer::start((0..60).map(|_| oa_step(codex_turn)));
         let run = codex_run(
             repo.path(),
@@ -665,7 +662,7 @@ mod codex {
         baton_testkit::clients::require("codex");
         let repo = GitRepo::new();
         repo.commit_file("README.md", "# demo\n", "readme");
-        let home = codex_home_outside_tmp();
+        let home = tempfile::tempdir().unwrap();
         let server = OpenAiServer::start((0..200).map(|_| oa_step(codex_turn)));
         let run = codex_run(
             repo.path(),
