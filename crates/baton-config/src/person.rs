@@ -35,6 +35,9 @@ use serde::Deserialize;
 /// The file name in the person's configuration folder.
 pub const FILE_NAME: &str = "config.toml";
 
+/// The largest configuration file baton reads (a few lines are usual).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024;
+
 /// Testing hook, honoured by debug builds only: the path of the person's
 /// configuration file (its folder holds the state key too). Release builds
 /// ignore it: the agent sets the environment of the processes it starts.
@@ -91,17 +94,24 @@ impl PersonSettings {
         }
     }
 
-    /// The settings in `path` (missing: nothing granted, no problem).
+    /// The settings in `path` (missing: nothing granted, no problem). Read
+    /// through `baton-fs`'s safe open: a link, a FIFO, a device or a file
+    /// over [`MAX_FILE_BYTES`] is refused at once (it never blocks) and
+    /// grants nothing, with a problem that says what to do.
     pub fn from_file(path: &Path) -> PersonSettings {
-        let text = match std::fs::read_to_string(path) {
+        let text = match baton_fs::read_string_nofollow(path, MAX_FILE_BYTES) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.is_not_found() => {
                 return PersonSettings::default();
             }
             Err(e) => {
                 return PersonSettings {
                     file: Some(path.to_path_buf()),
-                    problem: Some(format!("cannot read {}: {e}", path.display())),
+                    problem: Some(format!(
+                        "baton did not read {} ({e}), so nothing in it is used; make it a plain text file of your own (not a link, a pipe or a device) under {} KiB",
+                        path.display(),
+                        MAX_FILE_BYTES / 1024
+                    )),
                     ..PersonSettings::default()
                 };
             }
@@ -199,6 +209,30 @@ mod tests {
         );
         assert!(!broken.trusts("elicitation"));
         assert!(broken.problem.unwrap().contains("not valid"));
+    }
+
+    #[test]
+    fn a_fifo_a_link_or_a_huge_file_is_refused_at_once_and_grants_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.toml");
+        std::fs::write(&good, "[auto]\nrepositories = [\"*\"]\n").unwrap();
+        assert!(PersonSettings::from_file(&good).allows_auto_in(Path::new("/r")));
+        // A FIFO with no writer: an ordinary read would block for ever.
+        let fifo = dir.path().join("fifo.toml");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink(&good, &link).unwrap();
+        let huge = dir.path().join("huge.toml");
+        std::fs::write(&huge, "#".repeat(MAX_FILE_BYTES as usize + 1)).unwrap();
+        for path in [&fifo, &link, &huge] {
+            let s = PersonSettings::from_file(path);
+            assert!(!s.allows_auto_in(Path::new("/r")), "{path:?}");
+            let problem = s.problem.expect("a problem that says why");
+            assert!(problem.contains("nothing in it is used"), "{problem}");
+            assert!(problem.contains("plain text file"), "{problem}");
+        }
     }
 
     #[test]

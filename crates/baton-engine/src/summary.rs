@@ -168,7 +168,9 @@ pub struct WorkspaceRow {
     pub current_phase: String,
     /// Its status.
     pub status: String,
-    /// Phases done (completed or skipped) out of all phases.
+    /// Phases completed out of all phases, then the skipped ones when
+    /// there are any: `3/17`, `3/17 (2 skipped)`. A skipped phase never
+    /// counts as done.
     pub progress: String,
     /// Last update (RFC 3339).
     pub last_updated: String,
@@ -177,19 +179,62 @@ pub struct WorkspaceRow {
 /// A listing row for one workspace.
 pub fn row(state: &WorkspaceState, definition: Option<&WorkflowDefinition>) -> WorkspaceRow {
     let total = definition.map_or(0, |d| d.phases.len());
-    let done = state
-        .completed_phases
-        .iter()
-        .chain(&state.skipped_phases)
-        .filter(|p| *p != baton_workflow::SETUP)
-        .count();
+    let counted = |phases: &[String]| {
+        phases
+            .iter()
+            .filter(|p| *p != baton_workflow::SETUP)
+            .count()
+    };
     WorkspaceRow {
         workspace: state.workspace.clone(),
         workflow: state.workflow.clone(),
         spec_name: state.spec_name.clone(),
         current_phase: state.current_phase.clone(),
         status: state.current_phase_status.as_str().to_string(),
-        progress: format!("{done}/{total}"),
+        progress: progress(
+            counted(&state.completed_phases),
+            counted(&state.skipped_phases),
+            total,
+        ),
         last_updated: state.timestamps.last_updated.to_rfc3339(),
+    }
+}
+
+/// `done/total`, and how many were skipped when any were (`3/17 (2
+/// skipped)`): what `baton ls` and `workspace_list` show.
+pub fn progress(done: usize, skipped: usize, total: usize) -> String {
+    if skipped == 0 {
+        format!("{done}/{total}")
+    } else {
+        format!("{done}/{total} ({skipped} skipped)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_shows_skipped_phases_as_skipped_never_as_done() {
+        assert_eq!(progress(3, 0, 17), "3/17");
+        assert_eq!(progress(0, 2, 17), "0/17 (2 skipped)");
+        let definition = baton_workflow::Registry::builtin()
+            .get("forge")
+            .expect("the built-in forge workflow");
+        let mut state = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "alpha",
+            ".specs/20260101-alpha",
+            "test",
+            "2026-01-01T00:00:00Z".parse().unwrap(),
+        );
+        state.completed_phases = vec![baton_workflow::SETUP.into(), "phase-1".into()];
+        state.skipped_phases = vec!["phase-4b".into(), "checkpoint-b".into()];
+        let total = definition.phases.len();
+        assert_eq!(
+            row(&state, Some(&*definition)).progress,
+            format!("1/{total} (2 skipped)")
+        );
     }
 }

@@ -16,15 +16,20 @@
 //! * a `oneOf` of string constants becomes an `enum` (the constants'
 //!   descriptions are kept in the property's description);
 //! * no `$schema`, `title` or root description (the tool description says it),
-//!   no `default: null`;
+//!   no `default` that says what leaving the argument out means anyway
+//!   (`null`, `false`, `[]`);
+//! * no description that only repeats the property's or the constant's name
+//!   (`"tokens": "Tokens."`), and no `Extension: ` prefix (a note for the
+//!   code's readers that the seed does not name the field);
 //! * no `additionalProperties: false`: every byte is context, and the server
 //!   refuses an unknown property anyway (`invalid_parameter` naming it).
 //!
 //! Output schemas ([`publish_output`]) are lean: the reply's top-level
 //! fields with their types and enums; nested objects are typed `object`
-//! only, and an array of objects is typed `array` (the reply itself shows
-//! their fields, and the docs describe them);
-//! no descriptions and no validation-only keywords (`required`, bounds).
+//! only, and an array is typed `array` (the reply itself shows its items
+//! and their fields, and the docs describe them);
+//! no descriptions and no validation-only keywords (`required`, bounds,
+//! `format`).
 //! Every schema stays valid for what baton returns — it only ever accepts
 //! more.
 
@@ -211,7 +216,7 @@ fn constants_to_enum(node: &mut Map<String, Value>) -> Option<String> {
                     .as_str()
                     .map(str::to_string)
                     .unwrap_or_else(|| c.to_string());
-                Some(format!("`{c}`: {}", d.trim_end_matches('.')))
+                (!only_names(d, &c)).then(|| format!("`{c}`: {}", d.trim_end_matches('.')))
             })
             .collect();
         let types: Vec<&Value> = alternatives.iter().filter_map(|a| a.get("type")).collect();
@@ -229,6 +234,20 @@ fn constants_to_enum(node: &mut Map<String, Value>) -> Option<String> {
         return (!notes.is_empty()).then(|| format!("{}.", notes.join("; ")));
     }
     None
+}
+
+/// Whether `description` says no more than `name` (`Tokens.` for
+/// `tokens`, `Manual id.` for `manual_id`), ignoring case, `_` and the
+/// final period.
+fn only_names(description: &str, name: &str) -> bool {
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let said = words(description);
+    !said.is_empty() && said == words(name)
 }
 
 /// The bounds of an integer `format` (schemars: int8 … uint64, int, uint).
@@ -339,8 +358,20 @@ fn input_node(node: Value, defs: &Map<String, Value>, depth: usize) -> Value {
         allow_null(&mut node);
     }
     node.remove("title");
-    if node.get("default") == Some(&Value::Null) {
+    // A default that says what leaving the argument out means anyway.
+    if matches!(node.get("default"), Some(Value::Null | Value::Bool(false)))
+        || node.get("default") == Some(&json!([]))
+    {
         node.remove("default");
+    }
+    if let Some(Value::String(d)) = node.get_mut("description")
+        && let Some(rest) = d.strip_prefix("Extension: ")
+    {
+        let mut chars = rest.chars();
+        *d = chars
+            .next()
+            .map(|first| first.to_uppercase().chain(chars).collect())
+            .unwrap_or_default();
     }
     replace_format(&mut node, true);
     if let Some(notes) = constants_to_enum(&mut node) {
@@ -363,6 +394,14 @@ fn input_node(node: Value, defs: &Map<String, Value>, depth: usize) -> Value {
         let mut out = Map::new();
         for (name, schema) in properties {
             let mut schema = input_node(schema, defs, depth + 1);
+            if let Value::Object(map) = &mut schema
+                && map
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| only_names(d, &name))
+            {
+                map.remove("description");
+            }
             // An optional argument: leaving it out is how a client says
             // "none", so its type is plain (clients that convert typed
             // command-line values read `type` as one word). Nested fields
@@ -479,10 +518,10 @@ fn lean_node(
         "required",
         "minimum",
         "maximum",
+        "format",
     ] {
         node.remove(key);
     }
-    replace_format(&mut node, false);
     constants_to_enum(&mut node);
     merge_tagged_union(&mut node, defs);
     let (node, nullable) = strip_null_alternative(node);
@@ -494,10 +533,10 @@ fn lean_node(
         "required",
         "minimum",
         "maximum",
+        "format",
     ] {
         node.remove(key);
     }
-    replace_format(&mut node, false);
     constants_to_enum(&mut node);
     if nullable && let Some(Value::String(t)) = node.get("type").cloned() {
         node.insert("type".into(), json!([t, "null"]));
@@ -534,13 +573,8 @@ fn lean_node(
             .collect();
         node.insert("properties".into(), Value::Object(properties));
     }
-    if let Some(Value::Object(items)) = node.remove("items") {
-        let items = lean_node(items, defs, depth + 1);
-        // An array of objects says no more than `array`.
-        if items.get("type") != Some(&json!("object")) {
-            node.insert("items".into(), Value::Object(items));
-        }
-    }
+    // An array says `array`: the reply shows its items.
+    node.remove("items");
     if let Some(Value::Object(values)) = node.remove("additionalProperties") {
         node.insert(
             "additionalProperties".into(),
@@ -606,7 +640,7 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "workspace": {"type": "string"},
-                    "flags": {"type": "object", "description": "The flags.", "properties": {"auto": {"type": "boolean", "default": false}, "branch": {"type": ["string", "null"]}}},
+                    "flags": {"type": "object", "description": "The flags.", "properties": {"auto": {"type": "boolean"}, "branch": {"type": ["string", "null"]}}},
                     "done": {"type": "boolean"},
                     "must": {"type": ["string", "null"]},
                     "count": {"type": "integer", "minimum": 0},
@@ -616,6 +650,42 @@ mod tests {
                     "status": {"type": "string", "enum": ["completed", "failed"], "description": "The outcome. `completed`: Done; `failed`: Not done."}
                 },
                 "required": ["workspace", "must"]
+            })
+        );
+    }
+
+    #[test]
+    fn inputs_say_nothing_twice() {
+        let derived = obj(json!({
+            "type": "object",
+            "properties": {
+                "tokens": {"type": "integer", "description": "Tokens."},
+                "manual_id": {"type": "string", "description": "Manual id."},
+                "cost_usd": {"type": "number", "description": "USD."},
+                "files": {"type": "array", "items": {"type": "string"}, "default": []},
+                "force": {"type": "boolean", "default": false, "description": "Must be true."},
+                "cache": {"type": "boolean", "default": true},
+                "action_id": {"type": "string", "description": "Extension: the action's id."},
+                "kind": {"oneOf": [
+                    {"const": "claims", "type": "string", "description": "Claims."},
+                    {"const": "gaps", "type": "string", "description": "Unsupported claims."}
+                ], "description": "Which rows."}
+            }
+        }));
+        assert_eq!(
+            Value::Object(publish_input(&derived)),
+            json!({
+                "type": "object",
+                "properties": {
+                    "tokens": {"type": "integer"},
+                    "manual_id": {"type": "string"},
+                    "cost_usd": {"type": "number", "description": "USD."},
+                    "files": {"type": "array", "items": {"type": "string"}},
+                    "force": {"type": "boolean", "description": "Must be true."},
+                    "cache": {"type": "boolean", "default": true},
+                    "action_id": {"type": "string", "description": "The action's id."},
+                    "kind": {"type": "string", "enum": ["claims", "gaps"], "description": "Which rows. `gaps`: Unsupported claims."}
+                }
             })
         );
     }
@@ -650,7 +720,9 @@ mod tests {
                 "stats": {"$ref": "#/$defs/Stats"},
                 "maybe": {"anyOf": [{"$ref": "#/$defs/Stats"}, {"type": "null"}]},
                 "kind": {"oneOf": [{"const": "a", "type": "string"}, {"const": "b", "type": "string"}]},
-                "count": {"type": "integer", "format": "uint64", "minimum": 0}
+                "count": {"type": "integer", "format": "uint64", "minimum": 0},
+                "names": {"type": "array", "items": {"type": "string"}},
+                "created": {"type": "string", "format": "date-time"}
             },
             "required": ["workspace", "transitions", "stats"]
         }));
@@ -664,7 +736,9 @@ mod tests {
                     "stats": {"type": "object"},
                     "maybe": {"type": ["object", "null"]},
                     "kind": {"type": "string", "enum": ["a", "b"]},
-                    "count": {"type": "integer"}
+                    "count": {"type": "integer"},
+                    "names": {"type": "array"},
+                    "created": {"type": "string"}
                 }
             })
         );

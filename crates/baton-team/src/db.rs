@@ -421,13 +421,18 @@ const RUN_COLUMNS: &str = "r.run_key, r.machine, COALESCE(m.name, r.machine), r.
     r.display, r.workflow, r.spec_name, r.issue, r.branch, r.phase, r.status, r.active,
     r.waiting, r.created_at, r.updated_at, r.duplicate_of, r.done, r.total";
 
+/// The machine named by columns `at` (its id) and `at + 1` (its name).
+fn machine_at(row: &PgRow, at: usize) -> MachineRef {
+    MachineRef {
+        id: row.get(at),
+        name: row.get(at + 1),
+    }
+}
+
 fn run_from(row: &PgRow) -> TeamRun {
     TeamRun {
         key: row.get(0),
-        machine: MachineRef {
-            id: row.get(1),
-            name: row.get(2),
-        },
+        machine: machine_at(row, 1),
         workspace: row.get(3),
         display: row.get(4),
         workflow: row.get(5),
@@ -587,10 +592,7 @@ pub async fn events_after(
         .map(|r| TeamEvent {
             id: r.get(0),
             run_key: r.get(1),
-            machine: MachineRef {
-                id: r.get(2),
-                name: r.get(3),
-            },
+            machine: machine_at(r, 2),
             record: r.get::<Json<Value>, _>(4).0,
         })
         .collect())
@@ -640,10 +642,7 @@ pub async fn history_after(
         .map(|r| TeamHistory {
             seq: r.get(0),
             run_key: r.get(1),
-            machine: MachineRef {
-                id: r.get(2),
-                name: r.get(3),
-            },
+            machine: machine_at(r, 2),
             record: r.get::<Json<Value>, _>(4).0,
         })
         .collect())
@@ -715,10 +714,7 @@ pub async fn pending_answers(
             answer: r.get(3),
             who: r.get(4),
             channel: r.get(5),
-            from: MachineRef {
-                id: r.get(6),
-                name: r.get(7),
-            },
+            from: machine_at(r, 6),
         })
         .collect())
 }

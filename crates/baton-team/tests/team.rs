@@ -61,6 +61,16 @@ fn open(repo: &Path, url: &str) -> Team {
     .unwrap()
 }
 
+/// Two machines on the database at `url`, both connected (opened first,
+/// then waited for: they connect side by side).
+fn open_both(a_repo: &Path, b_repo: &Path, url: &str) -> (Team, Team) {
+    let a = open(a_repo, url);
+    let b = open(b_repo, url);
+    a.wait_connected(Duration::from_secs(20)).unwrap();
+    b.wait_connected(Duration::from_secs(20)).unwrap();
+    (a, b)
+}
+
 fn write(workspace: &str, revision: i64, phase: &str, active: bool, events: &[&str]) -> RunWrite {
     let at = DateTime::<Utc>::from_timestamp_nanos(revision);
     RunWrite {
@@ -113,10 +123,7 @@ fn an_empty_database_gets_its_tables_and_runs_of_one_machine_reach_another() {
     let url = cluster().fresh_database();
     let origin = Origin::new();
     let (a_dir, b_dir) = (origin.clone("a"), origin.clone("b"));
-    let a = open(&a_dir, &url);
-    let b = open(&b_dir, &url);
-    a.wait_connected(Duration::from_secs(20)).unwrap();
-    b.wait_connected(Duration::from_secs(20)).unwrap();
+    let (a, b) = open_both(&a_dir, &b_dir, &url);
     assert_ne!(a.machine().id, b.machine().id, "two clones, two machines");
     assert_eq!(a.repository(), b.repository(), "one origin, one repository");
     assert_eq!(a.status().schema_version, Some(1));
@@ -343,10 +350,7 @@ fn a_stopped_server_loses_nothing_and_a_dropped_transaction_is_retried() {
     let pg = Postgres::start();
     let url = pg.create_database("outage");
     let origin = Origin::new();
-    let a = open(&origin.clone("a"), &url);
-    let b = open(&origin.clone("b"), &url);
-    a.wait_connected(Duration::from_secs(20)).unwrap();
-    b.wait_connected(Duration::from_secs(20)).unwrap();
+    let (a, b) = open_both(&origin.clone("a"), &origin.clone("b"), &url);
     let seen: Arc<Mutex<Vec<TeamEvent>>> = Arc::default();
     let sink = Arc::clone(&seen);
     b.on_events(0, Arc::new(move |batch| sink.lock().unwrap().extend(batch)));
@@ -552,10 +556,7 @@ fn a_refused_write_is_set_aside_with_why_and_the_others_go_on() {
     let url = cluster().fresh_database();
     let origin = Origin::new();
     let (a_dir, b_dir) = (origin.clone("a"), origin.clone("b"));
-    let a = open(&a_dir, &url);
-    let b = open(&b_dir, &url);
-    a.wait_connected(Duration::from_secs(20)).unwrap();
-    b.wait_connected(Duration::from_secs(20)).unwrap();
+    let (a, b) = open_both(&a_dir, &b_dir, &url);
     let outbox = a_dir.join(".baton/team/outbox");
 
     // A file that does not parse (a half-copied outbox, a stray editor file).

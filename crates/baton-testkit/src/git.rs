@@ -86,6 +86,15 @@ impl GitRepo {
             .collect()
     }
 
+    /// Writes `text` to `relative`, adds that file alone and commits it
+    /// with `message`. Returns the new commit.
+    pub fn commit_file(&self, relative: &str, text: &str, message: &str) -> String {
+        self.write(relative, text);
+        self.git(&["add", relative]);
+        self.git(&["commit", "-q", "-m", message]);
+        self.head()
+    }
+
     /// Adds everything and commits it with `message`.
     pub fn commit_all(&self, message: &str) -> String {
         self.git(&["add", "-A"]);

@@ -255,6 +255,35 @@ impl Reply {
     }
 }
 
+/// `POST /api/login` with `body` (`{"key":…}` or `{"token":…}`) from
+/// `origin`: how the dashboard's page signs in.
+pub fn sign_in(addr: &str, origin: &str, body: &str) -> Reply {
+    request(
+        addr,
+        "POST",
+        "/api/login",
+        &[("Origin", origin)],
+        Some(body),
+    )
+}
+
+/// Opens `GET path` on a new connection that stays open (an event
+/// stream) and reads the start of the reply: at most `max` bytes, waiting
+/// 20 s at most. Returns the connection and what was read.
+pub fn open_stream(addr: &str, path: &str, max: usize) -> (TcpStream, Vec<u8>) {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    stream
+        .write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .expect("send");
+    let mut buf = vec![0u8; max];
+    let n = stream.read(&mut buf).unwrap_or(0);
+    buf.truncate(n);
+    (stream, buf)
+}
+
 /// One request on a new connection with `headers` (a `Host` naming `addr`
 /// is added unless one is given; a JSON content type and length for a body).
 pub fn request(

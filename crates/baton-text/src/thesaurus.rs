@@ -114,7 +114,7 @@ impl Thesaurus {
         let matched: Vec<(&str, &[String])> = self
             .entries
             .iter()
-            .filter(|(key, _)| normalized.contains(key.as_str()))
+            .filter(|(key, _)| occurs(normalized, key))
             .map(|(k, v)| (k.as_str(), v.as_slice()))
             .collect();
         matched
@@ -153,6 +153,27 @@ fn parse_line(line: &str) -> Result<(String, Vec<String>), String> {
     Ok((key, alternatives))
 }
 
+/// Whether `key` occurs in `text`. A key that begins with an ASCII letter
+/// or digit must begin a word there (`use` is not found in `because`, `log`
+/// not in `catalog`); it may end inside one, so a key also finds its
+/// inflections (`delete` in `deleted`, `compatib` in `compatible`). Other
+/// keys match anywhere: Japanese has no spaces between words.
+fn occurs(text: &str, key: &str) -> bool {
+    if !key
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric())
+    {
+        return text.contains(key);
+    }
+    text.match_indices(key).any(|(i, _)| {
+        !text[..i]
+            .bytes()
+            .next_back()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+    })
+}
+
 /// Whether every occurrence of `key` in `text` lies inside an occurrence of `longer`.
 fn covers_all(text: &str, key: &str, longer: &str) -> bool {
     let spans: Vec<(usize, usize)> = text
@@ -188,6 +209,19 @@ mod tests {
         assert!(!k.contains(&"いつ".to_string()));
         let k = keys(&t, "いつ払う、いつから");
         assert!(k.contains(&"いつ".to_string()));
+    }
+
+    #[test]
+    fn english_keys_begin_a_word_and_japanese_keys_match_anywhere() {
+        let mut t = Thesaurus::default();
+        let problems = t.add_text("log = journal\ndelete = remove\n病気 = 疾病", "test");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(keys(&t, "where is the catalog").is_empty());
+        assert_eq!(keys(&t, "read the log"), ["log"]);
+        assert_eq!(keys(&t, "(log) output"), ["log"]);
+        assert_eq!(keys(&t, "deleted files"), ["delete"]);
+        assert_eq!(keys(&t, "undelete files"), Vec::<String>::new());
+        assert_eq!(keys(&t, "重い病気になった"), ["病気"]);
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub struct PhaseArgs {
 pub struct FailArgs {
     /// Folder name, .specs/<name> or absolute path.
     pub workspace: String,
-    /// The phase id. It must be the current phase and in progress.
+    /// The current phase's id.
     pub phase: String,
     /// Why the phase failed (kept in state.json as `error.message`).
     #[serde(default)]

@@ -525,7 +525,9 @@ fn show_reply(reply: &next::NextReply) {
         say(&format!("  warning: {}", reply.warning));
     }
     if !reply.display_message.is_empty() && !matches!(reply.action, Action::Done(_)) {
-        say(&shorten_line(&reply.display_message, 160));
+        for line in reply.display_message.lines() {
+            say(&shorten_line(line, 160));
+        }
     }
 }
 

@@ -17,7 +17,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "init",
             group: "lifecycle",
-            description: "Create a workspace folder (.specs/YYYYMMDD-<slug>/) with a fresh state.json for a workflow (default \"forge\"). Returns the workspace to pass to every other call and the first phase.",
+            description: "Create a workspace folder (.specs/YYYYMMDD-<slug>/) with a fresh state.json. Returns the workspace to pass to every other call and the first phase.",
             input_schema: input_schema::<InitArgs>,
             output_schema: output_schema::<InitReply>,
             read_only: false,
@@ -27,7 +27,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "phase_start",
             group: "lifecycle",
-            description: "Start the current phase (pending or failed -> in_progress). Name the phase explicitly; it must be the current one. Checkpoint phases are not started: call checkpoint instead.",
+            description: "Start the current phase (pending or failed -> in_progress). Checkpoint phases are not started: call checkpoint instead.",
             input_schema: input_schema::<PhaseArgs>,
             output_schema: output_schema::<LifecycleReply>,
             read_only: false,

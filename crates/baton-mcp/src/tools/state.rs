@@ -18,7 +18,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "state_get",
             group: "state",
-            description: "Read a workspace's state.json, whole or one (dotted) field such as \"currentPhase\" or \"timestamps.created\".",
+            description: "Read a workspace's state.json, whole or one field.",
             input_schema: input_schema::<StateGetArgs>,
             output_schema: output_schema::<StateGetReply>,
             read_only: true,
@@ -48,7 +48,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ToolSpec {
             name: "workspace_list",
             group: "state",
-            description: "List every workspace of the repository with its workflow, current phase, status and progress. Optional filters: workflow, status.",
+            description: "List every workspace of the repository with its workflow, current phase, status and progress.",
             input_schema: input_schema::<ListArgs>,
             output_schema: output_schema::<ListReply>,
             read_only: true,

@@ -270,7 +270,13 @@ pub(crate) fn shape(
     Ok(NextReply {
         action,
         warning: warnings.join("; "),
-        display_message: display,
+        display_message: stepped
+            .notes
+            .iter()
+            .map(String::as_str)
+            .chain([display.as_str()])
+            .collect::<Vec<_>>()
+            .join("\n"),
         report_result: stepped.report.as_ref().map(embedded),
         action_id: stepped.action_id.clone(),
         current_phase: state.current_phase.clone(),

@@ -69,6 +69,12 @@ async fn ls_state_show_and_stats_read_the_same_files() {
         "{out}"
     );
     assert!(out.contains("issue_start"), "{out}");
+    // PROGRESS: the two phases effort M skips are skipped, not done.
+    let alpha = out
+        .lines()
+        .find(|l| l.contains(".specs/20260101-alpha"))
+        .unwrap_or_default();
+    assert!(alpha.contains(" 0/17 (2 skipped) "), "{out}");
     let (_, out, _) = run(&repo, &["ls", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["workspaces"].as_array().unwrap().len(), 2);

@@ -505,7 +505,9 @@ async fn state_tools_read_whole_documents_fields_and_lists() {
     let rows = list["workspaces"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["workspace"], ".specs/20260101-one");
-    assert_eq!(rows[0]["progress"], "2/17"); // standard skips phase-4b and checkpoint-b
+    // Standard skips phase-4b and checkpoint-b: shown as skipped, never as
+    // done (it said "2/17" before, counting them done).
+    assert_eq!(rows[0]["progress"], "0/17 (2 skipped)");
     c.ok("abandon", json!({"workspace": "20260101-two"})).await;
     let abandoned = c.ok("workspace_list", json!({"status": "abandoned"})).await;
     assert_eq!(abandoned["workspaces"].as_array().unwrap().len(), 1);

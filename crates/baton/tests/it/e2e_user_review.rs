@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::common::pipeline::{Script, create, drive_until, git_repo, perform};
+use crate::common::pipeline::{Script, create, drive_until, git_repo, perform_and_next};
 use crate::common::{Client, Repo, person_answer, spawn};
 
 /// A memo, its review and its publication: the shape of forge's design
@@ -95,46 +95,18 @@ async fn walk(c: &Client, repo: &Repo, ws: &str, l: &ReviewLoop) -> Vec<String> 
         "the person's words reach the author: {again}"
     );
     // 2. REVISE: back to the author, who reads the review.
-    let mut args = perform(
-        repo.path(),
-        ws,
-        &again,
-        &mut script,
-        &mut Default::default(),
-    );
-    let review = c.ok("pipeline_next_action", args.clone()).await;
+    let review = perform_and_next(c, repo, ws, &again, &mut script).await;
     seen.push(format!("then: {}", step(&review)));
-    args = perform(
-        repo.path(),
-        ws,
-        &review,
-        &mut script,
-        &mut Default::default(),
-    );
-    let revised = c.ok("pipeline_next_action", args).await;
+    let revised = perform_and_next(c, repo, ws, &review, &mut script).await;
     seen.push(format!("REVISE: {}", step(&revised)));
     seen.push(name(&format!(
         "findings={}",
         revised["report_result"]["findings"]
     )));
     // 3. APPROVE: out of the loop.
-    args = perform(
-        repo.path(),
-        ws,
-        &revised,
-        &mut script,
-        &mut Default::default(),
-    );
-    let review = c.ok("pipeline_next_action", args).await;
+    let review = perform_and_next(c, repo, ws, &revised, &mut script).await;
     seen.push(format!("then: {}", step(&review)));
-    args = perform(
-        repo.path(),
-        ws,
-        &review,
-        &mut script,
-        &mut Default::default(),
-    );
-    let approved = c.ok("pipeline_next_action", args).await;
+    let approved = perform_and_next(c, repo, ws, &review, &mut script).await;
     seen.push(format!(
         "APPROVE: hint={} verdict={} leaves_the_loop={}",
         approved["report_result"]["next_action_hint"],

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::common::elicit::{Person, spawn_with_person, spawn_with_person_env};
 use crate::common::pipeline::{Script, create, drive, drive_until, git_repo};
-use crate::common::{Repo, baton_bin, spawn};
+use crate::common::{Repo, assert_question_warns, baton_bin, spawn};
 use baton_testkit::person::PersonConfig;
 
 /// Creates an effort-`effort` run through MCP (another process than any
@@ -88,10 +88,18 @@ fn baton_run_auto_answers_the_run_it_started_itself_and_says_so() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    // Said as what happened, not as a warning.
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        said.contains("✓ checkpoint-a approved automatically (--auto"),
+        "{said}"
+    );
+    assert!(
+        !said
+            .lines()
+            .any(|l| l.contains("warning") && l.contains("approved automatically")),
+        "{said}"
     );
     let ws = std::fs::read_dir(repo.specs())
         .unwrap()
@@ -199,14 +207,8 @@ async fn auto_asked_for_by_a_tool_argument_waits_for_a_person() {
     let ws = done["workspace"].as_str().unwrap().to_string();
     let mut script = Script::default();
     let q = drive_until(&c, &repo, &ws, &mut script, |a| a["type"] == "checkpoint").await;
-    assert_eq!(q["name"], "checkpoint-a");
+    assert_question_warns(&q, "checkpoint-a", "only the person grants");
     assert_eq!(q["answered_by"], "person");
-    assert!(
-        q["warning"]
-            .as_str()
-            .is_some_and(|w| w.contains("only the person grants")),
-        "{q}"
-    );
     let state = repo.state(&ws);
     assert_eq!(state["autoApprove"], true, "asked for");
     assert_eq!(state["currentPhaseStatus"], "awaiting_human");

@@ -11,7 +11,7 @@
 use std::net::TcpStream;
 use std::time::Duration;
 
-use baton_testkit::http::{Reply, Server, request, start_at_terminal};
+use baton_testkit::http::{Reply, Server, open_stream, request, sign_in, start_at_terminal};
 
 use crate::common::baton_bin;
 use crate::common::pipeline::git_repo;
@@ -80,13 +80,7 @@ fn cookies_of_the_sign_in_flow_replayed_from_another_client_give_no_session_and_
     let key = Server::key_of(server.sign_in.as_ref().unwrap());
     // The person's browser: the page, the sign-in, the probe, a run.
     let page = request(&a, "GET", "/", &[], None);
-    let login = request(
-        &a,
-        "POST",
-        "/api/login",
-        &[("Origin", &origin)],
-        Some(&format!(r#"{{"key":"{key}"}}"#)),
-    );
+    let login = sign_in(&a, &origin, &format!(r#"{{"key":"{key}"}}"#));
     assert_eq!(login.status, 200, "{}", login.body);
     let session = login.json()["session"].as_str().unwrap().to_string();
     let probe = request(
@@ -203,13 +197,7 @@ fn the_mcp_access_token_never_makes_a_session_that_answers() {
     );
     assert_eq!(r.status, 403, "{}", r.body);
     // As a sign-in: a session that reads, never acts.
-    let login = request(
-        &a,
-        "POST",
-        "/api/login",
-        &[("Origin", &origin)],
-        Some(&format!(r#"{{"token":"{token}"}}"#)),
-    );
+    let login = sign_in(&a, &origin, &format!(r#"{{"token":"{token}"}}"#));
     assert_eq!(login.status, 200, "{}", login.body);
     assert_eq!(login.json()["canAct"], false);
     let session = login.json()["session"].as_str().unwrap().to_string();
@@ -253,13 +241,7 @@ fn a_flood_of_wrong_sign_ins_never_locks_out_a_valid_link() {
     let a = server.addr.clone();
     let origin = format!("http://{a}");
     for _ in 0..30 {
-        let r = request(
-            &a,
-            "POST",
-            "/api/login",
-            &[("Origin", &origin)],
-            Some(r#"{"key":"00"}"#),
-        );
+        let r = sign_in(&a, &origin, r#"{"key":"00"}"#);
         assert!(matches!(r.status, 401 | 429), "{}", r.status);
         assert!(
             r.header("content-type")
@@ -268,24 +250,12 @@ fn a_flood_of_wrong_sign_ins_never_locks_out_a_valid_link() {
     }
     // From the same address, the printed link still signs the person in.
     let key = Server::key_of(server.sign_in.as_ref().unwrap());
-    let r = request(
-        &a,
-        "POST",
-        "/api/login",
-        &[("Origin", &origin)],
-        Some(&format!(r#"{{"key":"{key}"}}"#)),
-    );
+    let r = sign_in(&a, &origin, &format!(r#"{{"key":"{key}"}}"#));
     assert_eq!(r.status, 200, "{}", r.body);
     // And a new link (Enter on the terminal) too.
     let link = server.new_sign_in_link();
     let key = Server::key_of(&link);
-    let r = request(
-        &a,
-        "POST",
-        "/api/login",
-        &[("Origin", &origin)],
-        Some(&format!(r#"{{"key":"{key}"}}"#)),
-    );
+    let r = sign_in(&a, &origin, &format!(r#"{{"key":"{key}"}}"#));
     assert_eq!(r.status, 200, "{}", r.body);
 }
 
@@ -307,14 +277,8 @@ fn held_event_streams_leave_the_page_and_the_api_reachable() {
     let mut held: Vec<TcpStream> = Vec::new();
     let mut refused = None;
     for _ in 0..100 {
-        use std::io::{Read, Write};
-        let mut s = TcpStream::connect(&a).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        s.write_all(format!("GET /events HTTP/1.1\r\nHost: {a}\r\n\r\n").as_bytes())
-            .unwrap();
-        let mut buf = [0u8; 512];
-        let n = s.read(&mut buf).unwrap_or(0);
-        let head = String::from_utf8_lossy(&buf[..n]).to_string();
+        let (s, start) = open_stream(&a, "/events", 512);
+        let head = String::from_utf8_lossy(&start).to_string();
         if head.starts_with("HTTP/1.1 200") {
             held.push(s);
         } else {
@@ -335,14 +299,8 @@ fn held_event_streams_leave_the_page_and_the_api_reachable() {
     std::thread::sleep(Duration::from_millis(300));
     let mut again = None;
     for _ in 0..20 {
-        use std::io::{Read, Write};
-        let mut s = TcpStream::connect(&a).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        s.write_all(format!("GET /events HTTP/1.1\r\nHost: {a}\r\n\r\n").as_bytes())
-            .unwrap();
-        let mut buf = [0u8; 64];
-        let n = s.read(&mut buf).unwrap_or(0);
-        if buf[..n].starts_with(b"HTTP/1.1 200") {
+        let (s, start) = open_stream(&a, "/events", 64);
+        if start.starts_with(b"HTTP/1.1 200") {
             again = Some(s);
             break;
         }
@@ -359,13 +317,7 @@ fn every_api_error_is_json() {
     let a = server.addr.clone();
     let origin = format!("http://{a}");
     let key = Server::key_of(server.sign_in.as_ref().unwrap());
-    let login = request(
-        &a,
-        "POST",
-        "/api/login",
-        &[("Origin", &origin)],
-        Some(&format!(r#"{{"key":"{key}"}}"#)),
-    );
+    let login = sign_in(&a, &origin, &format!(r#"{{"key":"{key}"}}"#));
     let session = login.json()["session"].as_str().unwrap().to_string();
     let act = [
         ("X-Baton-Session", session.as_str()),
@@ -390,16 +342,7 @@ fn every_api_error_is_json() {
             request(&a, "POST", &answer, &act, Some(r#"{"answer":"proceed"}"#)),
             422,
         ),
-        (
-            request(
-                &a,
-                "POST",
-                "/api/login",
-                &[("Origin", &origin)],
-                Some(r#"{"nope":1}"#),
-            ),
-            422,
-        ),
+        (sign_in(&a, &origin, r#"{"nope":1}"#), 422),
         (request(&a, "GET", "/api/runs?offset=minus", &[], None), 400),
         (request(&a, "GET", "/api/runs/no-such-run", &[], None), 404),
     ];

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::common::pipeline::{Script, create, drive_until, git_repo};
-use crate::common::{Client, Repo, baton_bin, spawn};
+use crate::common::{Client, Repo, assert_question_warns, baton_bin, spawn};
 
 const BUILTIN_FORGE: &str = include_str!("../../../baton-workflow/workflows/forge.yaml");
 
@@ -153,14 +153,7 @@ async fn a_hand_edit_past_a_checkpoint_is_shown_as_tampering_and_the_checkpoint_
     );
     // The next step asks checkpoint-a again instead of going on.
     let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
-    assert_eq!(next["type"], "checkpoint", "{next}");
-    assert_eq!(next["name"], "checkpoint-a");
-    assert!(
-        next["warning"]
-            .as_str()
-            .is_some_and(|w| w.contains("changed outside baton")),
-        "{next}"
-    );
+    assert_question_warns(&next, "checkpoint-a", "changed outside baton");
     let state = repo.state(&ws);
     assert_eq!(state["currentPhase"], "checkpoint-a");
     assert_eq!(state["currentPhaseStatus"], "awaiting_human");
@@ -353,14 +346,7 @@ async fn a_forged_auto_grant_in_state_json_answers_nothing_and_shows() {
     );
     // The next step does not take the forged grant.
     let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
-    assert_eq!(next["type"], "checkpoint", "{next}");
-    assert_eq!(next["name"], "checkpoint-a");
-    assert!(
-        next["warning"]
-            .as_str()
-            .is_some_and(|w| w.contains("withdrawn")),
-        "{next}"
-    );
+    assert_question_warns(&next, "checkpoint-a", "withdrawn");
     let after = repo.state(&ws);
     assert!(after.get("autoGrantedBy").is_none(), "{after}");
     assert!(after["answers"].as_array().is_none_or(|a| a.is_empty()));

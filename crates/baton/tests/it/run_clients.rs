@@ -164,14 +164,18 @@ struct Run {
     stderr: String,
 }
 
-fn baton_run(repo: &Path, home: &Path, server: &AnthropicServer, args: &[&str]) -> Run {
+/// `baton run TEXT --effort E --nopr --auto --agent claude` in `repo`
+/// against `server`.
+fn claude_run(repo: &Path, home: &Path, server: &AnthropicServer, text: &str, effort: &str) -> Run {
     let mut c = Command::new(baton_bin());
-    c.args(args)
-        .current_dir(repo)
-        .env_clear()
-        .envs(claude_env(home, &server.base_url(), &[baton_dir()]))
-        .env("BATON_FSYNC", "off")
-        .stdin(Stdio::null());
+    c.args([
+        "run", text, "--effort", effort, "--nopr", "--auto", "--agent", "claude",
+    ])
+    .current_dir(repo)
+    .env_clear()
+    .envs(claude_env(home, &server.base_url(), &[baton_dir()]))
+    .env("BATON_FSYNC", "off")
+    .stdin(Stdio::null());
     let out = c.output().expect("baton runs");
     Run {
         code: out.status.code().unwrap_or(-1),
@@ -194,25 +198,15 @@ fn state_of(repo: &Path) -> Value {
 fn claude_runs_every_step_of_an_effort_s_run_with_its_scope_and_real_tokens() {
     baton_testkit::clients::require("claude");
     let repo = GitRepo::new();
-    repo.write("README.md", "# demo\n");
-    repo.git(&["add", "README.md"]);
-    repo.git(&["commit", "-q", "-m", "readme"]);
+    repo.commit_file("README.md", "# demo\n", "readme");
     let home = tempfile::tempdir().unwrap();
     let server = AnthropicServer::start(script(repo.path(), 80));
-    let run = baton_run(
+    let run = claude_run(
         repo.path(),
         home.path(),
         &server,
-        &[
-            "run",
-            "Add a greeting to the README",
-            "--effort",
-            "S",
-            "--nopr",
-            "--auto",
-            "--agent",
-            "claude",
-        ],
+        "Add a greeting to the README",
+        "S",
     );
     assert!(server.errors().0.is_empty(), "{:?}", server.errors());
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -314,9 +308,7 @@ fn claude_runs_every_step_of_an_effort_s_run_with_its_scope_and_real_tokens() {
 fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
     baton_testkit::clients::require("claude");
     let repo = GitRepo::new();
-    repo.write("README.md", "# demo\n");
-    repo.git(&["add", "README.md"]);
-    repo.git(&["commit", "-q", "-m", "readme"]);
+    repo.commit_file("README.md", "# demo\n", "readme");
     // With `baton init`'s own hooks in the repository too: its stop guard
     // lets an agent `baton run` started end its turn when its step is done.
     let init = Command::new(baton_bin())
@@ -333,20 +325,12 @@ fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
     repo.git(&["commit", "-q", "-m", "baton init"]);
     let home = tempfile::tempdir().unwrap();
     let server = AnthropicServer::start(script(repo.path(), 200));
-    let run = baton_run(
+    let run = claude_run(
         repo.path(),
         home.path(),
         &server,
-        &[
-            "run",
-            "Add a greeting command with its tests and docs",
-            "--effort",
-            "M",
-            "--nopr",
-            "--auto",
-            "--agent",
-            "claude",
-        ],
+        "Add a greeting command with its tests and docs",
+        "M",
     );
     assert!(server.errors().0.is_empty(), "{:?}", server.errors());
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -391,9 +375,7 @@ fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
 fn claude_a_change_a_watched_command_leaves_outside_the_scope_fails_the_step() {
     baton_testkit::clients::require("claude");
     let repo = GitRepo::new();
-    repo.write("README.md", "# demo\n");
-    repo.git(&["add", "README.md"]);
-    repo.git(&["commit", "-q", "-m", "readme"]);
+    repo.commit_file("README.md", "# demo\n", "readme");
     let home = tempfile::tempdir().unwrap();
     let root = repo.path().to_path_buf();
     let steps: Vec<Step> = (0..80)
@@ -412,20 +394,12 @@ fn claude_a_change_a_watched_command_leaves_outside_the_scope_fails_the_step() {
         })
         .collect();
     let server = AnthropicServer::start(steps);
-    let run = baton_run(
+    let run = claude_run(
         repo.path(),
         home.path(),
         &server,
-        &[
-            "run",
-            "Add a greeting to the README",
-            "--effort",
-            "S",
-            "--nopr",
-            "--auto",
-            "--agent",
-            "claude",
-        ],
+        "Add a greeting to the README",
+        "S",
     );
     assert!(server.errors().0.is_empty(), "{:?}", server.errors());
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -588,9 +562,7 @@ mod codex {
     fn codex_runs_an_effort_s_run_in_its_sandboxes_with_real_tokens() {
         baton_testkit::clients::require("codex");
         let repo = GitRepo::new();
-        repo.write("README.md", "# demo\n");
-        repo.git(&["add", "README.md"]);
-        repo.git(&["commit", "-q", "-m", "readme"]);
+        repo.commit_file("README.md", "# demo\n", "readme");
         let home = tempfile::tempdir().unwrap();
         let server = OpenAiServer::start((0..60).map(|_| oa_step(codex_turn)));
         let run = codex_run(
@@ -673,9 +645,7 @@ mod codex {
     fn codex_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
         baton_testkit::clients::require("codex");
         let repo = GitRepo::new();
-        repo.write("README.md", "# demo\n");
-        repo.git(&["add", "README.md"]);
-        repo.git(&["commit", "-q", "-m", "readme"]);
+        repo.commit_file("README.md", "# demo\n", "readme");
         let home = tempfile::tempdir().unwrap();
         let server = OpenAiServer::start((0..200).map(|_| oa_step(codex_turn)));
         let run = codex_run(

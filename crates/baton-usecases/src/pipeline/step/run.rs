@@ -34,6 +34,9 @@ pub(crate) struct Stepped {
     pub(crate) plan: Plan,
     pub(crate) happened: Vec<Happened>,
     pub(crate) warnings: Vec<String>,
+    /// What the call did that a person should know and that is no warning
+    /// (a checkpoint approved under `--auto`): shown before the action's line.
+    pub(crate) notes: Vec<String>,
     /// The id of the action handed out.
     pub(crate) action_id: String,
 }
@@ -88,6 +91,7 @@ pub(crate) fn step(
     };
     let mut happened = Vec::new();
     let mut warnings = Vec::new();
+    let mut notes = Vec::new();
     let mut report = None;
     if previous.reported() {
         if state.current_phase_status == PhaseStatus::InProgress {
@@ -161,8 +165,8 @@ pub(crate) fn step(
                                 word: "proceed".into(),
                                 feedback: None,
                             };
-                            warnings.push(format!(
-                                "{} approved automatically (--auto, {})",
+                            notes.push(format!(
+                                "✓ {} approved automatically (--auto, {})",
                                 question.name,
                                 auto_by.label()
                             ));
@@ -173,7 +177,13 @@ pub(crate) fn step(
                     }
                 }
                 wait_for_person(state, &lc, &question, &mut happened)?;
-                return Ok(finish(report, Plan::Ask(question), happened, warnings));
+                return Ok(finish(
+                    report,
+                    Plan::Ask(question),
+                    happened,
+                    warnings,
+                    notes,
+                ));
             }
             Plan::Spawn(ref spawn) => {
                 let action = dispatch_key(spawn);
@@ -197,7 +207,13 @@ pub(crate) fn step(
                         None,
                     ));
                 }
-                return Ok(finish(report, plan, happened, ignored(given, warnings)));
+                return Ok(finish(
+                    report,
+                    plan,
+                    happened,
+                    ignored(given, warnings),
+                    notes,
+                ));
             }
             Plan::Exec {
                 ref phase, check, ..
@@ -211,14 +227,32 @@ pub(crate) fn step(
                 } else {
                     state.command_guard
                 };
-                return Ok(finish(report, plan, happened, ignored(given, warnings)));
+                return Ok(finish(
+                    report,
+                    plan,
+                    happened,
+                    ignored(given, warnings),
+                    notes,
+                ));
             }
             Plan::WriteFile { ref phase, .. } => {
                 dispatch(state, &lc, phase, "", true, &mut happened)?;
-                return Ok(finish(report, plan, happened, ignored(given, warnings)));
+                return Ok(finish(
+                    report,
+                    plan,
+                    happened,
+                    ignored(given, warnings),
+                    notes,
+                ));
             }
             Plan::Done { .. } => {
-                return Ok(finish(report, plan, happened, ignored(given, warnings)));
+                return Ok(finish(
+                    report,
+                    plan,
+                    happened,
+                    ignored(given, warnings),
+                    notes,
+                ));
             }
         }
     }
@@ -236,12 +270,14 @@ pub(crate) fn finish(
     plan: Plan,
     happened: Vec<Happened>,
     warnings: Vec<String>,
+    notes: Vec<String>,
 ) -> Stepped {
     Stepped {
         report,
         plan,
         happened,
         warnings,
+        notes,
         action_id: String::new(),
     }
 }

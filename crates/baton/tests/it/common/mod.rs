@@ -327,6 +327,17 @@ pub fn install_example_workflow(repo: &Repo) {
     .expect("copy example");
 }
 
+/// Asserts that `action` is the person's question `name`, with a warning
+/// that says `why`.
+pub fn assert_question_warns(action: &Value, name: &str, why: &str) {
+    assert_eq!(action["type"], "checkpoint", "{action}");
+    assert_eq!(action["name"], name, "{action}");
+    assert!(
+        action["warning"].as_str().is_some_and(|w| w.contains(why)),
+        "{action}"
+    );
+}
+
 /// Quotes one argument for `sh`.
 pub fn sh_quote(arg: &str) -> String {
     format!("'{}'", arg.replace('\'', "'\\''"))

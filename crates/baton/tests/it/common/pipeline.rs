@@ -224,6 +224,19 @@ pub async fn drive_until(
     panic!("no such action within 100 steps")
 }
 
+/// Performs `action` (no person's answers queued) and asks for the next
+/// one: one turn of the loop.
+pub async fn perform_and_next(
+    c: &Client,
+    repo: &Repo,
+    ws: &str,
+    action: &Value,
+    script: &mut Script,
+) -> Value {
+    let args = perform(repo.path(), ws, action, script, &mut VecDeque::new());
+    c.ok("pipeline_next_action", args).await
+}
+
 /// Runs the loop until `done` (or `limit` actions).
 pub async fn drive(
     c: &Client,
