@@ -95,12 +95,17 @@ Examples:
     },
     /// List the tools an agent can be given, by profile, and the groups they live in.
     Tools,
-    /// Register baton with your agent in this repository and install its /baton-pipeline command.
+    /// Register baton with your agent in this repository: its MCP server, hooks and /baton-pipeline command.
     #[command(after_help = "\
-Writes .mcp.json (Claude Code) and/or .cursor/mcp.json (Cursor) with `baton serve --tools pipeline`,
-keeping the other servers in those files, and installs the /baton-pipeline command. For Codex it
-prints the lines to add to ~/.codex/config.toml.")]
+`baton init` (Claude Code), `baton init codex`, `baton init cursor`, `baton init all`.
+Claude Code: .mcp.json, .claude/settings.json (hooks and the Bash sandbox), .claude/agents/,
+.claude/commands/baton-pipeline.md. Codex: .codex/config.toml and .codex/hooks.json. Cursor:
+.cursor/mcp.json, .cursor/hooks.json, .cursor/commands/baton-pipeline.md. Files are merged: other
+servers, your own hooks and settings stay. docs/clients.md says what each file holds.")]
     Init {
+        /// Which agent: claude, cursor, codex or all (the same as --client).
+        #[arg(value_enum, conflicts_with = "client", value_name = "AGENT")]
+        agent: Option<crate::init_cmd::Client>,
         /// Which agent: claude, cursor, codex or all.
         #[arg(long, value_enum, default_value = "claude")]
         client: crate::init_cmd::Client,
@@ -432,9 +437,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run.as_deref(),
             &overrides,
         )),
-        Command::Init { client } => {
+        Command::Init { agent, client } => {
             let config = Config::load(&overrides)?;
-            crate::init_cmd::run(&config, client)
+            crate::init_cmd::run(&config, agent.unwrap_or(client))
         }
         Command::Manuals { command } => {
             let config = Config::load(&overrides)?;
