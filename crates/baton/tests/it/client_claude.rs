@@ -48,10 +48,15 @@ impl Project {
         );
         repo.git(&["add", "-A"]);
         repo.git(&["commit", "-q", "-m", "baton init --client claude"]);
-        repo.write(
-            ".claude/settings.local.json",
-            &json!({"enableAllProjectMcpServers": true}).to_string(),
-        );
+        // Merged into the local settings `baton init` wrote (the sandbox's
+        // paths on this machine).
+        let local = repo.path().join(".claude/settings.local.json");
+        let mut settings: Value = std::fs::read_to_string(&local)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_else(|| json!({}));
+        settings["enableAllProjectMcpServers"] = json!(true);
+        repo.write(".claude/settings.local.json", &settings.to_string());
         // The person's local settings stay out of the run's commit.
         repo.write(".git/info/exclude", ".claude/settings.local.json\n");
         Project {
@@ -201,6 +206,46 @@ fn the_real_cli_starts_baton_from_mcp_json_and_returns_its_reply_to_the_model() 
             .is_some_and(|w| w.starts_with(".specs/")),
         "{value}"
     );
+}
+
+/// Issue 18: the hooks never block a session that has no baton run. With
+/// baton's hooks installed and no run anywhere, the real CLI writes a
+/// source file, commits by Bash and ends its turn at once.
+#[test]
+fn without_a_run_the_hooks_let_every_call_and_the_end_of_the_turn_through() {
+    let project = Project::new();
+    let head = project.head();
+    let new_file = project.path().join("src/greeting.rs");
+    let server = AnthropicServer::start([
+        Turn::tool(
+            "Write",
+            json!({"file_path": new_file, "content": "pub const HI: &str = \"hi\";\n"}),
+        )
+        .into(),
+        Turn::tool(
+            "Bash",
+            json!({"command": "git add src/greeting.rs && git commit -q -m greeting", "description": "commit"}),
+        )
+        .into(),
+        Turn::text("Done.").into(),
+    ]);
+    let out = project
+        .claude(&server)
+        .prompt("add a greeting and commit it");
+    check_run(&out, &server);
+    assert_eq!(out.json()["result"], "Done.", "{}", out.stdout);
+    // One request per scripted turn: the end of the turn was not sent back.
+    assert_eq!(server.requests().len(), 3);
+    let (write, write_err) = result_of_call(&server, "Write", 0);
+    assert!(!write_err, "the Write was refused: {write}");
+    let (bash, bash_err) = result_of_call(&server, "Bash", 0);
+    assert!(!bash_err, "the commit was refused: {bash}");
+    assert_eq!(
+        std::fs::read_to_string(&new_file).unwrap(),
+        "pub const HI: &str = \"hi\";\n"
+    );
+    assert_ne!(project.head(), head, "the commit was made");
+    assert!(!project.path().join(".specs").exists(), "no run was made");
 }
 
 /// Done-means (a) and (d): in phase-1 an Edit and a Write of a source file

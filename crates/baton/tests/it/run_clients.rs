@@ -47,6 +47,23 @@ fn prompt_of(req: &MessagesRequest) -> String {
         .unwrap_or_default()
 }
 
+/// The implementers' prompts among `prompts`, by their task's report
+/// (`impl-2.md`); a later prompt of a conversation replaces an earlier one.
+fn implementer_prompts(
+    prompts: impl IntoIterator<Item = String>,
+) -> std::collections::BTreeMap<String, String> {
+    let mut by_report = std::collections::BTreeMap::new();
+    for prompt in prompts {
+        if let Some(out) = output_of(&prompt)
+            && out.ends_with(".md")
+            && out.contains("/impl-")
+        {
+            by_report.insert(out.rsplit('/').next().unwrap().to_string(), prompt);
+        }
+    }
+    by_report
+}
+
 /// The run's folder (`.specs/<run>`) from an output file of it.
 fn workspace_of(output: &str) -> String {
     output
@@ -339,17 +356,7 @@ fn claude_implementers_of_a_fan_out_each_get_a_prompt_naming_their_own_task() {
         "{}",
         run.stderr
     );
-    // The first prompt of each implementer conversation, by its task's report.
-    let mut prompts: std::collections::BTreeMap<String, String> = Default::default();
-    for req in server.requests() {
-        let prompt = prompt_of(&req);
-        if let Some(out) = output_of(&prompt)
-            && out.ends_with(".md")
-            && out.contains("/impl-")
-        {
-            prompts.insert(out.rsplit('/').next().unwrap().to_string(), prompt);
-        }
-    }
+    let prompts = implementer_prompts(server.requests().iter().map(prompt_of));
     let (Some(p2), Some(p3)) = (prompts.get("impl-2.md"), prompts.get("impl-3.md")) else {
         panic!("both parallel implementers ran: {:?}", prompts.keys());
     };
@@ -662,17 +669,7 @@ mod codex {
             "{}",
             run.stderr
         );
-        // The prompt of each implementer conversation, by its task's report.
-        let mut prompts: std::collections::BTreeMap<String, String> = Default::default();
-        for req in server.requests() {
-            if let Some(prompt) = codex_prompt_of(&req)
-                && let Some(out) = output_of(&prompt)
-                && out.ends_with(".md")
-                && out.contains("/impl-")
-            {
-                prompts.insert(out.rsplit('/').next().unwrap().to_string(), prompt);
-            }
-        }
+        let prompts = implementer_prompts(server.requests().iter().filter_map(codex_prompt_of));
         let (Some(p2), Some(p3)) = (prompts.get("impl-2.md"), prompts.get("impl-3.md")) else {
             panic!("both parallel implementers ran: {:?}", prompts.keys());
         };

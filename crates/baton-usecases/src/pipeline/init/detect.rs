@@ -56,7 +56,7 @@ pub fn pipeline_init(svc: &Services, args: InitArgs) -> Result<InitReply> {
             Ok(ws) if names_workspace => {
                 return Ok(InitReply {
                     errors: Some(vec![format!(
-                        "no run at {}: it has no state.json. To resume, pass a run that `baton ls` (workspace_list) lists; to start a new run, describe the task instead",
+                        "no run at {}: state.json not found. To resume, pass a run that `baton ls` (workspace_list) lists; to start a new run, describe the task instead",
                         ws.display
                     )]),
                     ..InitReply::default()

@@ -147,6 +147,7 @@ pub(crate) fn step(
             | Plan::SkipStep { .. }
             | Plan::ReadRepo { .. } => {
                 internal_step(ctx, state, &lc, plan, &mut happened, &mut warnings)?;
+                continue;
             }
             Plan::Ask(question) => {
                 if let Some(g) = given.take() {
@@ -207,13 +208,6 @@ pub(crate) fn step(
                         None,
                     ));
                 }
-                return Ok(finish(
-                    report,
-                    plan,
-                    happened,
-                    ignored(given, warnings),
-                    notes,
-                ));
             }
             Plan::Exec {
                 ref phase, check, ..
@@ -227,34 +221,20 @@ pub(crate) fn step(
                 } else {
                     state.command_guard
                 };
-                return Ok(finish(
-                    report,
-                    plan,
-                    happened,
-                    ignored(given, warnings),
-                    notes,
-                ));
             }
             Plan::WriteFile { ref phase, .. } => {
                 dispatch(state, &lc, phase, "", true, &mut happened)?;
-                return Ok(finish(
-                    report,
-                    plan,
-                    happened,
-                    ignored(given, warnings),
-                    notes,
-                ));
             }
-            Plan::Done { .. } => {
-                return Ok(finish(
-                    report,
-                    plan,
-                    happened,
-                    ignored(given, warnings),
-                    notes,
-                ));
-            }
+            Plan::Done { .. } => {}
         }
+        // An action to hand out (or the end): the call returns it.
+        return Ok(finish(
+            report,
+            plan,
+            happened,
+            ignored(given, warnings),
+            notes,
+        ));
     }
     Err(Error::new(
         ErrorCode::Internal,
