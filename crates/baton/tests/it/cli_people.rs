@@ -346,6 +346,31 @@ fn events_for_an_unknown_run_is_an_error_for_the_person() {
     assert!(out.contains(&known), "{out}");
 }
 
+/// A run that is not there: the person's commands say what a person does
+/// (`baton ls`, `baton run "…"`), never the agent's tools (they named
+/// pipeline_init, startIssueWorkflow, workflow_start); the code stays.
+#[test]
+fn a_missing_run_is_explained_to_the_person_in_their_commands() {
+    let repo = git_repo();
+    let person = |text: &str| {
+        assert!(text.contains("no workspace at"), "{text}");
+        assert!(text.contains("`baton ls` lists the runs"), "{text}");
+        assert!(text.contains("baton run \"<task>\""), "{text}");
+        for tool in ["pipeline_init", "startIssueWorkflow", "workflow_start"] {
+            assert!(!text.contains(tool), "{text}");
+        }
+    };
+    for args in [&["show", "nope"][..], &["state", "show", "nope"]] {
+        let (code, _, err) = baton(repo.path(), args, &[]);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("(not_found)"), "{err}");
+        person(&err);
+    }
+    let answered = common::person_answers(repo.path(), "nope", "proceed");
+    assert!(!answered.ok, "{}", answered.output);
+    person(&answered.output);
+}
+
 #[test]
 fn ls_keeps_columns_aligned_with_long_names() {
     let repo = git_repo();
