@@ -30,6 +30,10 @@ pub struct DashboardConfig {
     /// addresses (a name that resolves to this machine, behind a proxy).
     /// Any other `Host` is refused (DNS rebinding).
     pub allowed_hosts: Vec<String>,
+    /// The file the token was read from, when one is configured: what the
+    /// agent's tools and sandboxed commands must not read
+    /// (docs/clients.md, "Trust model").
+    pub token_file: Option<std::path::PathBuf>,
 }
 
 impl Default for DashboardConfig {
@@ -38,6 +42,7 @@ impl Default for DashboardConfig {
             port: DEFAULT_PORT,
             token: None,
             allowed_hosts: Vec::new(),
+            token_file: None,
         }
     }
 }
@@ -143,6 +148,7 @@ pub(crate) fn resolve(
         port,
         token: token.map(Secret::new),
         allowed_hosts,
+        token_file: file_path,
     })
 }
 

@@ -35,9 +35,9 @@ pub mod task;
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{
     Actor, AnswerRecord, Channel, CommandGuard, DecisionReason, DefinitionPin, Effort,
-    FlowTemplate, HistoryAction, HistoryEntry, HumanFeedback, OutstandingAction, PendingDecision,
-    PhaseLogEntry, PhaseReport, PhaseStatus, PinSource, RepoBaseline, ReportMemo, SCHEMA_VERSION,
-    TamperNote, Who, WorkspaceState,
+    FlowTemplate, HistoryAction, HistoryEntry, Hold, HumanFeedback, OutstandingAction,
+    PendingDecision, PhaseLogEntry, PhaseReport, PhaseStatus, PinSource, RepoBaseline, ReportMemo,
+    SCHEMA_VERSION, TamperNote, Who, WorkspaceState,
 };
 pub use task::{ExecutionMode, ImplStatus, ReviewStatus, Task};
 /// A UTC timestamp, as stored in state.json.

@@ -151,6 +151,11 @@ pub struct WorkspaceState {
     /// handled (a person's question passed without an answer, reopened).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tampering: Vec<TamperNote>,
+    /// The run is held: its state was changed outside baton while an
+    /// agent's command ran. Nothing moves the run on until a person
+    /// releases it (`baton enforce release`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Hold>,
     /// What the repository held when the run started: the final commit never
     /// stages these files (they were not the run's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -183,6 +188,19 @@ pub struct WorkspaceState {
     /// Keys written by newer versions or other tools, preserved verbatim.
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
+}
+
+/// Why a run is held (docs/errors.md `state_changed_outside_baton`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Hold {
+    /// The stable code (`state_changed_outside_baton`).
+    pub code: String,
+    /// When baton found the change.
+    pub at: DateTime<Utc>,
+    /// The agent's command that was running (its first 300 characters).
+    pub command: String,
+    /// What was found and what baton did, for people.
+    pub message: String,
 }
 
 /// A change of `state.json` made outside baton, found and handled.
@@ -680,6 +698,7 @@ impl WorkspaceState {
             human_feedback: None,
             answers: Vec::new(),
             tampering: Vec::new(),
+            hold: None,
             artifact_marks: BTreeMap::new(),
             action_seq: 0,
             outstanding_action: None,

@@ -86,7 +86,7 @@ pub fn claude_env(
 
 /// The environment `codex exec` runs in: `HOME`, `CODEX_HOME` (which must
 /// hold the provider's `config.toml`), the provider's key variable
-/// `SCRIPTED_MODEL_KEY`, and `PATH`.
+/// `SCRIPTED_MODEL_KEY`, `PATH`, and `TMPDIR` inside `CODEX_HOME`.
 pub fn codex_env(
     home: &Path,
     codex_home: &Path,
@@ -99,7 +99,15 @@ pub fn codex_env(
         ("SCRIPTED_MODEL_KEY".into(), "sk-scripted".into()),
         ("LANG".into(), "C.UTF-8".into()),
     ];
-    if let Some(tmp) = std::env::var_os("TMPDIR") {
+    // Codex 0.169.0 refuses to create its sandbox helper
+    // (`codex-linux-sandbox`, which its bubblewrap sandbox runs) when
+    // `CODEX_HOME` is inside the temporary folder — as every test's is —
+    // and its sandboxed commands then fail wherever bubblewrap is
+    // installed. Its temporary folder is therefore one inside CODEX_HOME.
+    let tmp = codex_home.join("tmp");
+    if std::fs::create_dir_all(&tmp).is_ok() {
+        env.push(("TMPDIR".into(), tmp.into()));
+    } else if let Some(tmp) = std::env::var_os("TMPDIR") {
         env.push(("TMPDIR".into(), tmp));
     }
     env

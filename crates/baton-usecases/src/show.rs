@@ -196,6 +196,8 @@ pub struct RunList {
     /// machine's runs only); why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub team_problem: Option<String>,
+    /// When the list was read (for "how long ago" in a person's words).
+    pub listed_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// The most other machines' runs `baton ls` lists (newest first).
@@ -236,5 +238,6 @@ pub fn list_runs(svc: &Services) -> Result<RunList> {
         workspaces,
         unreadable: local.unreadable,
         team_problem,
+        listed_at: chrono::Utc::now(),
     })
 }

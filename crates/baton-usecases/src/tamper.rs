@@ -199,11 +199,21 @@ pub fn reopen_skipped(
 /// Everything a person should know about tampering in this run: what was
 /// found and handled before (recorded notes) and what does not add up now.
 pub fn report(def: Option<&WorkflowDefinition>, state: &WorkspaceState) -> Vec<String> {
-    let mut out: Vec<String> = state
-        .tampering
-        .iter()
-        .map(|n| format!("{}: {}", n.at.format("%Y-%m-%d %H:%M UTC"), n.message))
-        .collect();
+    let held = state.hold.iter().map(|h| {
+        format!(
+            "HELD since {} ({}): {}",
+            h.at.format("%Y-%m-%d %H:%M UTC"),
+            h.code,
+            h.message
+        )
+    });
+    let mut out: Vec<String> = held.collect();
+    out.extend(
+        state
+            .tampering
+            .iter()
+            .map(|n| format!("{}: {}", n.at.format("%Y-%m-%d %H:%M UTC"), n.message)),
+    );
     if let Some(def) = def {
         out.extend(findings(def, state).into_iter().map(|f| f.message));
     }

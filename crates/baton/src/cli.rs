@@ -95,28 +95,36 @@ Examples:
     },
     /// List the tools an agent can be given, by profile, and the groups they live in.
     Tools,
-    /// Register baton with your agent in this repository and install its /baton-pipeline command.
+    /// Register baton with your agent in this repository: its MCP server, hooks and /baton-pipeline command.
     #[command(after_help = "\
-Writes .mcp.json (Claude Code) and/or .cursor/mcp.json (Cursor) with `baton serve --tools pipeline`,
-keeping the other servers in those files, and installs the /baton-pipeline command. For Codex it
-prints the lines to add to ~/.codex/config.toml.")]
+`baton init` (Claude Code), `baton init codex`, `baton init cursor`, `baton init all`.
+Claude Code: .mcp.json, .claude/settings.json (hooks and the Bash sandbox), .claude/agents/,
+.claude/commands/baton-pipeline.md. Codex: .codex/config.toml and .codex/hooks.json. Cursor:
+.cursor/mcp.json, .cursor/hooks.json, .cursor/commands/baton-pipeline.md. Files are merged: other
+servers, your own hooks and settings stay. docs/clients.md says what each file holds.")]
     Init {
+        /// Which agent: claude, cursor, codex or all (the same as --client).
+        #[arg(value_enum, conflicts_with = "client", value_name = "AGENT")]
+        agent: Option<crate::init_cmd::Client>,
         /// Which agent: claude, cursor, codex or all.
         #[arg(long, value_enum, default_value = "claude")]
         client: crate::init_cmd::Client,
     },
-    /// Turn the agent client's hooks off (or on again) for one run: `baton enforce off <workspace> [reason]`.
+    /// Turn the agent client's hooks off (or on again) for one run, or release a held run: `baton enforce off|on|release <workspace> [reason]`.
     #[command(after_help = "\
 A person's choice, in a terminal: it is recorded in the run's state.json (who, when, why).
 While it is off, the hooks of Claude Code, Codex and Cursor let the agent do anything for that
 run; baton's own gates (the MCP tools, person-only questions) still hold.
+`release` lets a run go on that baton held because its state changed outside baton while an
+agent's command ran (state_changed_outside_baton): check it with `baton show` first.
 
 Examples:
   baton enforce off .specs/20260401-fix-auth the test suite needs to write fixtures
-  baton enforce on .specs/20260401-fix-auth")]
+  baton enforce on .specs/20260401-fix-auth
+  baton enforce release .specs/20260401-fix-auth")]
     Enforce {
-        /// off or on.
-        #[arg(value_parser = ["off", "on"])]
+        /// off, on, or release.
+        #[arg(value_parser = ["off", "on", "release"])]
         switch: String,
         /// The run's workspace (.specs/…).
         workspace: String,
@@ -417,7 +425,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             reason,
         } => {
             let config = Config::load(&overrides)?;
-            crate::enforce_cmd::run(config, &workspace, switch == "on", &reason)
+            if switch == "release" {
+                crate::enforce_cmd::release(config, &workspace)
+            } else {
+                crate::enforce_cmd::run(config, &workspace, switch == "on", &reason)
+            }
         }
         Command::Hook { event, client, run } => Ok(crate::hook_cmd::run(
             client,
@@ -425,9 +437,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run.as_deref(),
             &overrides,
         )),
-        Command::Init { client } => {
+        Command::Init { agent, client } => {
             let config = Config::load(&overrides)?;
-            crate::init_cmd::run(&config, client)
+            crate::init_cmd::run(&config, agent.unwrap_or(client))
         }
         Command::Manuals { command } => {
             let config = Config::load(&overrides)?;

@@ -1,6 +1,8 @@
 //! `baton enforce off|on <workspace> [reason]`: a person turns the client
 //! hooks' enforcement of a run's scope off (or on again) — for one run,
-//! recorded in its state with who chose and why. Like `baton answer`, it
+//! recorded in its state with who chose and why. `baton enforce release
+//! <workspace>` lets a held run go on (its state changed outside baton
+//! while an agent's command ran: `baton_usecases::hooks::outside`). Like `baton answer`, it
 //! runs only in a terminal: the agent's shell has none, and its hooks
 //! refuse the command while a run is bound to the session.
 
@@ -48,5 +50,25 @@ pub fn run(
             done.workspace, done.by, done.workspace
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Releases `workspace`, held because its state changed outside baton
+/// while an agent's command ran; a person's choice, in a terminal.
+pub fn release(config: Config, workspace: &str) -> anyhow::Result<ExitCode> {
+    if !std::io::stdin().is_terminal() {
+        bail!(
+            "baton enforce release is a person's choice and must run in a terminal (its input is not one). \
+             If you are an agent: tell the person the run is held and let them decide."
+        );
+    }
+    let svc = Services::open(config, env!("CARGO_PKG_VERSION")).map_err(|e| anyhow!(e.message))?;
+    let by = Actor::person("terminal");
+    let shown = baton_usecases::hooks::outside::release(&svc, workspace, &by)
+        .map_err(|e| anyhow!(e.message))?;
+    println!(
+        "run {shown} is released (by {}, recorded in its state.json); its agent can go on with pipeline_next_action",
+        by.label()
+    );
     Ok(ExitCode::SUCCESS)
 }

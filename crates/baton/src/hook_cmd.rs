@@ -167,6 +167,14 @@ pub fn run(
             );
         }
     };
+    // baton's key, the person's configuration and the dashboard's token
+    // are named by no tool call, whatever is bound (a key read now could
+    // sign a forged state later).
+    if event == Event::PreToolUse
+        && let Some(reason) = hooks::secrets::refusal(&config, &input)
+    {
+        return answer(client, event, &Outcome::Deny { reason });
+    }
     // The fast path: no run bound to this session, and nothing that could
     // bind one.
     let binds = event == Event::PostToolUse

@@ -8,7 +8,9 @@
 //! The files are meant to be committed, so they name the command `baton`
 //! (found on each developer's `PATH`), never this machine's path to it.
 //!
-//! * Claude Code: `.mcp.json`, `.claude/settings.json` (hooks),
+//! * Claude Code: `.mcp.json`, `.claude/settings.json` (hooks, the Bash
+//!   sandbox: [`crate::sandbox`]), `.claude/settings.local.json` (the
+//!   sandbox's paths on this machine),
 //!   `.claude/agents/*.md`, `.claude/commands/baton-pipeline.md`.
 //! * Codex: `.codex/config.toml` (`[mcp_servers.baton]`), `.codex/hooks.json`.
 //! * Cursor: `.cursor/mcp.json`, `.cursor/hooks.json`,
@@ -86,6 +88,21 @@ pub fn run(config: &Config, client: Client) -> anyhow::Result<ExitCode> {
     if matches!(client, Client::Claude | Client::All) {
         merge_mcp(&root.join(".mcp.json"), true)?;
         merge_hooks_claude_style(&root.join(".claude/settings.json"), CLAUDE_HOOKS, "")?;
+        merge_sandbox(
+            &root.join(".claude/settings.json"),
+            &crate::sandbox::portable(),
+        )?;
+        merge_sandbox(
+            &root.join(".claude/settings.local.json"),
+            &crate::sandbox::absolute(config),
+        )?;
+        exclude_locally(root, ".claude/settings.local.json")?;
+        if let Err(missing) = crate::sandbox::linux_requirements() {
+            println!(
+                "warning: Claude Code's sandbox needs {} on this machine (Debian/Ubuntu: `sudo apt-get install bubblewrap socat`); until then Claude Code refuses to start here (sandbox.failIfUnavailable), rather than run the agent's commands where they could read baton's key.",
+                missing.join(" and ")
+            );
+        }
         install_agents(&root.join(".claude/agents"))?;
         install_text(
             &root.join(".claude/commands/baton-pipeline.md"),
@@ -244,6 +261,46 @@ fn merge_hooks_claude_style(
         list.push(group);
     }
     write_if_changed(path, &pretty(doc)?, "baton's hooks")
+}
+
+/// Merges Claude Code's Bash sandbox ([`crate::sandbox`]) with `p`'s paths
+/// into the settings file at `path`; the person's own sandbox entries stay.
+fn merge_sandbox(path: &Path, p: &crate::sandbox::Protected) -> anyhow::Result<()> {
+    let mut doc = read_object(path)?;
+    crate::sandbox::merge(&mut doc, p)
+        .map_err(|why| anyhow::anyhow!("{}: {why}; not changed", path.display()))?;
+    write_if_changed(
+        path,
+        &pretty(doc)?,
+        "Claude Code's sandbox for the agent's commands",
+    )
+}
+
+/// Keeps `path` (this machine's settings) out of git in this clone
+/// (`.git/info/exclude`), unless it is listed there already.
+fn exclude_locally(root: &Path, path: &str) -> anyhow::Result<()> {
+    let git = root.join(".git");
+    if !git.is_dir() {
+        return Ok(());
+    }
+    let exclude = git.join("info/exclude");
+    let existing = std::fs::read_to_string(&exclude).unwrap_or_default();
+    if existing.lines().any(|l| l.trim() == path) {
+        return Ok(());
+    }
+    let mut text = existing;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(path);
+    text.push('\n');
+    std::fs::create_dir_all(git.join("info")).context("creating .git/info")?;
+    std::fs::write(&exclude, text).with_context(|| format!("writing {}", exclude.display()))?;
+    println!(
+        "added {path} to {} (this machine's paths stay out of commits)",
+        exclude.display()
+    );
+    Ok(())
 }
 
 /// Merges baton's entries into `.cursor/hooks.json` (`{"version": 1,

@@ -36,15 +36,32 @@ pub fn status_words(status: &str) -> String {
     }
 }
 
+/// When a run was last updated, to the minute (`2026-11-26 17:53`), without
+/// the year when it is `this_year` (`11-26 17:53`), as `ls -l` does: the
+/// narrow table then keeps room for the names.
+pub fn updated_words(timestamp: &str, this_year: &str) -> String {
+    let minute = timestamp.get(..16).unwrap_or(timestamp).replace('T', " ");
+    match minute.strip_prefix(this_year) {
+        Some(rest) if rest.starts_with('-') => rest[1..].to_string(),
+        _ => minute,
+    }
+}
+
 /// The table for `rows`, fitted to `columns` characters when given.
 #[cfg(test)]
 pub fn table(rows: &[WorkspaceRow], columns: Option<usize>) -> String {
-    table_where(rows, &[], columns)
+    table_where(rows, &[], columns, "")
 }
 
 /// [`table`] with a MACHINE column (team mode: where each run runs) when
-/// `machines` names one per row.
-pub fn table_where(rows: &[WorkspaceRow], machines: &[String], columns: Option<usize>) -> String {
+/// `machines` names one per row; update times in `this_year` are shown
+/// without it ([`updated_words`]).
+pub fn table_where(
+    rows: &[WorkspaceRow],
+    machines: &[String],
+    columns: Option<usize>,
+    this_year: &str,
+) -> String {
     let with_machine = !machines.is_empty() && machines.len() == rows.len();
     let mut headers = vec![
         "WORKSPACE",
@@ -68,10 +85,7 @@ pub fn table_where(rows: &[WorkspaceRow], machines: &[String], columns: Option<u
                 r.current_phase.clone(),
                 status_words(&r.status),
                 r.progress.clone(),
-                r.last_updated
-                    .get(..16)
-                    .unwrap_or(&r.last_updated)
-                    .replace('T', " "),
+                updated_words(&r.last_updated, this_year),
             ];
             if with_machine {
                 c.push(machines[i].clone());
@@ -195,7 +209,8 @@ pub fn run(config: &Config, json: bool) -> anyhow::Result<ExitCode> {
             .filter_map(|r| r.machine.as_ref().map(|m| m.name.clone()))
             .collect();
         let rows: Vec<WorkspaceRow> = list.workspaces.into_iter().map(|r| r.row).collect();
-        print!("{}", table_where(&rows, &machines, columns));
+        let this_year = list.listed_at.format("%Y").to_string();
+        print!("{}", table_where(&rows, &machines, columns, &this_year));
         for (w, e) in &problems {
             println!("{w}  unreadable: {e}");
         }
@@ -236,6 +251,14 @@ mod tests {
             progress: "5/18".into(),
             last_updated: "2026-11-23T22:38:27.802359522+00:00".into(),
         }
+    }
+
+    #[test]
+    fn the_update_time_drops_only_this_year() {
+        let ts = "2026-11-23T22:38:27.802359522+00:00";
+        assert_eq!(updated_words(ts, "2026"), "11-23 22:38");
+        assert_eq!(updated_words(ts, "2027"), "2026-11-23 22:38");
+        assert_eq!(updated_words("garbage", "2026"), "garbage");
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod handed_out;
 pub mod paths;
 mod programs;
 mod rules;
+pub mod secrets;
 pub mod shell;
 mod undo;
 

@@ -110,6 +110,13 @@ pub struct Watch {
     /// only HEAD and the protected files are compared.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub guard: bool,
+    /// The fingerprint of the run's state files before the command
+    /// (`super::outside`): compared after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Only the state is compared (a command neither watched nor guarded).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub state_only: bool,
 }
 
 /// Changes outside the phase's scope.
@@ -346,6 +353,8 @@ mod tests {
                                 call: format!("{t}-{i}"),
                                 tree: Vec::new(),
                                 guard: false,
+                                state: None,
+                                state_only: false,
                             })
                         })
                         .unwrap();

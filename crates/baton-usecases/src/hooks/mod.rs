@@ -16,6 +16,8 @@
 //! * [`stop`] — the agent may end its turn only when the run waits for a
 //!   person, has ended, or nothing is outstanding.
 //! * [`session_started`] — remind a resumed session of its run.
+//! * [`secrets::refusal`] — refuse, in any session, a call naming baton's
+//!   key, the person's configuration or the dashboard's token.
 //! * [`tree::still_changed`] — what a watched command left outside the
 //!   scope and nobody reverted yet.
 //!
@@ -28,7 +30,9 @@ pub mod chat;
 mod enforce;
 pub mod guard;
 mod guarded;
+pub mod outside;
 pub mod rules;
+pub mod secrets;
 pub mod tree;
 
 use std::path::{Path, PathBuf};
@@ -314,6 +318,18 @@ pub fn pre_tool(svc: &Services, input: &HookInput) -> Outcome {
         }
         return Outcome::allow();
     }
+    // A run's control files are baton's to read and write (reads too: the
+    // agent sees a run through baton's tools).
+    if !matches!(tool, ToolCall::Write { .. }) {
+        let control: Vec<String> = baton_workflow::CONTROL_FILES
+            .iter()
+            .map(|p| p.replace("{specs}", &rules.specs_dir))
+            .collect();
+        let own = matches!(tool, ToolCall::Shell { command, .. } if scope::is_handed_out(&rules, command));
+        if let Some(reason) = secrets::control_refusal(&root, &control, input, own) {
+            return Outcome::Deny { reason };
+        }
+    }
     let verdict = match tool {
         ToolCall::Write { paths, .. } => {
             let targets = paths.iter().map(|p| target(&root, &input.cwd, p)).collect();
@@ -346,20 +362,28 @@ pub fn pre_tool(svc: &Services, input: &HookInput) -> Outcome {
     let guarded = input.tool_use_id.is_some()
         && matches!((&verdict, tool), (Verdict::Allow, ToolCall::Shell { command, .. })
             if !rules.strict() && !scope::is_handed_out(&rules, command));
+    // Every shell command of a bound session — whatever it runs — has the
+    // run's state compared after it (outside::changed_outside).
+    let shell = input.tool_use_id.is_some() && matches!(tool, ToolCall::Shell { .. });
     match verdict {
-        Verdict::Allow if !guarded => Outcome::allow(),
+        Verdict::Allow if !guarded && !shell => Outcome::allow(),
         Verdict::Deny(reason) => Outcome::Deny {
             reason: format!("baton: {reason}"),
         },
         Verdict::Allow | Verdict::Watch => {
+            let watched = matches!(verdict, Verdict::Watch);
             let watch = Watch {
                 call: input.tool_use_id.clone().unwrap_or_default(),
                 tree: if guarded {
                     guard::snapshot(&root, &rules.protected_user_paths())
-                } else {
+                } else if watched {
                     tree::snapshot(&root)
+                } else {
+                    Vec::new()
                 },
                 guard: guarded,
+                state: shell.then(|| outside::fingerprint(&b.ws.dir)),
+                state_only: !guarded && !watched,
             };
             let kept = |s: &mut Session| {
                 // Calls whose report never came (a killed tool) do not pile up.
@@ -510,6 +534,11 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
     if tool.name().starts_with("mcp__baton__") {
         return bind_from_baton_reply(svc, input);
     }
+    // The run's state first, read from the session's own watch: a forged
+    // state may say the run ended or its hooks are off.
+    if let Some(outcome) = state_after_command(svc, input, tool) {
+        return outcome;
+    }
     let Ok(Some(b)) = bound(svc, input) else {
         return Outcome::allow();
     };
@@ -622,6 +651,35 @@ pub fn post_tool(svc: &Services, input: &HookInput) -> Outcome {
             ),
         }
     }
+}
+
+/// After a shell command: holds the run when its state changed outside
+/// baton while the command ran ([`outside`]); forgets a watch that only
+/// compared the state. `None`: go on with the other checks.
+fn state_after_command(svc: &Services, input: &HookInput, tool: &ToolCall) -> Option<Outcome> {
+    let root = &svc.config.repo_root;
+    let call = input.tool_use_id.as_deref()?;
+    let session = binding::load(root, &input.session).ok().flatten()?;
+    let watch = session.watches.iter().find(|w| w.call == call)?;
+    let before = watch.state.as_deref()?;
+    let ws = svc.store.resolve(&session.workspace).ok()?;
+    let files = outside::changed_outside(&ws.dir, before);
+    let forget = |s: &mut Session| s.watches.retain(|w| w.call != call);
+    if !files.is_empty() {
+        let _ = binding::modify(root, &input.session, forget);
+        let command = match tool {
+            ToolCall::Shell { command, .. } => command.clone(),
+            other => other.name().to_string(),
+        };
+        return Some(Outcome::Block {
+            reason: outside::hold(svc, &ws, &command, &files),
+        });
+    }
+    if watch.state_only {
+        let _ = binding::modify(root, &input.session, forget);
+        return Some(Outcome::allow());
+    }
+    None
 }
 
 fn is_control(rules: &scope::Rules, path: &str) -> bool {
@@ -778,6 +836,15 @@ pub fn stop(svc: &Services, input: &HookInput, subagent: bool) -> Outcome {
         // An agent `baton run` started for one step ends its turn when its
         // work is written; the driver takes the next step.
         return Outcome::allow();
+    }
+    if let Some(hold) = &b.state.hold {
+        // A held run waits for a person (outside::release).
+        return Outcome::Allow {
+            context: Some(format!(
+                "baton: run {} is held: {}",
+                b.ws.display, hold.message
+            )),
+        };
     }
     let root = &svc.config.repo_root;
     let step = rules::step_of(&b.state);

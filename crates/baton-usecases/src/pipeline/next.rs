@@ -115,6 +115,11 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
     // The same report again (its reply was lost): the same answer, and
     // nothing changes.
     let current = svc.store.load(&ws)?;
+    // A run whose state changed outside baton during an agent's command
+    // is held until a person releases it (crate::hooks::outside).
+    if let Some(hold) = &current.hold {
+        return Err(crate::hooks::outside::held_error(&ws.display, hold));
+    }
     if let Some(id) = &reported_id
         && let Some(mut reply) = repeated_reply(&current, id)
     {

@@ -103,6 +103,9 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
     let updated = svc
         .store
         .update(&ws, now, |state| -> Result<Outcome, Error> {
+            if let Some(hold) = &state.hold {
+                return Err(crate::hooks::outside::held_error(&ws.display, hold));
+            }
             if let Some(id) = args.action_id.as_deref() {
                 let outstanding = state.outstanding_action.as_ref().map(|o| o.id.as_str());
                 if outstanding != Some(id) {

@@ -71,8 +71,9 @@ pub const CHANGING_GIT: &[&str] = &[
 ];
 
 /// The `--settings` text that makes Claude Code call baton's hooks for the
-/// run: every tool call before it runs, and Bash after it (watched
-/// commands).
+/// run — every tool call before it runs, and Bash after it (watched
+/// commands) — and run its Bash commands in its sandbox, away from baton's
+/// key and control files ([`crate::sandbox`]).
 pub fn hook_settings(hooks: &RunHooks) -> String {
     let entry = |event: &str| {
         serde_json::json!([{
@@ -88,7 +89,8 @@ pub fn hook_settings(hooks: &RunHooks) -> String {
         "hooks": {
             "PreToolUse": entry("pre-tool-use"),
             "PostToolUse": entry("post-tool-use"),
-        }
+        },
+        "sandbox": crate::sandbox::block(&hooks.sandbox),
     })
     .to_string()
 }
@@ -301,6 +303,10 @@ mod tests {
             repo: "/r".into(),
             specs_dir: ".specs".into(),
             workspace: ".specs/20260101-x".into(),
+            sandbox: crate::sandbox::Protected {
+                deny_read: vec!["/home/me/.config/baton".into()],
+                deny_write: vec!["/r/.specs".into()],
+            },
         }
     }
 
@@ -412,6 +418,18 @@ mod tests {
         assert_eq!(
             pre["hooks"][0]["command"],
             "'/opt/my tools/baton' --repo /r --specs-dir .specs hook --client claude --run .specs/20260101-x pre-tool-use"
+        );
+        let sandbox = &settings["sandbox"];
+        assert_eq!(sandbox["enabled"], true);
+        assert_eq!(sandbox["failIfUnavailable"], true);
+        assert_eq!(sandbox["allowUnsandboxedCommands"], false);
+        assert_eq!(
+            sandbox["filesystem"]["denyRead"],
+            serde_json::json!(["/home/me/.config/baton"])
+        );
+        assert_eq!(
+            sandbox["filesystem"]["denyWrite"],
+            serde_json::json!(["/r/.specs"])
         );
         let post = &settings["hooks"]["PostToolUse"][0];
         assert_eq!(post["matcher"], "Bash");

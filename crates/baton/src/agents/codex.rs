@@ -223,6 +223,10 @@ mod tests {
             repo: "/r".into(),
             specs_dir: ".specs".into(),
             workspace: ".specs/x".into(),
+            sandbox: crate::sandbox::Protected {
+                deny_read: vec!["/home/me/.config/baton".into()],
+                deny_write: vec!["/r/.specs".into()],
+            },
         }
     }
 

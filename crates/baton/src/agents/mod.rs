@@ -151,6 +151,9 @@ pub struct RunHooks {
     pub specs_dir: PathBuf,
     /// The run's workspace as shown (`.specs/<run>`).
     pub workspace: String,
+    /// What the agent's sandboxed commands may not read or write (Claude
+    /// Code's Bash sandbox, [`crate::sandbox`]).
+    pub sandbox: crate::sandbox::Protected,
 }
 
 impl RunHooks {

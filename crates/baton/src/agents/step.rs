@@ -120,6 +120,7 @@ pub fn spawn_agents(
             repo: svc.config.repo_root.clone(),
             specs_dir: svc.store.specs_root().to_path_buf(),
             workspace: ws.to_string(),
+            sandbox: crate::sandbox::absolute(&svc.config),
         };
         Some((scope, hooks))
     } else {

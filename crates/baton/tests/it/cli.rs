@@ -376,6 +376,23 @@ fn init_registers_baton_and_keeps_other_servers() {
     );
 }
 
+/// `baton init codex` names the agent as a word, as people type it; the
+/// same as `--client codex`, and refused with both spellings at once.
+#[test]
+fn init_takes_the_agent_as_a_word() {
+    let repo = Repo::new();
+    let (code, out, err) = run(&repo, &["init", "codex"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(repo.path().join(".codex/hooks.json").is_file(), "{out}");
+    assert!(!repo.path().join(".mcp.json").exists(), "{out}");
+    let (code, _, err) = run(&repo, &["init", "codex", "--client", "claude"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+    let (code, _, err) = run(&repo, &["init", "clod"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("claude") && err.contains("codex"), "{err}");
+}
+
 /// `baton ls` in a folder that does not exist fails and says what to do.
 #[test]
 fn ls_on_a_missing_repository_fails_and_says_what_to_do() {

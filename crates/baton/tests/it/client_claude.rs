@@ -48,10 +48,15 @@ impl Project {
         );
         repo.git(&["add", "-A"]);
         repo.git(&["commit", "-q", "-m", "baton init --client claude"]);
-        repo.write(
-            ".claude/settings.local.json",
-            &json!({"enableAllProjectMcpServers": true}).to_string(),
-        );
+        // Merged into the local settings `baton init` wrote (the sandbox's
+        // paths on this machine).
+        let local = repo.path().join(".claude/settings.local.json");
+        let mut settings: Value = std::fs::read_to_string(&local)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_else(|| json!({}));
+        settings["enableAllProjectMcpServers"] = json!(true);
+        repo.write(".claude/settings.local.json", &settings.to_string());
         // The person's local settings stay out of the run's commit.
         repo.write(".git/info/exclude", ".claude/settings.local.json\n");
         Project {

@@ -208,3 +208,186 @@ async fn in_a_reading_phase_codex_cannot_write_sources_commit_or_stop() {
     );
     assert_eq!(requests.len(), 9, "three blocked stops, then the turn ends");
 }
+
+/// Layer 2 of the state's integrity in Codex: shell commands and patches
+/// naming baton's key or the person's configuration folder are refused
+/// before any run is bound; with a run bound, so are those naming a run's
+/// control files — reads too — while the run's other files stay readable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_cannot_name_baton_s_key_or_a_run_s_control_files() {
+    let project = Project::new();
+    let c = crate::common::spawn(project.path(), &[], &[]).await;
+    let ws = crate::common::pipeline::create(&c, "add a greeting", "S", "--nopr").await;
+    c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    drop(c);
+    let patch = format!(
+        "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: {ws}/state.json\n@@\n-x\n+y\n*** End Patch\nEOF"
+    );
+    let mut steps: Vec<Step> = vec![
+        Turn::shell("cat ~/.config/baton/state.key").into(),
+        Turn::mcp("baton", "pipeline_next_action", json!({"workspace": ws})).into(),
+        Turn::shell("python3 -c \"print(open('/'.join([__import__('os').environ['HOME'], '.config/baton/state.key'])).read())\"").into(),
+        Turn::shell(&format!("cat {ws}/state.json")).into(),
+        Turn::shell(&patch).into(),
+        Turn::shell(&format!("cat {ws}/request.md")).into(),
+    ];
+    for i in 0..4 {
+        steps.push(Turn::text(format!("Done ({i}).")).into());
+    }
+    let server = OpenAiServer::start(steps);
+    let out = project
+        .codex(&server)
+        .exec(&format!("run the baton pipeline on {ws}"));
+    check_run(&out, &server);
+    for (n, what) in [
+        (0, "baton's key"),
+        (1, "baton's key"),
+        (2, "control file"),
+        (3, "control file"),
+    ] {
+        let output = output_of_call(&server, "exec_command", n);
+        assert!(
+            output.contains("baton:") && output.contains(what),
+            "command #{n} was not refused by baton's hook: {output}"
+        );
+    }
+    let request = output_of_call(&server, "exec_command", 4);
+    assert!(
+        !request.contains("baton:") && request.contains("greeting"),
+        "the run's request was refused: {request}"
+    );
+}
+
+/// A test the agent wrote that forges the run's state: it reads the
+/// person's key (the file path is computed, so no command line names it)
+/// and writes a validly tagged `state.json` with a person's answer it made
+/// up and the run moved on.
+pub(crate) const FORGE_PY: &str = r#"import glob, hashlib, hmac, json, os, pwd
+home = pwd.getpwuid(os.getuid()).pw_dir
+key = open(os.path.join(home, '.con' + 'fig', 'bat' + 'on', 'state' + '.key')).read().strip().encode()
+f = glob.glob('.sp' + 'ecs/*/st' + 'ate.json')[0]
+state = json.loads(open(f).read())
+state.pop('integrity', None)
+forged = dict(state['answers'][-1])
+forged['answer'] = 'approve'
+forged['question'] = 'forged'
+state['answers'].append(forged)
+state['currentPhase'] = 'phase-6'
+body = json.dumps(state, indent=2, ensure_ascii=False) + '\n'
+kid = hashlib.sha256(key).hexdigest()[:8]
+tag = 'hmac-sha256:%s:%s' % (kid, hmac.new(key, body.encode(), hashlib.sha256).hexdigest())
+open(f, 'w').write(body.rstrip()[:-1].rstrip() + ',\n  "integrity": "%s"\n}\n' % tag)
+print('forged')
+"#;
+
+/// Layer 3 (detection) in Codex, which has no sandbox here: in the
+/// implementation phase the agent runs a test (`python3 tests/forge.py`)
+/// that reads the key and writes a tagged state with a made-up person's
+/// answer. After the command the run is held (`state_changed_outside_baton`):
+/// the state baton last wrote is put back (the forged answer is not
+/// counted), `pipeline_next_action` is refused, `baton show` tells the
+/// person, and only the person's `baton enforce release` in a terminal
+/// lets the run go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_that_forges_the_state_holds_the_run_until_a_person_releases_it() {
+    let project = Project::new();
+    let (ws, action) = crate::common::pipeline::run_to_phase(project.path(), "phase-5").await;
+    assert_eq!(action["phase"], "phase-5", "{action}");
+    let state_file = project.path().join(&ws).join("state.json");
+    let read_state = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&state_file).expect("state")).expect("json")
+    };
+    let answers_before = read_state()["answers"].clone();
+    project.repo.write("tests/forge.py", FORGE_PY);
+    let mut steps: Vec<Step> = vec![
+        Turn::mcp("baton", "pipeline_next_action", json!({"workspace": ws})).into(),
+        Turn::shell("python3 tests/forge.py").into(),
+        Turn::mcp("baton", "pipeline_next_action", json!({"workspace": ws})).into(),
+    ];
+    for i in 0..2 {
+        steps.push(Turn::text(format!("Held ({i}).")).into());
+    }
+    let server = OpenAiServer::start(steps);
+    let out = project
+        .codex(&server)
+        .exec(&format!("run the baton pipeline on {ws}"));
+    check_run(&out, &server);
+
+    // The hook's report after the command takes the place of its output.
+    let forged = output_of_call(&server, "exec_command", 0);
+    assert!(
+        forged.contains("state_changed_outside_baton") && forged.contains("python3 tests/forge.py"),
+        "{forged}"
+    );
+    let all = server.requests().pop().expect("requests").all_text();
+    assert!(
+        all.contains("state_changed_outside_baton") && all.contains("baton enforce release"),
+        "the agent was told the run is held: {}",
+        &all[all.len().saturating_sub(3000)..]
+    );
+    let state = read_state();
+    assert_eq!(
+        state["hold"]["code"], "state_changed_outside_baton",
+        "{state}"
+    );
+    assert_eq!(
+        state["currentPhase"], "phase-5",
+        "the forged move is undone"
+    );
+    assert_eq!(
+        state["answers"], answers_before,
+        "the forged answer is not counted"
+    );
+    // baton itself refuses to go on, whoever asks.
+    let c = crate::common::spawn(project.path(), &[], &[]).await;
+    let refused = c
+        .err("pipeline_next_action", json!({"workspace": ws}), "blocked")
+        .await;
+    assert_eq!(
+        refused["details"]["rule"], "state_changed_outside_baton",
+        "{refused}"
+    );
+    // The person sees it.
+    let shown = std::process::Command::new(baton_bin())
+        .args(["show", &ws])
+        .current_dir(project.path())
+        .output()
+        .expect("baton show");
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("HELD") && shown.contains("python3 tests/forge.py"),
+        "{shown}"
+    );
+    // Not from a shell without a terminal (the agent's), only the person's.
+    let agent = std::process::Command::new(baton_bin())
+        .args(["enforce", "release", &ws])
+        .current_dir(project.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("baton enforce release");
+    assert!(!agent.status.success());
+    assert!(read_state()["hold"].is_object(), "still held");
+    let person = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "{} enforce release {}",
+                crate::common::sh_quote(&baton_bin().display().to_string()),
+                crate::common::sh_quote(&ws)
+            ),
+            "/dev/null",
+        ])
+        .current_dir(project.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script");
+    assert!(
+        person.status.success(),
+        "{}",
+        String::from_utf8_lossy(&person.stdout)
+    );
+    let released = read_state();
+    assert!(released.get("hold").is_none(), "{released}");
+    let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(next["phase"], "phase-5", "{next}");
+}

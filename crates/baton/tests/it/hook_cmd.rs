@@ -920,3 +920,160 @@ async fn a_script_that_commits_or_changes_settings_in_an_open_phase_holds_the_ru
     }
     assert_eq!(next_call(&repo, "s1", &ws).stdout, "", "settings restored");
 }
+
+/// Layer 2 by payload, for the tools the pinned CLIs do not offer here
+/// (Claude Code's Grep and Glob) and for Cursor: a call naming baton's key
+/// or the person's configuration folder is refused whether or not a run is
+/// bound; with a run bound, one naming a run's control file too (a read);
+/// the run's other files stay readable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_naming_baton_s_key_or_a_run_s_control_files_are_refused_per_client() {
+    let repo = GitRepo::new();
+    let ws = crate::common::pipeline::start_run(repo.path()).await;
+    let pre = |session: &str, tool: &str, input: Value| {
+        claude(
+            &repo,
+            "pre-tool-use",
+            json!({
+                "session_id": session, "cwd": repo.path(), "hook_event_name": "PreToolUse",
+                "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_9",
+            }),
+        )
+    };
+    let denied = |out: &Hooked, what: &str| {
+        let v = out.json();
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{what}: {}",
+            out.stdout
+        );
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // No run bound to s0.
+    for (tool, input) in [
+        ("Grep", json!({"pattern": "x", "path": "~/.config/baton"})),
+        ("Glob", json!({"pattern": "**/state.key"})),
+        (
+            "Read",
+            json!({"file_path": "$HOME/.config/baton/config.toml"}),
+        ),
+    ] {
+        let reason = denied(&pre("s0", tool, input), tool);
+        assert!(reason.contains("baton's key"), "{tool}: {reason}");
+    }
+    // Cursor's shell hook.
+    let shell = json!({
+        "conversation_id": "c1", "generation_id": "g1",
+        "hook_event_name": "beforeShellExecution", "workspace_roots": [repo.path()],
+        "command": "cat ~/.config/baton/state.key", "cwd": repo.path(),
+    });
+    let out = hook(
+        repo.path(),
+        &["--client", "cursor", "before-shell-execution"],
+        shell.to_string().as_bytes(),
+    )
+    .json();
+    assert_eq!(out["permission"], "deny", "{out}");
+    assert!(
+        out["agent_message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("baton's key"),
+        "{out}"
+    );
+    // With a run bound, its control files.
+    bind(&repo, "s1", &ws);
+    for (tool, input) in [
+        (
+            "Grep",
+            json!({"pattern": "phase", "path": format!("{ws}/state.json")}),
+        ),
+        ("Glob", json!({"pattern": ".specs/*/state.json"})),
+        (
+            "Read",
+            json!({"file_path": repo.join(&format!("{ws}/.state.json.journal.tmp"))}),
+        ),
+        (
+            "Read",
+            json!({"file_path": repo.join(".baton/sessions/s1.json")}),
+        ),
+    ] {
+        let reason = denied(&pre("s1", tool, input.clone()), tool);
+        assert!(reason.contains("control file"), "{tool} {input}: {reason}");
+    }
+    let request = pre(
+        "s1",
+        "Grep",
+        json!({"pattern": "greeting", "path": format!("{ws}/request.md")}),
+    );
+    assert_eq!(
+        (request.code, request.stdout.as_str()),
+        (0, ""),
+        "{}",
+        request.stderr
+    );
+}
+
+/// A person answering in their own terminal while an agent's command runs
+/// is baton's own write (journaled), not a change outside baton: after the
+/// command the run is not held and the answer counts. A write behind
+/// baton's back in the next command (a copy of an older state) holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answering_during_a_command_is_kept_and_a_write_behind_baton_s_back_holds_the_run()
+{
+    let repo = GitRepo::new();
+    let ws = run_to_checkpoint(repo.path()).await;
+    bind(&repo, "s1", &ws);
+    let state_file = repo.join(&format!("{ws}/state.json"));
+    let older = std::fs::read(&state_file).expect("state");
+    let read_state = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(&state_file).expect("state")).expect("json")
+    };
+    let pre = bash(&repo, "pre-tool-use", "s1", "git status --short", "toolu_1");
+    assert_eq!((pre.code, pre.stdout.as_str()), (0, ""), "{}", pre.stderr);
+    crate::common::person_answer(repo.path(), &ws, "approve");
+    let post = bash(
+        &repo,
+        "post-tool-use",
+        "s1",
+        "git status --short",
+        "toolu_1",
+    );
+    assert_eq!(
+        (post.code, post.stdout.as_str()),
+        (0, ""),
+        "{}",
+        post.stderr
+    );
+    let state = read_state();
+    assert!(state.get("hold").is_none(), "{state}");
+    let answers = state["answers"].as_array().expect("answers").len();
+    assert!(answers >= 1, "the person's answer counts: {state}");
+    assert_ne!(state["currentPhase"], "checkpoint-a");
+
+    // Now a command that puts an older state back behind baton's back.
+    let pre = bash(&repo, "pre-tool-use", "s1", "git log -1", "toolu_2");
+    assert_eq!(pre.code, 0, "{}", pre.stderr);
+    std::fs::write(&state_file, &older).expect("write behind baton's back");
+    let post = bash(&repo, "post-tool-use", "s1", "git log -1", "toolu_2").json();
+    assert_eq!(post["decision"], "block", "{post}");
+    let reason = post["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("state_changed_outside_baton") && reason.contains("git log -1"),
+        "{reason}"
+    );
+    let held = read_state();
+    assert_eq!(held["hold"]["code"], "state_changed_outside_baton");
+    assert_eq!(
+        held["answers"].as_array().expect("answers").len(),
+        answers,
+        "the person's answer is kept"
+    );
+    assert_eq!(
+        held["currentPhase"], state["currentPhase"],
+        "baton's last state is back"
+    );
+}

@@ -11,6 +11,7 @@ mod cli_history;
 mod cli_people;
 mod client_claude;
 mod client_codex;
+mod client_integrity;
 mod e2e_bad_input;
 mod e2e_concurrency;
 mod e2e_dashboard;

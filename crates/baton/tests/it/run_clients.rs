@@ -530,14 +530,6 @@ mod codex {
             server.codex_provider("gpt-scripted", "SCRIPTED_MODEL_KEY"),
         )
         .unwrap();
-        // Codex's Linux sandbox (bubblewrap, installed wherever Claude
-        // Code's sandbox is) starts a helper from `$CODEX_HOME/tmp`, which
-        // Codex refuses to create under the temporary folder; every
-        // sandboxed command then fails (`bwrap: execvp
-        // codex-linux-sandbox`). A person's `~/.codex` is never there; the
-        // test's home is, so its temporary folder is moved beside it.
-        let tmp = home.join("tmp");
-        std::fs::create_dir_all(&tmp).unwrap();
         let out = Command::new(baton_bin())
             .args([
                 "run", text, "--effort", effort, "--nopr", "--auto", "--agent", "codex",
@@ -545,7 +537,6 @@ mod codex {
             .current_dir(repo)
             .env_clear()
             .envs(codex_env(home, &codex_home, &[baton_dir()]))
-            .env("TMPDIR", &tmp)
             .env("BATON_FSYNC", "off")
             .stdin(Stdio::null())
             .output()

@@ -1,0 +1,238 @@
+//! A run's state changed by something other than baton while an agent's
+//! command ran — a test, a script, anything the command started — is
+//! detected after the command, and the run is held.
+//!
+//! Before every shell command of a session bound to a run, the hook keeps
+//! the fingerprint of the run's state files (`state.json` and a sealed
+//! run's live state: SHA-256 of their bytes) with the command's watch.
+//! After the command, files that differ must be baton's own writes: every
+//! state baton writes is first appended, whole, to the workspace's journal
+//! (`baton_state::journal`), so a file baton wrote last equals the journal's
+//! last record of it — a person's `baton answer` in their terminal, the
+//! dashboard, the agent's own MCP calls in parallel. Anything else was
+//! written behind baton's back: the run is held ([`Hold`], code
+//! [`CODE`]), the state baton last wrote is put back from the journal (a
+//! forged answer or phase is not counted; a person's answer baton recorded
+//! during the command stays), a tamper note is recorded for `baton show`,
+//! `run_overview` and the dashboard, a `phase-fail` event carries the
+//! code and message (the event log, notifications), and the run's tools
+//! refuse to go on
+//! until a person releases it (`baton enforce release`, a terminal only).
+//!
+//! Not detected: a program that also writes a matching journal record
+//! (it must read baton's key too — Claude Code's sandbox denies both), a
+//! change made and undone while the command ran, and writes by processes
+//! outside the client (docs/clients.md "Trust model").
+
+use std::path::Path;
+
+use chrono::Utc;
+use sha2::{Digest, Sha256};
+
+use baton_state::journal::{self, Op};
+use baton_state::store::{LIVE_STATE_FILE, STATE_FILE};
+use baton_state::{Actor, Hold, TamperNote, WorkspaceRef, WorkspaceState};
+
+use baton_events::EventKind;
+
+use crate::events::Happened;
+use crate::{Error, ErrorCode, Services};
+
+/// The stable code of a run held because its state changed outside baton.
+pub const CODE: &str = "state_changed_outside_baton";
+
+/// The files compared.
+const FILES: [&str; 2] = [STATE_FILE, LIVE_STATE_FILE];
+
+/// The most of a journal read back (a guard against a damaged file).
+const MAX_JOURNAL: u64 = 64 * 1024 * 1024;
+
+fn read(dir: &Path, name: &str) -> Option<Vec<u8>> {
+    baton_fs::read_file_nofollow(&dir.join(name), baton_state::store::MAX_STATE_BYTES).ok()
+}
+
+/// The digest of one state file's bytes (`-` when it is absent).
+fn digest(dir: &Path, name: &str) -> String {
+    match read(dir, name) {
+        Some(bytes) => Sha256::digest(&bytes)
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+        None => "-".to_string(),
+    }
+}
+
+/// The fingerprint of the run's state files in `dir`: one digest per file.
+pub fn fingerprint(dir: &Path) -> String {
+    FILES
+        .iter()
+        .map(|name| digest(dir, name))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The journal's last word on each state file: its bytes (`Some`) or its
+/// removal (`None`); files the journal does not name are absent.
+fn journaled(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
+    let Ok(bytes) = baton_fs::read_file_nofollow(&dir.join(journal::JOURNAL_FILE), MAX_JOURNAL)
+    else {
+        return Vec::new();
+    };
+    let (records, _) = journal::read_all(&bytes);
+    let mut last: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+    for record in records {
+        for op in record.ops {
+            let (name, content) = match op {
+                Op::Write(name, data) => (name, Some(data)),
+                Op::Remove(name) => (name, None),
+            };
+            last.retain(|(n, _)| *n != name);
+            last.push((name, content));
+        }
+    }
+    last
+}
+
+/// After a command: the state files in `dir` that changed since
+/// `before` (a [`fingerprint`]) and that baton did not write — their
+/// content is not the journal's last record of them (with no journal, as
+/// with `BATON_FSYNC=off`, every change counts); empty when nothing
+/// changed or every change is baton's own.
+pub fn changed_outside(dir: &Path, before: &str) -> Vec<String> {
+    let before: Vec<&str> = before.split(',').collect();
+    let changed: Vec<&str> = FILES
+        .iter()
+        .enumerate()
+        .filter(|(i, name)| before.get(*i).is_none_or(|b| *b != digest(dir, name)))
+        .map(|(_, name)| *name)
+        .collect();
+    if changed.is_empty() {
+        return Vec::new();
+    }
+    let journaled = journaled(dir);
+    changed
+        .into_iter()
+        .filter(|name| {
+            let baton_s = journaled
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, content)| content.clone());
+            baton_s != Some(read(dir, name))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The state baton last wrote for the file the store reads, from the
+/// journal (`None`: the journal does not have it).
+fn last_written(dir: &Path) -> Option<WorkspaceState> {
+    let name = if dir.join(LIVE_STATE_FILE).is_file() {
+        LIVE_STATE_FILE
+    } else {
+        STATE_FILE
+    };
+    let (_, content) = journaled(dir).into_iter().find(|(n, _)| n == name)?;
+    let text = String::from_utf8(content?).ok()?;
+    WorkspaceState::from_json(&text).ok()
+}
+
+/// Holds the run in `ws`: puts back the state baton last wrote (when the
+/// journal has it), records the hold and a tamper note. Returns the
+/// message for the agent.
+pub fn hold(svc: &Services, ws: &WorkspaceRef, command: &str, files: &[String]) -> String {
+    let now = Utc::now();
+    let command: String = command.chars().take(300).collect();
+    let restored = last_written(&ws.dir);
+    let put_back = restored.is_some();
+    let message = format!(
+        "{} of run {} changed outside baton while the agent's command `{command}` ran; {}. The run is held until a person checks it and runs `baton enforce release {}` in their terminal.",
+        files.join(" and "),
+        ws.display,
+        if put_back {
+            "baton put back the state it last wrote (what the command wrote is not counted)"
+        } else {
+            "baton could not put back the state it last wrote (its journal does not have it): check the run's answers and phase"
+        },
+        ws.display
+    );
+    let hold = Hold {
+        code: CODE.to_string(),
+        at: now,
+        command: command.clone(),
+        message: message.clone(),
+    };
+    let written = svc.store.update(ws, now, |state| {
+        if let Some(r) = &restored {
+            *state = r.clone();
+        }
+        state.tampering.push(TamperNote {
+            at: now,
+            phase: state.current_phase.clone(),
+            message: message.clone(),
+        });
+        state.hold = Some(hold.clone());
+        Ok::<_, Error>(())
+    });
+    let agent = format!(
+        "baton ({CODE}): {message} Tell the person, and stop: nothing goes on for this run until they release it."
+    );
+    match written {
+        Ok(updated) => {
+            // Published as the phase's failure, with the hold's message.
+            let phase = updated.state.current_phase.clone();
+            svc.after_write(
+                ws,
+                &updated.state,
+                vec![Happened::Event(
+                    EventKind::PhaseFail,
+                    phase,
+                    Some(format!("{CODE}: {message}")),
+                    None,
+                )],
+            );
+            agent
+        }
+        Err(e) => format!("{agent} (baton could not record the hold: {e})"),
+    }
+}
+
+/// The refusal of any step of a held run (`blocked`, rule [`CODE`]).
+pub fn held_error(ws: &str, hold: &Hold) -> Error {
+    Error::new(
+        ErrorCode::Blocked,
+        format!(
+            "run {ws} is held: {} (agent: tell the person and wait; person: check the run with `baton show {ws}`, then run `baton enforce release {ws}`)",
+            hold.message
+        ),
+    )
+    .with_details(serde_json::json!({"rule": CODE, "since": hold.at, "command": hold.command}))
+}
+
+/// A person releases a held run: the hold is removed and the release
+/// recorded with who did it. Returns the workspace as shown.
+pub fn release(svc: &Services, workspace: &str, by: &Actor) -> Result<String, Error> {
+    let ws = svc.store.resolve(workspace)?;
+    let now = Utc::now();
+    let display = ws.display.clone();
+    svc.store.update(&ws, now, |state| {
+        let Some(hold) = state.hold.take() else {
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                format!("run {display} is not held: nothing to release"),
+            ));
+        };
+        state.tampering.push(TamperNote {
+            at: now,
+            phase: state.current_phase.clone(),
+            message: format!(
+                "released by {} (held since {} for `{}`)",
+                by.label(),
+                hold.at.format("%Y-%m-%d %H:%M UTC"),
+                hold.command
+            ),
+        });
+        Ok(())
+    })?;
+    Ok(display)
+}
