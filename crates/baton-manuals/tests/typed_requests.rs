@@ -120,3 +120,49 @@ fn from_json_reads_convertible_forms_and_keeps_the_errors() {
         e.message
     );
 }
+
+/// A refused value comes back cut short, never whole (a 100 KB `kind` was
+/// repeated in full): the message stays small and says how long it was.
+#[test]
+fn refused_values_are_echoed_cut_short() {
+    let f = Fixture::new();
+    let s = f.service();
+    let huge = "Z".repeat(100_000);
+    let short = |e: ManualError| {
+        assert!(e.message.len() < 400, "{} bytes", e.message.len());
+        assert!(
+            e.details.as_ref().is_none_or(|d| d.to_string().len() < 400),
+            "{:?}",
+            e.details
+        );
+        e
+    };
+    let e = short(
+        HitsInput::from_json(&json!({"trace_id": "t", "kind": huge.clone()})).expect_err("kind"),
+    );
+    assert_eq!(e.code, Code::InvalidParameter);
+    assert!(e.message.contains("(100000 characters)"), "{}", e.message);
+    assert!(
+        e.message.contains("use one of: candidates"),
+        "{}",
+        e.message
+    );
+    let long_trace = "T".repeat(1000);
+    let e = short(
+        s.hits(HitsInput::new(long_trace))
+            .expect_err("unknown trace"),
+    );
+    assert_eq!(e.code, Code::NotFound);
+    assert!(e.message.contains("(1000 characters)"), "{}", e.message);
+    let e = short(
+        FindInput::from_json(&json!({"query": "q", huge.clone(): 1})).expect_err("unknown field"),
+    );
+    assert!(e.message.starts_with("unknown field `ZZZ"), "{}", e.message);
+    let read =
+        ReadInput::from_json(&json!({"ref": {"manual_id": "m", "path": "a.md"}, "scope": huge}));
+    let e = short(match read {
+        Ok(read) => s.read(read).expect_err("bad scope"),
+        Err(e) => e,
+    });
+    assert!(e.message.contains("(100000 characters)"), "{}", e.message);
+}

@@ -113,7 +113,8 @@ impl BatonServer {
             .await?;
         // Handlers do blocking file I/O (locks, fsync): keep them off the async workers.
         match tokio::task::spawn_blocking(move || handler(&ctx, arguments)).await {
-            Ok(result) => result,
+            // Use-case messages are a person's by default; the agent reads these.
+            Ok(result) => result.map_err(ToolError::for_agent),
             Err(e) => Err(ToolError::new(
                 ErrorCode::Internal,
                 format!("tool {name} panicked: {e}"),

@@ -23,10 +23,9 @@ pub enum StoreError {
         /// The specs root.
         root: PathBuf,
     },
-    /// No such workspace.
-    #[error(
-        "no workspace at {path} (no {STATE_FILE}); pass the workspace an earlier reply returned (`baton ls` lists them), or start one (pipeline_init, startIssueWorkflow, workflow_start)"
-    )]
+    /// No such workspace. What to do next depends on who reads it (an
+    /// agent or a person): the use-case layer adds it.
+    #[error("no workspace at {path} (no {STATE_FILE})")]
     NotFound {
         /// The folder looked at.
         path: PathBuf,

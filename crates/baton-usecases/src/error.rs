@@ -132,6 +132,27 @@ impl Error {
     }
 }
 
+/// What a person does about a missing workspace (the CLI, the dashboard).
+const NO_WORKSPACE_NEXT_FOR_PERSON: &str = "`baton ls` lists the runs here; pass one of them, or start a run with `baton run \"<task>\"` (or ask your agent to start one)";
+
+/// What an agent does about a missing workspace (the MCP tools).
+const NO_WORKSPACE_NEXT_FOR_AGENT: &str = "pass the workspace an earlier reply returned (`baton ls` lists them), or start one (pipeline_init, startIssueWorkflow, workflow_start)";
+
+impl Error {
+    /// The error as an agent reads it (the MCP tools call this): a missing
+    /// workspace names the tools that start one instead of the person's
+    /// commands. Messages are written for a person by default; the code
+    /// and details stay the same.
+    pub fn for_agent(mut self) -> Error {
+        if self.code == ErrorCode::NotFound && self.message.contains(NO_WORKSPACE_NEXT_FOR_PERSON) {
+            self.message = self
+                .message
+                .replace(NO_WORKSPACE_NEXT_FOR_PERSON, NO_WORKSPACE_NEXT_FOR_AGENT);
+        }
+        self
+    }
+}
+
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Error {
         let code = match &e {
@@ -153,6 +174,9 @@ impl From<StoreError> for Error {
                 ),
             )
             .with_details(serde_json::json!({ "file": path.display().to_string() })),
+            StoreError::NotFound { .. } => {
+                Error::new(code, format!("{e}; {NO_WORKSPACE_NEXT_FOR_PERSON}"))
+            }
             StoreError::Busy {
                 holder, waited_ms, ..
             } => Error::new(code, e.to_string())

@@ -109,3 +109,11 @@ pub fn run_id_of(svc: &Services, run: &str) -> crate::Result<String> {
     crate::validate::check_text("run", run, 1024)?;
     Ok(svc.store.resolve(run)?.name)
 }
+
+/// Whether `run` (folder name, `.specs/<name>` or absolute path) names a run
+/// of this repository: its folder is there. A run whose folder is gone (on
+/// another branch) is known by its events instead; the caller checks those.
+pub fn run_folder_exists(svc: &Services, run: &str) -> crate::Result<bool> {
+    crate::validate::check_text("run", run, 1024)?;
+    Ok(svc.store.resolve(run)?.dir.is_dir())
+}

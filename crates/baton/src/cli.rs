@@ -170,7 +170,7 @@ Checkpoints are asked on this terminal (or answered by --auto). Without a termin
 stops at the question and prints the `baton answer` command and the command that resumes it:
 pass the run's folder instead of a task, e.g. `baton run .specs/20260101-fix-login --agent claude`.
 
-Exit status: 0 done, 3 waiting for a person's answer, 2 stopped by an error or a failed agent.
+Exit status: 0 done, 4 abandoned, 3 waiting for a person's answer, 2 stopped by an error or a failed agent.
 
 Examples:
   baton run \"fix the login typo\" --agent claude --nopr
@@ -491,8 +491,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(n) = notifier {
                 n.finish(std::time::Duration::from_secs(5));
             }
-            Ok(if ran?.waits_for_person {
+            let ran = ran?;
+            Ok(if ran.waits_for_person {
                 ExitCode::from(3)
+            } else if ran.abandoned {
+                ExitCode::from(4)
             } else {
                 ExitCode::SUCCESS
             })

@@ -124,6 +124,9 @@ pub struct RunOutcome {
     /// The run stopped at a question for a person (no terminal to ask it
     /// on): it is not done, and resumes with the same command.
     pub waits_for_person: bool,
+    /// The run ended abandoned (a person's or `--auto`'s `abandon`), not
+    /// completed: `baton run` exits with its own code so a script can tell.
+    pub abandoned: bool,
 }
 
 /// The most actions one run may take (a runaway guard).
@@ -241,6 +244,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                     summary: done.summary.clone(),
                     actions: count,
                     waits_for_person: false,
+                    abandoned: reply.current_phase_status == "abandoned",
                 });
             }
             Action::SpawnAgent(spawn) => {
@@ -258,6 +262,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                         summary: why,
                         actions: count,
                         waits_for_person: true,
+                        abandoned: false,
                     });
                 }
                 let t = Instant::now();
@@ -336,6 +341,7 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                         summary: format!("{} waits for your answer", question.name),
                         actions: count,
                         waits_for_person: true,
+                        abandoned: false,
                     });
                 };
                 say(&format!("  → {given}"));

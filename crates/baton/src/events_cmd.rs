@@ -81,6 +81,11 @@ pub fn run(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
     };
     let (tail, recent) = Tail::start(&config.events.log_path, usize::MAX);
     let recent: Vec<EventRecord> = recent.into_iter().filter(|r| keep(r)).collect();
+    if let Some(r) = &opts.run
+        && recent.is_empty()
+    {
+        unknown_run(config, r)?;
+    }
     let from = recent.len().saturating_sub(opts.last);
     if !print(&recent[from..]) {
         return Ok(ExitCode::SUCCESS);
@@ -102,6 +107,25 @@ pub fn run(config: &Config, opts: &EventsOptions) -> anyhow::Result<ExitCode> {
     // Until interrupted (Ctrl-C ends the process) or the output closes.
     let _ = done_rx.recv();
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fails with a message for the person when `run` names no run here: no
+/// events in the log and no folder under `.specs/` (a typo would otherwise
+/// print nothing and exit 0).
+fn unknown_run(config: &Config, run: &str) -> anyhow::Result<()> {
+    let svc = Services::read_only(config.clone(), env!("CARGO_PKG_VERSION"));
+    let exists = baton_usecases::events::run_folder_exists(&svc, run)
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    if exists {
+        return Ok(());
+    }
+    let shown: String = run.chars().take(80).collect();
+    let more = if shown.len() < run.len() { "…" } else { "" };
+    anyhow::bail!(
+        "no run named `{shown}{more}` in this repository (no events for it, no folder under .specs/).\n\
+         `baton ls` lists the runs; pass one of their names, e.g. `baton events --run 20260101-fix-login`,\n\
+         or leave out --run to see every run's events."
+    )
 }
 
 /// The team's events (team mode): the last ones, then with `--follow`

@@ -24,9 +24,10 @@ impl ManualService {
             .get(trace_id, Instant::now())
             .ok_or_else(|| {
                 ManualError::not_found(format!(
-                    "trace_id {trace_id:?} not found (unknown or expired); run manual_find again"
+                    "trace_id {} not found (unknown or expired); run manual_find again",
+                    args::echo(trace_id)
                 ))
-                .with_details(json!({ "trace_id": trace_id }))
+                .with_details(json!({ "trace_id": args::echo(trace_id) }))
             })?;
         let (total, items, manual_id) = rows(&trace, kind, offset, limit);
         Ok(HitsOutput {
@@ -78,7 +79,11 @@ fn parse_kind(v: &Value) -> Result<HitsKind, ManualError> {
             let names: Vec<&str> = HitsKind::ALL.iter().map(|k| k.as_str()).collect();
             ManualError::invalid_parameter(
                 "kind",
-                format!("unknown kind {s:?}; use one of: {}", names.join(", ")),
+                format!(
+                    "unknown kind {}; use one of: {}",
+                    args::echo(s),
+                    names.join(", ")
+                ),
             )
         })
 }

@@ -245,7 +245,10 @@ fn parse(args: &Value) -> Result<ReadRequest, ManualError> {
             other => {
                 return Err(ManualError::invalid_parameter(
                     "scope",
-                    format!("unknown scope {other:?}; use snippet, section, sections or file"),
+                    format!(
+                        "unknown scope {}; use snippet, section, sections or file",
+                        args::echo(other)
+                    ),
                 ));
             }
         }),

@@ -55,7 +55,11 @@ impl<'a> Args<'a> {
         };
         for key in map.keys() {
             if !allowed.contains(&key.as_str()) {
-                let field = join(prefix, key);
+                let mut field = join(prefix, key);
+                if let Some((cut, _)) = field.char_indices().nth(ECHO_CHARS) {
+                    field.truncate(cut);
+                    field.push('…');
+                }
                 return Err(ManualError::invalid_parameter(
                     &field,
                     format!(
@@ -204,6 +208,21 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// The most characters of a caller's value a message repeats.
+const ECHO_CHARS: usize = 60;
+
+/// A caller's value as a message repeats it: quoted, and cut short past
+/// [`ECHO_CHARS`] characters with how long it was (a 100 KB value never
+/// comes back whole).
+pub(crate) fn echo(value: &str) -> String {
+    let count = value.chars().count();
+    if count <= ECHO_CHARS {
+        return format!("{value:?}");
+    }
+    let head: String = value.chars().take(ECHO_CHARS).collect();
+    format!("{head:?}… ({count} characters)")
 }
 
 fn describe(value: &Value) -> String {

@@ -11,7 +11,7 @@ use uc::{
 };
 
 use super::{ToolSpec, input_schema, output_schema, reply};
-use crate::args::parse;
+use crate::args::{describe_value, parse};
 use crate::context::AppContext;
 use crate::error::ToolError;
 
@@ -95,15 +95,36 @@ pub fn tools() -> Vec<ToolSpec> {
 }
 
 fn search_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    check_limit(&arguments)?;
     reply(uc::search(ctx, parse(arguments)?)?)
 }
 
 fn patterns_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    check_limit(&arguments)?;
     reply(uc::patterns(ctx, parse(arguments)?)?)
 }
 
 fn friction_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {
+    check_limit(&arguments)?;
     reply(uc::friction(ctx, parse(arguments)?)?)
+}
+
+/// `limit` of a wrong type, refused with its real range (1 to
+/// [`uc::MAX_LIMIT`]) rather than the range of the integer it is read into;
+/// a whole number is left to the use case, which checks the range.
+fn check_limit(arguments: &Value) -> Result<(), ToolError> {
+    match arguments.get("limit") {
+        None | Some(Value::Null) => Ok(()),
+        Some(v) if v.as_u64().is_some_and(|n| n <= u64::from(u32::MAX)) => Ok(()),
+        Some(v) => Err(ToolError::invalid(
+            "limit",
+            format!(
+                "limit must be a whole number from 1 to {} (leave it out for the default), got {}",
+                uc::MAX_LIMIT,
+                describe_value(v)
+            ),
+        )),
+    }
 }
 
 fn reindex_tool(ctx: &AppContext, arguments: Value) -> Result<Value, ToolError> {

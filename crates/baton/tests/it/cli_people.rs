@@ -318,6 +318,59 @@ fn events_prints_the_last_ones_and_follows_other_processes() {
     assert!(out.contains(&first) && out.contains(&second));
 }
 
+/// `baton events --run` with a name that is no run here says so and what to
+/// pass instead, and exits non-zero (it printed nothing and exited 0).
+#[test]
+fn events_for_an_unknown_run_is_an_error_for_the_person() {
+    let repo = git_repo();
+    let known = run_to_checkpoint(repo.path(), "Short", "S");
+    let (code, out, err) = baton(repo.path(), &["events", "--run", "nope"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("no run named `nope`"), "{err}");
+    assert!(err.contains("`baton ls` lists the runs"), "{err}");
+    // A long name comes back cut short.
+    let long = "x".repeat(5000);
+    let (code, _, err) = baton(repo.path(), &["events", "--run", &long], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.len() < 600, "{err}");
+    // A run that is there still prints its events.
+    let (code, out, err) = baton(repo.path(), &["events", "--run", &known], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().count() > 0 && out.lines().all(|l| l.contains(&known)));
+    // So does a run whose folder is gone but whose events are in the log.
+    let dir = repo.specs().join(&known);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (code, out, err) = baton(repo.path(), &["events", "--run", &known], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&known), "{out}");
+}
+
+/// A run that is not there: the person's commands say what a person does
+/// (`baton ls`, `baton run "…"`), never the agent's tools (they named
+/// pipeline_init, startIssueWorkflow, workflow_start); the code stays.
+#[test]
+fn a_missing_run_is_explained_to_the_person_in_their_commands() {
+    let repo = git_repo();
+    let person = |text: &str| {
+        assert!(text.contains("no workspace at"), "{text}");
+        assert!(text.contains("`baton ls` lists the runs"), "{text}");
+        assert!(text.contains("baton run \"<task>\""), "{text}");
+        for tool in ["pipeline_init", "startIssueWorkflow", "workflow_start"] {
+            assert!(!text.contains(tool), "{text}");
+        }
+    };
+    for args in [&["show", "nope"][..], &["state", "show", "nope"]] {
+        let (code, _, err) = baton(repo.path(), args, &[]);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("(not_found)"), "{err}");
+        person(&err);
+    }
+    let answered = common::person_answers(repo.path(), "nope", "proceed");
+    assert!(!answered.ok, "{}", answered.output);
+    person(&answered.output);
+}
+
 #[test]
 fn ls_keeps_columns_aligned_with_long_names() {
     let repo = git_repo();

@@ -356,6 +356,23 @@ async fn past_runs_teach_the_next_pipeline_and_the_history_tools_show_them() {
         "invalid_parameter",
     )
     .await;
+    // A wrong type names the real range, not the integer's (0 to 4294967295).
+    for tool in ["history_search", "history_patterns", "history_friction"] {
+        for limit in [json!("5"), json!(-1), json!(2.5), json!(1u64 << 40)] {
+            let mut args = json!({"limit": limit});
+            if tool == "history_search" {
+                args["query"] = json!("login");
+            }
+            let e = c.err(tool, args, "invalid_parameter").await;
+            let m = e["message"].as_str().unwrap();
+            assert!(
+                m.starts_with("limit must be a whole number from 1 to 50"),
+                "{tool}: {m}"
+            );
+            assert!(!m.contains("4294967295"), "{tool}: {m}");
+            assert_eq!(e["details"]["field"], "limit");
+        }
+    }
     c.err(
         "analytics_estimate",
         json!({"request": "x", "effort": "XL"}),

@@ -489,3 +489,28 @@ async fn pipeline_next_action_and_report_result_refuse_bad_fields() {
     );
     c.close().await;
 }
+
+/// A missing workspace, read by the agent: the message names the tools that
+/// start one (the person's commands say `baton run` instead; see
+/// `cli_people::a_missing_run_is_explained_to_the_person_in_their_commands`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_workspace_tells_the_agent_which_tools_start_one() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[]).await;
+    for tool in ["pipeline_next_action"] {
+        let e = c
+            .err(
+                tool,
+                json!({"workspace": ".specs/20990101-none"}),
+                "not_found",
+            )
+            .await;
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.contains("or start one (pipeline_init, startIssueWorkflow, workflow_start)"),
+            "{tool}: {message}"
+        );
+        assert!(!message.contains("baton run"), "{tool}: {message}");
+    }
+    c.close().await;
+}

@@ -127,6 +127,45 @@ fn baton_run_auto_answers_the_run_it_started_itself_and_says_so() {
     );
 }
 
+/// A run that ends abandoned — here `--auto` giving up on a command that
+/// fails twice — exits 4, not 0 like a completed run: a script can tell.
+#[test]
+fn baton_run_exits_4_when_the_run_ends_abandoned() {
+    let repo = git_repo();
+    // The final commit's `git commit` fails: --auto retries once, then abandons.
+    let hook = repo.path().join(".git/hooks/pre-commit");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(&hook, "#!/bin/sh\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(baton_bin())
+        .args([
+            "run",
+            "fix the login typo",
+            "--effort",
+            "S",
+            "--nopr",
+            "--auto",
+            "--agent",
+            "builtin:scripted",
+        ])
+        .current_dir(repo.path())
+        .env("BATON_FSYNC", "off")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("→ retry") && said.contains("→ abandon"),
+        "{said}"
+    );
+    assert!(
+        said.contains("Pipeline abandoned at final-commit"),
+        "{said}"
+    );
+    assert_eq!(out.status.code(), Some(4), "{said}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_elicitation_answer_from_a_client_the_agent_starts_answers_nothing_by_default() {
     let repo = git_repo();

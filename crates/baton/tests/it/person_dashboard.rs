@@ -360,5 +360,11 @@ fn every_api_error_is_json() {
         assert!(v["code"].as_str().is_some_and(|c| !c.is_empty()), "{v}");
         assert!(v["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
     }
+    // A missing run is explained to the person, not with the agent's tools.
+    let missing = request(&a, "GET", "/api/runs/no-such-run", &[], None).json();
+    assert_eq!(missing["code"], "not_found", "{missing}");
+    let m = missing["message"].as_str().unwrap_or_default();
+    assert!(m.contains("baton run \"<task>\""), "{missing}");
+    assert!(!m.contains("pipeline_init"), "{missing}");
     assert_eq!(status(repo.path(), &id), "awaiting_human");
 }

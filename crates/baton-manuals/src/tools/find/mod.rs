@@ -115,9 +115,10 @@ impl ManualService {
     fn continuation(&self, trace_id: &str) -> Result<Continuation, ManualError> {
         let prior = lock(&self.traces).get(trace_id, Instant::now()).ok_or_else(|| {
             ManualError::not_found(format!(
-                "only_unscanned_from_trace_id {trace_id:?} not found (unknown or expired); run manual_find again"
+                "only_unscanned_from_trace_id {} not found (unknown or expired); run manual_find again",
+                crate::wire::args::echo(trace_id)
             ))
-            .with_details(json!({ "trace_id": trace_id }))
+            .with_details(json!({ "trace_id": crate::wire::args::echo(trace_id) }))
         })?;
         Ok(Continuation {
             files: prior
