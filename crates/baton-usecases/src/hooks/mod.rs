@@ -30,12 +30,12 @@ pub mod chat;
 mod enforce;
 pub mod guard;
 mod guarded;
+mod input;
 pub mod outside;
+mod paths;
 pub mod rules;
 pub mod secrets;
 pub mod tree;
-
-use std::path::{Path, PathBuf};
 
 use chrono::Utc;
 use serde_json::Value;
@@ -48,6 +48,8 @@ use crate::Services;
 use crate::pipeline::answer::{AnswerArgs, answer_question, pending_question};
 use binding::{CachedScope, ChatAnswer, Session, StopBlocks, Violation, Watch};
 pub use enforce::{ENFORCEMENT_KEY, Enforcement, enforcement_off, set_enforcement};
+pub use input::{HookInput, ToolCall};
+use paths::target;
 
 /// At most this many consecutive blocks of one outstanding step before the
 /// stop guard lets the turn end (Claude Code itself ends it after 8).
@@ -57,70 +59,6 @@ pub const MAX_STOP_BLOCKS: u32 = 3;
 /// client runs parallel calls; a call whose report never comes is dropped
 /// first).
 pub const MAX_WATCHES: usize = 32;
-
-/// One tool call as the client describes it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolCall {
-    /// A file tool writing these paths (absolute, or relative to `cwd`).
-    Write {
-        /// The tool's name.
-        name: String,
-        /// The paths it writes.
-        paths: Vec<String>,
-    },
-    /// A shell command line.
-    Shell {
-        /// The tool's name.
-        name: String,
-        /// The command line.
-        command: String,
-    },
-    /// Any other tool.
-    Other {
-        /// The tool's name (`mcp__baton__pipeline_next_action`, `Read`, …).
-        name: String,
-    },
-}
-
-impl ToolCall {
-    /// The tool's name.
-    pub fn name(&self) -> &str {
-        match self {
-            ToolCall::Write { name, .. }
-            | ToolCall::Shell { name, .. }
-            | ToolCall::Other { name } => name,
-        }
-    }
-}
-
-/// What a hook call carries, whatever the client.
-#[derive(Debug, Clone, Default)]
-pub struct HookInput {
-    /// The client (`claude`, `codex`, `cursor`).
-    pub client: String,
-    /// The client's session id.
-    pub session: String,
-    /// The folder the client works in.
-    pub cwd: PathBuf,
-    /// A sub-agent's id: it acts for the same session's run.
-    pub agent_id: Option<String>,
-    /// The tool call (tool events).
-    pub tool: Option<ToolCall>,
-    /// The tool's input as sent (for baton's own tools).
-    pub tool_input: Value,
-    /// The tool's result (after a call).
-    pub tool_response: Value,
-    /// The tool call's id.
-    pub tool_use_id: Option<String>,
-    /// The person's prompt (prompt events).
-    pub prompt: Option<String>,
-    /// The client's id of that prompt.
-    pub prompt_id: Option<String>,
-    /// The client's transcript of the session.
-    pub transcript_path: Option<PathBuf>,
-    /// The client already continues because of a stop hook.
-    pub stop_hook_active: bool,
-}
 
 /// What the hook answers, in client-neutral terms.
 #[derive(Debug, Clone, PartialEq)]
@@ -244,49 +182,6 @@ fn rules_of(svc: &Services, b: &Bound) -> Result<(scope::Rules, rules::Step), St
         }
     }
     Ok((rules, step))
-}
-
-/// Where a path the client names points, for the rules.
-fn target(repo_root: &Path, cwd: &Path, path: &str) -> Target {
-    let absolute = if path.starts_with('/') {
-        path.to_string()
-    } else {
-        format!("{}/{path}", cwd.display())
-    };
-    let normal = scope::paths::normalise(&absolute).unwrap_or(absolute);
-    // Resolve links of the folders that exist (a link inside the repository
-    // must not lead a write elsewhere unseen).
-    let resolved = resolve_existing_prefix(Path::new(&normal));
-    let root = std::fs::canonicalize(repo_root).unwrap_or_else(|_| repo_root.to_path_buf());
-    match resolved.strip_prefix(&root) {
-        Ok(rel) => Target::Repo(rel.to_string_lossy().into_owned()),
-        Err(_) => Target::Outside(resolved.to_string_lossy().into_owned()),
-    }
-}
-
-/// `path` with the longest existing prefix canonicalised (links resolved).
-fn resolve_existing_prefix(path: &Path) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(&existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (
-            existing.file_name().map(|n| n.to_os_string()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
 }
 
 /// Before a tool call.

@@ -206,7 +206,9 @@ pub fn held_error(ws: &str, hold: &Hold) -> Error {
             hold.message
         ),
     )
-    .with_details(serde_json::json!({"rule": CODE, "since": hold.at, "command": hold.command}))
+    // The rule is written out (it is `CODE`) so docs/errors.md's check
+    // (it::error_codes) finds it where it is emitted.
+    .with_details(serde_json::json!({"rule": "state_changed_outside_baton", "since": hold.at, "command": hold.command}))
 }
 
 /// A person releases a held run: the hold is removed and the release

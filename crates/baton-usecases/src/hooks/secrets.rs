@@ -22,7 +22,7 @@ use serde_json::Value;
 use baton_config::Config;
 use baton_engine::scope::{self, secrets::Secrets};
 
-use super::{HookInput, ToolCall};
+use super::input::{HookInput, ToolCall};
 
 /// The secrets of this repository's configuration and this person.
 pub fn of(config: &Config) -> Secrets {
@@ -90,7 +90,7 @@ fn absolute(cwd: &Path, text: &str) -> String {
         format!("{}/{text}", cwd.display())
     };
     let normal = scope::paths::normalise(&joined).unwrap_or(joined);
-    super::resolve_existing_prefix(Path::new(&normal))
+    super::paths::resolve_existing_prefix(Path::new(&normal))
         .to_string_lossy()
         .into_owned()
 }

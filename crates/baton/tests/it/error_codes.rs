@@ -92,6 +92,7 @@ fn emitted() -> Emitted {
         arms_of(&text, "StatusCode::", &mut e.codes);
         quoted_after(&text, "\"code\":", &mut e.codes);
         quoted_after(&text, "rule:", &mut e.rules);
+        quoted_after(&text, "\"rule\":", &mut e.rules);
         arms_of(&text, "Refusal::", &mut e.rules);
         arms_of(&text, "TeamError::", &mut e.team);
     }
