@@ -617,6 +617,23 @@ pub async fn last_events(
     events_after(pool, repo, newest.unwrap_or(0), limit, run_key).await
 }
 
+/// The id of the repository's last event written before `before` (0 when
+/// none): where a process that started at `before` begins to follow the
+/// team's events, however late its first query runs.
+pub async fn last_event_id_before(
+    pool: &PgPool,
+    repo: &str,
+    before: DateTime<Utc>,
+) -> Result<i64, sqlx::Error> {
+    let id: Option<i64> =
+        sqlx::query_scalar("SELECT max(id) FROM baton.events WHERE repo = $1 AND written_at < $2")
+            .bind(repo)
+            .bind(before)
+            .fetch_one(pool)
+            .await?;
+    Ok(id.unwrap_or(0))
+}
+
 /// Run-history records of the repository's other machines after `after`.
 pub async fn history_after(
     pool: &PgPool,

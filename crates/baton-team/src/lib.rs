@@ -41,6 +41,7 @@ pub mod url;
 mod link;
 mod listen;
 
+use chrono::{DateTime, Utc};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
@@ -373,6 +374,16 @@ impl Team {
         let (repo, run_key) = (self.inner.repo.clone(), run_key.map(str::to_string));
         self.call(CALL_WAIT, move |pool| async move {
             db::last_events(&pool, &repo, clamp(limit), run_key.as_deref()).await
+        })
+    }
+
+    /// The id of the repository's last event written before `before` (0
+    /// when none): the start of "events from now on" for a process that
+    /// started at `before`, exact however late the query runs.
+    pub fn last_event_id_before(&self, before: DateTime<Utc>) -> Result<i64, TeamError> {
+        let repo = self.inner.repo.clone();
+        self.call(CALL_WAIT, move |pool| async move {
+            db::last_event_id_before(&pool, &repo, before).await
         })
     }
 

@@ -12,6 +12,11 @@ use super::events::event_view;
 use super::history::mirror_history;
 use crate::services::Services;
 
+/// How far before its start a process begins to follow the team's events:
+/// room for the difference between this machine's clock and the
+/// database's (an event is rather shown twice than missed).
+const CLOCK_MARGIN_SECS: i64 = 2;
+
 /// Starts the team's background work for a long-lived process (a server,
 /// the dashboard, the headless driver): other machines' events reach this
 /// process's subscribers (the dashboard's live view), their history
@@ -28,13 +33,16 @@ where
     };
     let me = team.machine().id.clone();
     let weak: Weak<S> = Arc::downgrade(shared);
-    // Events from now on: a subscriber replays recent ones from the log it
-    // follows; the team's past is in `baton events`.
-    let after = team
-        .last_events(1, None)
-        .ok()
-        .and_then(|e| e.last().map(|e| e.id))
-        .unwrap_or(0);
+    // Events from now on — from the moment this process starts following,
+    // by the database's write time, so an event written while the first
+    // query waits for the connection is not skipped (a dashboard open by
+    // then shows it). Events written up to two seconds before the start
+    // are shown too: room for the clocks of this machine and the database
+    // to differ. A
+    // subscriber replays recent ones from the log it follows; the team's
+    // past is in `baton events`.
+    let started = chrono::Utc::now() - chrono::Duration::seconds(CLOCK_MARGIN_SECS);
+    let after = team.last_event_id_before(started).unwrap_or(0);
     let bus = Arc::downgrade(&svc.bus);
     let mine = me.clone();
     team.on_events(

@@ -638,19 +638,31 @@ async fn an_answer_on_the_other_machines_dashboard_moves_the_run_on() {
         (question["phase"].clone(), json!("awaiting_human")),
         "the run moved on: {s}"
     );
-    // The answer's events on A reach B's open dashboard, named as A's run there.
-    let live = until(Duration::from_secs(5), || {
+    // The answer's events on A reach B's open dashboard, named as A's run
+    // there (waiting for the events themselves, as above).
+    let waited = Instant::now();
+    let live = until(ARRIVAL_DEADLINE, || {
         streamed
             .lock()
             .unwrap()
             .iter()
-            .find(|e| e["workspace"] == id.as_str())
+            .find(|e| {
+                e["workspace"] == id.as_str()
+                    && e["event"] == "phase-complete"
+                    && e["detail"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("by person:dashboard@"))
+            })
             .cloned()
     });
     assert!(
         live.is_some(),
-        "B's /events stream shows A's run's events: {:?}",
+        "B's /events stream shows the answer's events of A's run ({id}): {:?}",
         streamed.lock().unwrap()
+    );
+    eprintln!(
+        "A's events on B's open dashboard after {:?}",
+        waited.elapsed()
     );
     // A's agent carries on from there.
     let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
