@@ -170,6 +170,7 @@ impl Scan {
             .clone()
     }
 
+    /// The read, once it has finished.
     fn wait(&self) -> Option<RepoBaseline> {
         let mut r = self.result.lock().unwrap_or_else(|p| p.into_inner());
         loop {
@@ -297,9 +298,8 @@ pub fn start_reader() {
 
 /// Lowers the calling thread's CPU priority (nice 10), and so that of the
 /// processes it starts: the baseline's git runs while the reply is being
-/// written and the agent's next call arrives, and on a busy machine it
-/// would take their CPU. Its only reader, the run's commit, comes much
-/// later and waits for it if need be.
+/// written, and on a busy machine it would take the CPU of other work. The
+/// run's first change after the confirmation waits for it if need be.
 fn yield_to_replies() {
     // SAFETY: setpriority takes plain integers; with PRIO_PROCESS and 0 it
     // changes only the calling thread on Linux (nice is per thread there),
@@ -311,18 +311,21 @@ fn yield_to_replies() {
 }
 
 /// The store's `before_change` hook: a run whose baseline is pending gets
-/// it now, under the workspace lock, when it is at hand — the read its
-/// confirmation started, if that has finished, or, when this process has
-/// none (it was killed, another process confirmed the run), a read of the
-/// repository as it is now. A read still under way is left for a later
-/// change: no call waits for it but the run's commit ([`settle_baseline_now`]).
-/// The run's own workspace is never part of it.
+/// it now, under the workspace lock — the read its confirmation started if
+/// that has finished, else (still under way, or this process has none: it
+/// was killed, another process confirmed the run) a read of the repository
+/// as it is now. It is never left for a later change: a read that ran
+/// after the run's first action was handed out could find the agent's own
+/// files already written and count them as "before the run", and the run's
+/// commit would leave them out (a fast agent on a loaded machine did). The
+/// run's own workspace is never part of it.
 pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
     settle(repo_root, ws, state, false);
 }
 
 /// Like [`settle_baseline`], waiting for a read still under way: what the
-/// run's commit calls before it chooses the files to stage.
+/// run's commit calls before it chooses the files to stage (a state written
+/// by an older baton may still be pending there).
 pub fn settle_baseline_now(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
     settle(repo_root, ws, state, true);
 }
@@ -346,7 +349,7 @@ fn settle(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState, wait:
         Some(scan) if wait => scan.wait(),
         Some(scan) => match scan.finished() {
             Some(read) => read,
-            None => return,
+            None => baseline(repo_root),
         },
         None => baseline(repo_root),
     };
@@ -599,10 +602,17 @@ mod tests {
         assert_eq!(state.repo_baseline.as_ref(), Some(&b));
     }
 
+    /// The first change does not leave a read under way for later (it could
+    /// run after the agent wrote its files): it reads the repository itself.
+    /// Only the commit waits for a read under way (a state an older baton
+    /// left pending).
     #[test]
-    fn a_read_under_way_is_waited_for_only_by_the_commit() {
+    fn a_read_under_way_is_replaced_at_the_first_change_and_waited_for_only_by_the_commit() {
         let r = repo();
         let p = r.path();
+        std::fs::write(p.join("a"), "1").unwrap();
+        commit_all(p);
+        std::fs::write(p.join("before"), "x").unwrap();
         let ws = WorkspaceRef {
             name: "20260101-slow".into(),
             dir: p.join(".specs/20260101-slow"),
@@ -624,11 +634,16 @@ mod tests {
         );
         state.repo_baseline = Some(PendingBaseline::placeholder());
         settle_baseline(p, &ws, &mut state);
-        assert_eq!(
-            state.repo_baseline,
-            Some(PendingBaseline::placeholder()),
-            "not waited for"
-        );
+        let now = state.repo_baseline.clone().expect("a baseline");
+        assert!(!now.pending, "read at the first change: {now:?}");
+        assert_eq!(now.dirty, vec!["before".to_string()], "{now:?}");
+
+        // A state left pending: the commit waits for the read under way.
+        scans()
+            .lock()
+            .unwrap()
+            .insert(ws.dir.clone(), Arc::clone(&scan));
+        state.repo_baseline = Some(PendingBaseline::placeholder());
         let read = RepoBaseline {
             head: Some("abc".into()),
             dirty: vec!["before".into()],

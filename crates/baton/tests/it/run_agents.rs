@@ -405,7 +405,11 @@ fn git(repo: &Path, args: &[&str]) -> String {
         .current_dir(repo)
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
