@@ -320,22 +320,6 @@ async fn without_the_sandbox_a_forged_state_is_detected_after_the_command_and_he
         .prompt(&format!("/baton-pipeline {ws}"));
     check_run(&out, &server);
     let all = server.requests().last().expect("requests").all_text();
-    assert!(
-        all.contains("state_changed_outside_baton") && all.contains("baton enforce release"),
-        "the agent was told: {}",
-        &all[all.len().saturating_sub(3000)..]
-    );
     let state = read_state();
-    assert_eq!(
-        state["hold"]["code"], "state_changed_outside_baton",
-        "{state}"
-    );
-    assert_eq!(
-        state["currentPhase"], "phase-5",
-        "the forged move is undone"
-    );
-    assert_eq!(
-        state["answers"], answers_before,
-        "the forged answer is not counted"
-    );
+    crate::common::assert_forgery_held(&all, &state, "phase-5", &answers_before);
 }

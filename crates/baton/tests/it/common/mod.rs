@@ -338,6 +338,29 @@ pub fn assert_question_warns(action: &Value, name: &str, why: &str) {
     );
 }
 
+/// A forged run state was caught after the agent's command (the real
+/// clients' integrity tests): the agent was told the run is held and how a
+/// person releases it (`agent_text`: what the model received last), the
+/// hold is recorded, the forged move of the phase is undone (`phase`: where
+/// the run was) and the forged answer not counted.
+pub fn assert_forgery_held(agent_text: &str, state: &Value, phase: &str, answers_before: &Value) {
+    assert!(
+        agent_text.contains("state_changed_outside_baton")
+            && agent_text.contains("baton enforce release"),
+        "the agent was told the run is held: {}",
+        &agent_text[agent_text.len().saturating_sub(3000)..]
+    );
+    assert_eq!(
+        state["hold"]["code"], "state_changed_outside_baton",
+        "{state}"
+    );
+    assert_eq!(state["currentPhase"], phase, "the forged move is undone");
+    assert_eq!(
+        state["answers"], *answers_before,
+        "the forged answer is not counted"
+    );
+}
+
 /// Quotes one argument for `sh`.
 pub fn sh_quote(arg: &str) -> String {
     format!("'{}'", arg.replace('\'', "'\\''"))
