@@ -212,17 +212,75 @@ impl Witness {
             let Some(record) = std::str::from_utf8(line).ok().and_then(Record::parse) else {
                 continue;
             };
-            if record.ws != ws || record.name != name {
+            if !record.of_file() || record.ws != ws || record.name != name {
                 continue;
             }
             if !tokens.iter().any(|t| t == record.token) {
                 tokens.insert(0, record.token.to_string());
             }
-            if record.done {
+            if record.kind == Kind::Done {
                 break;
             }
         }
         (!tokens.is_empty()).then_some(tokens)
+    }
+
+    /// Records that an agent's command (`call`) started in workspace `ws`:
+    /// until its end is recorded ([`Witness::command_ended`], at most
+    /// [`COMMAND_WINDOW_SECS`]), a change of baton's never builds on a
+    /// state changed outside baton.
+    pub fn command_started(&self, ws: &str, call: &str) -> std::io::Result<()> {
+        self.append_line(&Record {
+            kind: Kind::CommandStarted,
+            ws,
+            name: &call_id(call),
+            token: &now_secs().to_string(),
+        })
+    }
+
+    /// Records that the agent's command `call` in workspace `ws` ended.
+    pub fn command_ended(&self, ws: &str, call: &str) -> std::io::Result<()> {
+        self.append_line(&Record {
+            kind: Kind::CommandEnded,
+            ws,
+            name: &call_id(call),
+            token: "-",
+        })
+    }
+
+    /// Whether an agent's command in workspace `ws` is running: one
+    /// started, in the last [`COMMAND_WINDOW_SECS`], whose end is not
+    /// recorded.
+    pub fn command_running(&self, ws: &str) -> bool {
+        let Some(bytes) = read_bounded(&self.file) else {
+            return false;
+        };
+        let oldest = now_secs().saturating_sub(COMMAND_WINDOW_SECS);
+        let mut ended: Vec<&str> = Vec::new();
+        for line in bytes.rsplit(|b| *b == b'\n') {
+            let Some(record) = std::str::from_utf8(line).ok().and_then(Record::parse) else {
+                continue;
+            };
+            if record.ws != ws {
+                continue;
+            }
+            match record.kind {
+                Kind::CommandEnded => ended.push(record.name),
+                Kind::CommandStarted
+                    if !ended.contains(&record.name)
+                        && record.token.parse::<u64>().is_ok_and(|t| t >= oldest) =>
+                {
+                    return true;
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    fn append_line(&self, record: &Record<'_>) -> std::io::Result<()> {
+        let mut file = self.open_locked()?;
+        file.write_all(record.line().as_bytes())
     }
 
     /// Opens the witness file for appending, locked, compacted first when
@@ -261,28 +319,37 @@ impl Witness {
         old.take(LIMIT * 4).read_to_end(&mut bytes)?;
         let text = String::from_utf8_lossy(&bytes);
         // Per state file, its records since its last done one, and when
-        // it was last written.
+        // it was last written; the commands still running.
         let mut keys: HashMap<(String, String), (usize, Vec<String>)> = HashMap::new();
+        let mut running: Vec<(String, String, String)> = Vec::new();
+        let oldest = now_secs().saturating_sub(COMMAND_WINDOW_SECS);
         for (at, record) in text.lines().filter_map(Record::parse).enumerate() {
-            let entry = keys
-                .entry((record.ws.to_string(), record.name.to_string()))
-                .or_default();
-            if record.done {
-                entry.1.clear();
+            match record.kind {
+                Kind::CommandStarted => {
+                    if record.token.parse::<u64>().is_ok_and(|t| t >= oldest) {
+                        running.push((record.ws.into(), record.name.into(), record.line()));
+                    }
+                }
+                Kind::CommandEnded => {
+                    running.retain(|(ws, call, _)| !(ws == record.ws && call == record.name));
+                }
+                Kind::Pending | Kind::Done => {
+                    let entry = keys
+                        .entry((record.ws.to_string(), record.name.to_string()))
+                        .or_default();
+                    if record.kind == Kind::Done {
+                        entry.1.clear();
+                    }
+                    entry.0 = at;
+                    entry.1.push(record.line());
+                }
             }
-            entry.0 = at;
-            entry.1.push(format!(
-                "{} {} {} {}\n",
-                if record.done { 'D' } else { 'P' },
-                record.ws,
-                record.name,
-                record.token
-            ));
         }
         let mut kept: Vec<(usize, Vec<String>)> = keys.into_values().collect();
         kept.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
         kept.truncate(MAX_KEYS);
         kept.reverse();
+        kept.push((0, running.into_iter().map(|(_, _, line)| line).collect()));
         let folder = self.file.parent().unwrap_or(Path::new("."));
         let mut tmp = tempfile::Builder::new()
             .prefix(".witness.")
@@ -325,9 +392,24 @@ fn tag_of(bytes: Option<&[u8]>) -> Option<String> {
     (!rest.is_empty() && !rest.contains([' ', '"', '\n'])).then(|| rest.to_string())
 }
 
-/// One line of the witness: `P|D <workspace> <file> <token>`.
+/// What a witness line records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `P`: a state file is about to be written.
+    Pending,
+    /// `D`: it was written.
+    Done,
+    /// `C`: an agent's command started (`name`: its call, `token`: when,
+    /// in Unix seconds).
+    CommandStarted,
+    /// `E`: that command ended (its state compared).
+    CommandEnded,
+}
+
+/// One line of the witness: `P|D <workspace> <file> <token>` or
+/// `C|E <workspace> <call> <seconds>`.
 struct Record<'a> {
-    done: bool,
+    kind: Kind,
     ws: &'a str,
     name: &'a str,
     token: &'a str,
@@ -336,22 +418,60 @@ struct Record<'a> {
 impl<'a> Record<'a> {
     fn parse(line: &'a str) -> Option<Record<'a>> {
         let mut parts = line.split(' ');
-        let done = match parts.next()? {
-            "D" => true,
-            "P" => false,
+        let kind = match parts.next()? {
+            "D" => Kind::Done,
+            "P" => Kind::Pending,
+            "C" => Kind::CommandStarted,
+            "E" => Kind::CommandEnded,
             _ => return None,
         };
         let (ws, name, token) = (parts.next()?, parts.next()?, parts.next()?);
-        if parts.next().is_some() || token.is_empty() {
+        if parts.next().is_some() || token.is_empty() || name.is_empty() {
             return None;
         }
         Some(Record {
-            done,
+            kind,
             ws,
             name,
             token,
         })
     }
+
+    /// Whether it is a state file's record.
+    fn of_file(&self) -> bool {
+        matches!(self.kind, Kind::Pending | Kind::Done)
+    }
+
+    fn line(&self) -> String {
+        let kind = match self.kind {
+            Kind::Pending => 'P',
+            Kind::Done => 'D',
+            Kind::CommandStarted => 'C',
+            Kind::CommandEnded => 'E',
+        };
+        format!("{kind} {} {} {}\n", self.ws, self.name, self.token)
+    }
+}
+
+/// How long a started command counts as running when its end is never
+/// recorded (a client that reports nothing after a command, a killed one).
+pub const COMMAND_WINDOW_SECS: u64 = 6 * 3600;
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// A call id as one word of a witness line.
+fn call_id(call: &str) -> String {
+    let id: String = call
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+        .take(128)
+        .collect();
+    if id.is_empty() { "-".into() } else { id }
 }
 
 fn open_append(path: &Path) -> std::io::Result<File> {
@@ -459,10 +579,7 @@ impl crate::StateStore {
 
     /// Each state file's content and what the witness says of it; `None`
     /// when the witness knows neither file.
-    fn outside_verdicts(
-        &self,
-        ws: &crate::WorkspaceRef,
-    ) -> Option<Vec<FileVerdict>> {
+    fn outside_verdicts(&self, ws: &crate::WorkspaceRef) -> Option<Vec<FileVerdict>> {
         let witness = self.witness.as_ref()?;
         let signed = |text: &str, tag: &str| {
             self.signer
@@ -502,11 +619,19 @@ impl crate::StateStore {
         )
     }
 
-    /// Under the caller's workspace lock: puts back, from the journal, what
+    /// Under the caller's workspace lock, while an agent's command runs:
+    /// puts back, from the journal, what
     /// baton last wrote to each state file changed outside baton (the
     /// journal's last record of it whose token the witness has), recorded
     /// as baton's again. Returns what was found, `None` when nothing was.
+    /// Only while an agent's command runs in the workspace
+    /// ([`Witness::command_running`]): otherwise a state edited outside
+    /// baton (a person's hand edit) is built upon as before, and the
+    /// integrity tag's check tells of it.
     pub(crate) fn put_back_outside(&self, ws: &crate::WorkspaceRef) -> Option<OutsideChange> {
+        if !self.witness.as_ref()?.command_running(&ws.name) {
+            return None;
+        }
         let verdicts = self.outside_verdicts(ws)?;
         let outside: Vec<(&str, Vec<String>)> = verdicts
             .into_iter()
@@ -654,9 +779,15 @@ mod tests {
         // A person answering while the agent's command runs: baton's write.
         change(&store, &ws, "phase-2");
         assert!(outside(&store, &ws).is_empty());
+        store
+            .witness()
+            .unwrap()
+            .command_started(&ws.name, "call_1")
+            .unwrap();
         forge(&store, &ws, "phase-6");
         assert_eq!(outside(&store, &ws), [STATE_FILE]);
-        // The next change never builds on it: it starts from baton's.
+        // While the command runs, the next change never builds on it: it
+        // starts from baton's.
         let held = std::sync::Arc::new(std::sync::Mutex::new(None));
         let seen = std::sync::Arc::clone(&held);
         let store = store.with_on_outside(std::sync::Arc::new(move |_, _, found, _| {
@@ -676,6 +807,38 @@ mod tests {
             })
         );
         assert!(outside(&store, &ws).is_empty());
+        // Once the command ended, a hand edit is built upon (the integrity
+        // tag's check tells of it), never put back.
+        store
+            .witness()
+            .unwrap()
+            .command_ended(&ws.name, "call_1")
+            .unwrap();
+        forge(&store, &ws, "phase-6");
+        let updated = store
+            .update(&ws, chrono::Utc::now(), |s| {
+                Ok::<_, ()>(s.current_phase.clone())
+            })
+            .unwrap();
+        assert_eq!(updated.value, "phase-6");
+    }
+
+    #[test]
+    fn a_command_runs_until_its_end_is_recorded_and_survives_compaction() {
+        let (_dir, store, ws) = setup();
+        let witness = store.witness().unwrap();
+        assert!(!witness.command_running(&ws.name));
+        witness.command_started(&ws.name, "toolu_01").unwrap();
+        witness.command_started(&ws.name, "toolu_02").unwrap();
+        witness.command_ended(&ws.name, "toolu_01").unwrap();
+        assert!(witness.command_running(&ws.name));
+        assert!(!witness.command_running("20260101-other"));
+        for i in 0..400 {
+            change(&store, &ws, &format!("phase-{i}"));
+        }
+        assert!(witness.command_running(&ws.name), "kept by the compaction");
+        witness.command_ended(&ws.name, "toolu_02").unwrap();
+        assert!(!witness.command_running(&ws.name));
     }
 
     #[test]
@@ -716,6 +879,7 @@ mod tests {
         ));
         assert!(outside(&store, &ws).is_empty());
         // A forged live state (a file baton never wrote) goes.
+        witness.command_started(&ws.name, "call_9").unwrap();
         std::fs::write(ws.dir.join(LIVE_STATE_FILE), &bytes).unwrap();
         assert_eq!(outside(&store, &ws), [LIVE_STATE_FILE]);
         change(&store, &ws, "phase-5");

@@ -292,6 +292,9 @@ pub fn pre_tool(svc: &Services, input: &HookInput) -> Outcome {
                     reason: unreadable(&b.session.workspace, &e.to_string()),
                 };
             }
+            if shell {
+                outside::command_started(svc, &b.ws, input.tool_use_id.as_deref().unwrap_or(""));
+            }
             Outcome::allow()
         }
     }
@@ -566,9 +569,19 @@ fn state_after_command(svc: &Services, input: &HookInput, tool: &ToolCall) -> Op
             ToolCall::Shell { command, .. } => command.clone(),
             other => other.name().to_string(),
         };
-        return Some(Outcome::Block {
-            reason: outside::hold(svc, &ws, &command, &files),
-        });
+        let reason = outside::hold(svc, &ws, &command, &files);
+        outside::command_ended(svc, &ws, call);
+        return Some(Outcome::Block { reason });
+    }
+    let command = match tool {
+        ToolCall::Shell { command, .. } => command.clone(),
+        other => other.name().to_string(),
+    };
+    let during = outside::found_during(svc, &ws, &command);
+    outside::command_ended(svc, &ws, call);
+    if let Some(reason) = during {
+        let _ = binding::modify(root, &input.session, forget);
+        return Some(Outcome::Block { reason });
     }
     if watch.state_only {
         let _ = binding::modify(root, &input.session, forget);

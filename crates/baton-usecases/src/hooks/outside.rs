@@ -16,9 +16,11 @@
 //! stays), a tamper note is recorded for `baton show`, `run_overview` and
 //! the dashboard, a `phase-fail` event carries the code and message (the
 //! event log, notifications), and the run's tools refuse to go on until a
-//! person releases it (`baton enforce release`, a terminal only). Any
+//! person releases it (`baton enforce release`, a terminal only). While
+//! the command runs (recorded by the witness from the hook before it to
+//! the compare after it: [`command_started`], [`command_ended`]) any
 //! change of baton's finds the same first ([`hold_found`]), so a forged
-//! state is never built upon, with or without a hook.
+//! state is never built upon and then passed off as baton's write.
 //!
 //! A run the witness has no record of (last written by an older baton, or
 //! where the witness folder could not be written) is compared as before the
@@ -232,6 +234,26 @@ pub fn hold(svc: &Services, ws: &WorkspaceRef, command: &str, files: &[String]) 
     }
 }
 
+/// After a command whose state compared clean: a hold a change of baton's
+/// recorded while the command ran ([`hold_found`]: the state was changed
+/// outside baton, then baton wrote) is the command's — it is named in the
+/// hold, and the agent is told as by [`hold`]. `None`: no such hold.
+pub fn found_during(svc: &Services, ws: &WorkspaceRef, command: &str) -> Option<String> {
+    let state = svc.store.load(ws).ok()?;
+    let found = state.hold.as_ref().filter(|h| h.command.is_empty())?;
+    let command: String = command.chars().take(300).collect();
+    let message = found.message.clone();
+    let _ = svc.store.update(ws, Utc::now(), |state| {
+        if let Some(h) = state.hold.as_mut().filter(|h| h.command.is_empty()) {
+            h.command = command.clone();
+        }
+        Ok::<_, Error>(())
+    });
+    Some(format!(
+        "baton ({CODE}): {message} (found while the agent's command `{command}` ran) Tell the person, and stop: nothing goes on for this run until they release it."
+    ))
+}
+
 /// What any change of baton's does first when it finds the state changed
 /// outside baton (`StateStore::with_on_outside`; the store has put back
 /// what baton last wrote when its journal had it): the run is held, with
@@ -265,6 +287,33 @@ pub fn hold_found(
             command: String::new(),
             message,
         });
+    }
+}
+
+/// Before an agent's shell command of a session bound to run `ws`: the
+/// witness records it running, so that until it ends a change of baton's
+/// (the person answering, the agent's parallel calls) never builds on a
+/// state changed outside baton ([`hold_found`]).
+pub fn command_started(svc: &Services, ws: &WorkspaceRef, call: &str) {
+    if let Some(witness) = svc.store.witness()
+        && let Err(e) = witness.command_started(&ws.name, call)
+    {
+        tracing::warn!(
+            "{}: the witness could not record the command ({e})",
+            ws.display
+        );
+    }
+}
+
+/// After the command and its compare: the witness records it ended.
+pub fn command_ended(svc: &Services, ws: &WorkspaceRef, call: &str) {
+    if let Some(witness) = svc.store.witness()
+        && let Err(e) = witness.command_ended(&ws.name, call)
+    {
+        tracing::warn!(
+            "{}: the witness could not record the command's end ({e})",
+            ws.display
+        );
     }
 }
 
