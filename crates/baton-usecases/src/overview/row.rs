@@ -101,6 +101,9 @@ pub struct RunSummary {
     pub waiting: bool,
     /// Phases done (completed or skipped).
     pub done: usize,
+    /// Of those, the phases skipped and never completed (`baton ls` shows
+    /// `done - skipped` as completed, then `(N skipped)`).
+    pub skipped: usize,
     /// All phases of the workflow.
     pub total: usize,
     /// When the run was created.
