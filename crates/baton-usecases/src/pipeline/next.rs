@@ -114,7 +114,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         .map(str::to_string);
     // The same report again (its reply was lost): the same answer, and
     // nothing changes.
-    let current = svc.store.load(&ws)?;
+    let (current, check) = svc.store.load_checked(&ws)?;
     // A run whose state changed outside baton during an agent's command
     // is held until a person releases it (crate::hooks::outside).
     if let Some(hold) = &current.hold {
@@ -143,7 +143,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         return ended_reply(svc, &ws, &files, current, &args, now);
     }
     // A state written outside baton (crate::integrity) grants nothing.
-    let untrusted = crate::integrity::changed_outside(svc.signer(), &ws, &current);
+    let untrusted = crate::integrity::changed_outside(check, &current);
     let updated = svc.store.update_sealing(&ws, now, |state, sealed| {
         let def = svc.run_definition(state)?;
         let ctx = StepContext::new(svc, &def, &files, &ws, now);
