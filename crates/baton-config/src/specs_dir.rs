@@ -21,11 +21,30 @@ pub(crate) fn check(repo_root: &Path, specs_root: &Path, setting: &str) -> Resul
             repo_root.display()
         ),
     };
-    let Some(inside) = relative_inside(repo_root, specs_root) else {
-        return Err(refuse(format!(
-            "it is outside the repository {}",
-            repo_root.display()
-        )));
+    // The parts that exist, with their links followed, decide: a link
+    // inside that leads out is refused, a path that reaches the repository
+    // through a link to it is inside.
+    let real = match (repo_root.canonicalize(), real_existing(specs_root)) {
+        (Ok(real_repo), Some(real_specs)) => Some((real_repo, real_specs)),
+        _ => None,
+    };
+    let inside = match &real {
+        Some((real_repo, real_specs)) => relative_inside(real_repo, real_specs),
+        None => relative_inside(repo_root, specs_root),
+    };
+    let Some(inside) = inside else {
+        return Err(match real {
+            Some((_, real_specs)) if relative_inside(repo_root, specs_root).is_some() => {
+                refuse(format!(
+                    "a symbolic link on its way leads to {}, outside the repository",
+                    real_specs.display()
+                ))
+            }
+            _ => refuse(format!(
+                "it is outside the repository {}",
+                repo_root.display()
+            )),
+        });
     };
     if inside.as_os_str().is_empty() {
         return Err(refuse(
@@ -37,19 +56,6 @@ pub(crate) fn check(repo_root: &Path, specs_root: &Path, setting: &str) -> Resul
         return Err(refuse(
             "it is inside the repository's .git folder, which is git's own".into(),
         ));
-    }
-    // The parts that exist, with their links followed, must stay inside too.
-    if let (Ok(real_repo), Some(real_specs)) = (repo_root.canonicalize(), real_existing(specs_root))
-    {
-        match relative_inside(&real_repo, &real_specs) {
-            Some(rest) if !rest.starts_with(".git") => {}
-            _ => {
-                return Err(refuse(format!(
-                    "a symbolic link on its way leads to {}, outside the repository",
-                    real_specs.display()
-                )));
-            }
-        }
     }
     Ok(())
 }
@@ -83,6 +89,7 @@ mod tests {
     fn a_folder_inside_the_repository_is_allowed_and_others_are_refused() {
         let repo = tempfile::tempdir().unwrap();
         let root = repo.path();
+        std::fs::create_dir(root.join(".git")).unwrap();
         assert!(check(root, &root.join(".specs"), "--specs-dir").is_ok());
         assert!(check(root, &root.join("docs/specs"), "--specs-dir").is_ok());
         for (path, says) in [
@@ -104,5 +111,15 @@ mod tests {
                 "{e}"
             );
         }
+        std::os::unix::fs::symlink(root.join(".git"), root.join("git-link")).unwrap();
+        let e = check(root, &root.join("git-link/runs"), "--specs-dir")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(".git folder"), "{e}");
+        // The repository reached through a link to it is the repository.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let alias = elsewhere.path().join("alias");
+        std::os::unix::fs::symlink(root, &alias).unwrap();
+        assert!(check(root, &alias.join(".specs"), "--specs-dir").is_ok());
     }
 }
