@@ -92,7 +92,9 @@ impl PersonSettings {
         match config_file() {
             Some(path) => PersonSettings::from_file(&path),
             None => PersonSettings {
-                problem: Some("no home folder in the password database".into()),
+                problem: Some(
+                    "your user has no home folder in the password database, so ~/.config/baton/config.toml cannot be found; ask the machine's administrator to set one".into(),
+                ),
                 ..PersonSettings::default()
             },
         }
@@ -135,7 +137,7 @@ impl PersonSettings {
             Err(e) => PersonSettings {
                 file: Some(path.to_path_buf()),
                 problem: Some(format!(
-                    "{} is not valid (nothing in it is used): {e}",
+                    "{} is not valid (nothing in it is used); fix it as docs/configuration.md (\"The person's own configuration\") shows, or remove it: {e}",
                     path.display()
                 )),
                 ..PersonSettings::default()

@@ -38,19 +38,63 @@ pub fn append(text: &str, tag: &str) -> String {
 /// The text a tagged file was signed over, and its tag; `(text, None)` for
 /// a file without one (or with one that is not where baton puts it).
 pub fn split(text: &str) -> (String, Option<String>) {
-    let marker = format!(",\n  \"{INTEGRITY_KEY}\": \"");
-    let Some(at) = text.rfind(&marker) else {
-        return (text.to_string(), None);
-    };
-    let rest = &text[at + marker.len()..];
-    let Some(end) = rest.find('"') else {
-        return (text.to_string(), None);
-    };
-    if rest[end..] != *"\"\n}\n" {
-        return (text.to_string(), None);
+    match split_at(text) {
+        Some((at, tag)) => (format!("{}\n}}\n", &text[..at]), Some(tag.to_string())),
+        None => (text.to_string(), None),
     }
-    let original = format!("{}\n}}\n", &text[..at]);
-    (original, Some(rest[..end].to_string()))
+}
+
+/// Where the tag's line starts in `text`, and the tag, when it is where
+/// baton puts it.
+fn split_at(text: &str) -> Option<(usize, &str)> {
+    let marker = format!(",\n  \"{INTEGRITY_KEY}\": \"");
+    let at = text.rfind(&marker)?;
+    let rest = &text[at + marker.len()..];
+    let end = rest.find('"')?;
+    (rest[end..] == *"\"\n}\n").then(|| (at, &rest[..end]))
+}
+
+/// What a state file's text says about who wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagCheck {
+    /// baton wrote it as it is, with this key.
+    Intact,
+    /// It carries a tag that does not match: changed outside baton.
+    Changed,
+    /// It carries no tag.
+    Untagged,
+    /// Tagged with another key (another person's baton, or a copy).
+    OtherKey,
+    /// Nothing to check with: no key here, or the file cannot be read.
+    Unknown,
+}
+
+/// Checks `text` (a whole state file) against `signer`'s key.
+pub fn check_text(signer: &dyn StateSigner, text: &str) -> TagCheck {
+    let (original, tag) = split(text);
+    // No key: nothing to judge with, tagged or not.
+    let Some(mine) = signer.sign(&original) else {
+        return TagCheck::Unknown;
+    };
+    let Some(tag) = tag else {
+        return TagCheck::Untagged;
+    };
+    let id_of = |t: &str| t.split(':').nth(1).map(str::to_string);
+    if id_of(&tag) != id_of(&mine) {
+        return TagCheck::OtherKey;
+    }
+    // Compared whole, in constant time over equal lengths.
+    let same = tag.len() == mine.len()
+        && tag
+            .bytes()
+            .zip(mine.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    if same {
+        TagCheck::Intact
+    } else {
+        TagCheck::Changed
+    }
 }
 
 impl crate::StateStore {
@@ -67,6 +111,28 @@ impl crate::StateStore {
         match self.signer.as_ref().and_then(|s| s.sign(&text)) {
             Some(tag) => append(&text, &tag).into_bytes(),
             None => text.into_bytes(),
+        }
+    }
+
+    /// What [`check_text`] says of `bytes` this store has just rendered
+    /// ([`crate::StateStore::render`] is the only writer of a state file):
+    /// intact when they carry a tag, else unknown (this process has no key
+    /// to sign with, so none to check with either).
+    pub(crate) fn rendered_check(&self, bytes: &[u8]) -> TagCheck {
+        let tagged = std::str::from_utf8(bytes).is_ok_and(|t| split_at(t).is_some());
+        if self.signer.is_some() && tagged {
+            TagCheck::Intact
+        } else {
+            TagCheck::Unknown
+        }
+    }
+
+    /// What [`check_text`] says of `bytes` read from a state file: unknown
+    /// without a signer or when they are not text.
+    pub(crate) fn check_bytes(&self, bytes: &[u8]) -> TagCheck {
+        match (self.signer.as_deref(), std::str::from_utf8(bytes)) {
+            (Some(signer), Ok(text)) => check_text(signer, text),
+            _ => TagCheck::Unknown,
         }
     }
 }

@@ -1,13 +1,18 @@
-//! The states a store parsed lately, kept with the exact bytes they were
-//! parsed from: a call reads a run's state more than once (to find the run,
+//! The states a store read or wrote lately, kept with the exact bytes of
+//! the file: a call reads a run's state more than once (to find the run,
 //! then under the lock), and the file has not changed in between. A read
 //! whose bytes are the same as the kept ones takes the kept state instead
-//! of parsing the JSON again; any other byte, and it parses. The bytes are
-//! compared whole, so a kept state is never one the file no longer holds.
+//! of parsing the JSON again, and the kept result of checking their
+//! integrity tag instead of computing the HMAC again (crate::integrity);
+//! any other byte, and it parses and checks. The bytes are compared whole,
+//! so a kept state or check is never one of bytes the file no longer holds.
+//! A state file the store writes is kept with its check (it tagged the
+//! bytes itself), so the next call's read checks nothing again.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::integrity::TagCheck;
 use crate::schema::WorkspaceState;
 
 /// How many files are kept (a process works on few runs at a time).
@@ -26,34 +31,64 @@ pub struct ParsedStates {
 struct Kept {
     path: PathBuf,
     bytes: Arc<[u8]>,
-    state: WorkspaceState,
+    state: Option<WorkspaceState>,
+    tag: Option<TagCheck>,
 }
 
 impl ParsedStates {
     /// The state parsed from exactly `bytes` read from `path`, if kept.
     pub fn get(&self, path: &Path, bytes: &[u8]) -> Option<WorkspaceState> {
-        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        kept.iter()
-            .find(|k| k.path == path && *k.bytes == *bytes)
-            .map(|k| k.state.clone())
+        self.with_kept(path, bytes, |k| k.state.clone())
+    }
+
+    /// The integrity check of exactly `bytes` read from `path`, if kept.
+    pub fn tag(&self, path: &Path, bytes: &[u8]) -> Option<TagCheck> {
+        self.with_kept(path, bytes, |k| k.tag)
     }
 
     /// Keeps `state`, parsed from `bytes` read from `path` (the newest first;
     /// the oldest goes past [`KEPT_FILES`]).
     pub fn keep(&self, path: &Path, bytes: &[u8], state: &WorkspaceState) {
+        self.upsert(path, bytes, |k| k.state = Some(state.clone()));
+    }
+
+    /// Keeps `tag`, the integrity check of `bytes` of `path` (read, or just
+    /// written by the store).
+    pub fn keep_tag(&self, path: &Path, bytes: &[u8], tag: TagCheck) {
+        self.upsert(path, bytes, |k| k.tag = Some(tag));
+    }
+
+    fn with_kept<T>(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        f: impl FnOnce(&Kept) -> Option<T>,
+    ) -> Option<T> {
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.iter()
+            .find(|k| k.path == path && *k.bytes == *bytes)
+            .and_then(f)
+    }
+
+    /// Updates the entry of exactly `bytes` of `path`, or starts one (and
+    /// drops what was kept of other bytes of that file).
+    fn upsert(&self, path: &Path, bytes: &[u8], set: impl FnOnce(&mut Kept)) {
         if bytes.len() > MAX_KEPT_BYTES {
             return;
         }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        kept.retain(|k| k.path != path);
-        kept.insert(
-            0,
-            Kept {
+        let at = kept.iter().position(|k| k.path == path);
+        let mut entry = match at.map(|i| kept.remove(i)) {
+            Some(k) if *k.bytes == *bytes => k,
+            _ => Kept {
                 path: path.to_path_buf(),
                 bytes: Arc::from(bytes),
-                state: state.clone(),
+                state: None,
+                tag: None,
             },
-        );
+        };
+        set(&mut entry);
+        kept.insert(0, entry);
         kept.truncate(KEPT_FILES);
     }
 }
@@ -84,6 +119,22 @@ mod tests {
         parsed.keep(a, b"{2}", &state("phase-2"));
         assert_eq!(parsed.get(a, b"{1}"), None, "one state per file");
         assert_eq!(parsed.get(a, b"{2}"), Some(state("phase-2")));
+    }
+
+    #[test]
+    fn a_check_is_taken_only_for_the_same_bytes_and_stays_beside_the_state() {
+        let parsed = ParsedStates::default();
+        let a = Path::new("/w/a/state.json");
+        parsed.keep_tag(a, b"{1}", TagCheck::Intact);
+        assert_eq!(parsed.tag(a, b"{1}"), Some(TagCheck::Intact));
+        assert_eq!(parsed.get(a, b"{1}"), None, "written, not parsed yet");
+        parsed.keep(a, b"{1}", &state("phase-1"));
+        assert_eq!(parsed.tag(a, b"{1}"), Some(TagCheck::Intact), "kept beside");
+        assert_eq!(parsed.get(a, b"{1}"), Some(state("phase-1")));
+        assert_eq!(parsed.tag(a, b"{1} "), None, "other bytes: checked again");
+        parsed.keep(a, b"{2}", &state("phase-2"));
+        assert_eq!(parsed.tag(a, b"{1}"), None, "other bytes replace the entry");
+        assert_eq!(parsed.tag(a, b"{2}"), None);
     }
 
     #[test]

@@ -351,7 +351,36 @@ impl StateStore {
         self.read(ws)
     }
 
+    /// Like [`StateStore::load`], with what the state file's integrity tag
+    /// says about the very bytes the state was read from
+    /// ([`crate::integrity::check_text`]; unknown without a signer). The
+    /// check of bytes this store wrote or checked before is not computed
+    /// again: any other byte, and it is.
+    pub fn load_checked(
+        &self,
+        ws: &WorkspaceRef,
+    ) -> Result<(WorkspaceState, crate::integrity::TagCheck), StoreError> {
+        self.recover_if_needed(ws, None)?;
+        let (path, bytes) = self.read_bytes(ws)?;
+        let state = self.parse(&path, &bytes)?;
+        let tag = match self.parsed.tag(&path, &bytes) {
+            Some(tag) => tag,
+            None => {
+                let tag = self.check_bytes(&bytes);
+                self.parsed.keep_tag(&path, &bytes, tag);
+                tag
+            }
+        };
+        Ok((state, tag))
+    }
+
     fn read(&self, ws: &WorkspaceRef) -> Result<WorkspaceState, StoreError> {
+        let (path, bytes) = self.read_bytes(ws)?;
+        self.parse(&path, &bytes)
+    }
+
+    /// The bytes of the state file baton reads for `ws`, and its path.
+    fn read_bytes(&self, ws: &WorkspaceRef) -> Result<(PathBuf, Vec<u8>), StoreError> {
         // A sealed run's live state is the authority until the run ends.
         let path = if self.is_sealed(ws) {
             ws.dir.join(LIVE_STATE_FILE)
@@ -390,25 +419,30 @@ impl StateStore {
             path: path.clone(),
             source,
         })?;
+        Ok((path, bytes))
+    }
+
+    /// The state in `bytes` read from `path`.
+    fn parse(&self, path: &Path, bytes: &[u8]) -> Result<WorkspaceState, StoreError> {
         // Read more than once per call: the same bytes are not parsed again.
-        if let Some(state) = self.parsed.get(&path, &bytes) {
+        if let Some(state) = self.parsed.get(path, bytes) {
             return Ok(state);
         }
-        let text = std::str::from_utf8(&bytes).map_err(|e| StoreError::Corrupt {
-            path: path.clone(),
+        let text = std::str::from_utf8(bytes).map_err(|e| StoreError::Corrupt {
+            path: path.to_path_buf(),
             reason: format!("not UTF-8 text ({e})"),
         })?;
         let state = WorkspaceState::from_json(text).map_err(|e| match e {
             SchemaError::Malformed(reason) => StoreError::Corrupt {
-                path: path.clone(),
+                path: path.to_path_buf(),
                 reason,
             },
             too_new @ SchemaError::TooNew(_) => StoreError::UnsupportedVersion {
-                path: path.clone(),
+                path: path.to_path_buf(),
                 reason: too_new.to_string(),
             },
         })?;
-        self.parsed.keep(&path, &bytes, &state);
+        self.parsed.keep(path, bytes, &state);
         Ok(state)
     }
 
@@ -559,7 +593,15 @@ impl StateStore {
         let witnessed = self.witness.as_ref().and_then(|w| w.begin(&ws.name, &ops));
         for op in ops {
             match op {
-                Op::Write(name, bytes) => write_atomic(&ws.dir, &ws.dir.join(name), &bytes, false)?,
+                Op::Write(name, bytes) => {
+                    let path = ws.dir.join(&name);
+                    write_atomic(&ws.dir, &path, &bytes, false)?;
+                    // The next call's read of this state checks nothing again.
+                    if name == STATE_FILE || name == LIVE_STATE_FILE {
+                        self.parsed
+                            .keep_tag(&path, &bytes, self.rendered_check(&bytes));
+                    }
+                }
                 Op::Remove(name) => {
                     let path = ws.dir.join(name);
                     match std::fs::remove_file(&path) {

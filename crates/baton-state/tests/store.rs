@@ -185,3 +185,59 @@ fn list_returns_workspaces_with_their_state_or_error() {
     assert!(list[2].1.is_err());
     assert!(Path::new(&list[0].0.dir).is_absolute());
 }
+
+/// A signer that tags with a fixed key: its tag is the text's length and a
+/// checksum, enough to tell any edit here.
+struct TestSigner;
+
+impl baton_state::integrity::StateSigner for TestSigner {
+    fn sign(&self, text: &str) -> Option<String> {
+        let sum = text.bytes().fold(0u64, |acc, b| {
+            acc.wrapping_mul(31).wrapping_add(u64::from(b))
+        });
+        Some(format!("test:key1:{}-{sum:016x}", text.len()))
+    }
+}
+
+#[test]
+fn the_tag_is_checked_on_the_bytes_read_and_an_edit_behind_the_store_is_seen() {
+    use baton_state::integrity::TagCheck;
+    let (_dir, store) = setup();
+    let store = store.with_signer(Arc::new(TestSigner));
+    let ws = store.resolve("20260401-tag").unwrap();
+    store.create(&ws, &fresh(&ws.display)).unwrap();
+    let (state, check) = store.load_checked(&ws).unwrap();
+    assert_eq!(check, TagCheck::Intact);
+    assert_eq!(state.spec_name, "x");
+    store
+        .update(&ws, Utc::now(), |s| {
+            s.spec_name = "y".into();
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+    assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::Intact);
+    // Edited in place, same length (a copy of the bytes the store keeps
+    // would not see it): read again and checked again.
+    let text = std::fs::read_to_string(ws.state_file()).unwrap();
+    let edited = text.replacen("\"specName\": \"y\"", "\"specName\": \"z\"", 1);
+    assert_ne!(edited, text);
+    assert_eq!(edited.len(), text.len());
+    std::fs::write(ws.state_file(), &edited).unwrap();
+    let (state, check) = store.load_checked(&ws).unwrap();
+    assert_eq!(state.spec_name, "z");
+    assert_eq!(check, TagCheck::Changed);
+    // Put back as baton wrote it: intact again.
+    std::fs::write(ws.state_file(), &text).unwrap();
+    assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::Intact);
+    // The tag taken off: untagged; another key's tag: another key.
+    let (original, tag) = baton_state::integrity::split(&text);
+    assert!(tag.is_some());
+    std::fs::write(ws.state_file(), &original).unwrap();
+    assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::Untagged);
+    let other = baton_state::integrity::append(&original, "test:key2:0-0");
+    std::fs::write(ws.state_file(), &other).unwrap();
+    assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::OtherKey);
+    // Without a signer there is nothing to check with.
+    let plain = StateStore::new(_dir.path(), &_dir.path().join(".specs"));
+    assert_eq!(plain.load_checked(&ws).unwrap().1, TagCheck::Unknown);
+}

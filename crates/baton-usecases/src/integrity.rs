@@ -25,7 +25,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
 use baton_state::WorkspaceRef;
-use baton_state::integrity::{StateSigner, split};
+use baton_state::integrity::StateSigner;
 
 /// The key file's name in the person's configuration folder.
 pub const KEY_FILE: &str = "state.key";
@@ -158,19 +158,7 @@ fn load_or_make(dir: &Path) -> Option<Vec<u8>> {
 }
 
 /// What a run's state file says about who wrote it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Check {
-    /// baton wrote it as it is, with this person's key.
-    Intact,
-    /// It carries a tag that does not match: changed outside baton.
-    Changed,
-    /// It carries no tag.
-    Untagged,
-    /// Tagged with another key (another person's baton, or a copy).
-    OtherKey,
-    /// Nothing to check with: no key here, or the file cannot be read.
-    Unknown,
-}
+pub use baton_state::integrity::TagCheck as Check;
 
 /// Checks the state file baton reads for the run in `ws` (the live state
 /// of a sealed run, else `state.json`) against `signer`'s key.
@@ -188,39 +176,19 @@ pub fn check(signer: &KeySigner, ws: &WorkspaceRef) -> Check {
     else {
         return Check::Unknown;
     };
-    let (original, tag) = split(&text);
-    let Some(tag) = tag else {
-        return Check::Untagged;
-    };
-    let Some(mine) = signer.tag(&original) else {
-        return Check::Unknown;
-    };
-    let id_of = |t: &str| t.split(':').nth(1).map(str::to_string);
-    if id_of(&tag) != id_of(&mine) {
-        return Check::OtherKey;
-    }
-    // Compared whole, in constant time over equal lengths.
-    let same = tag.len() == mine.len()
-        && tag
-            .bytes()
-            .zip(mine.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0;
-    if same { Check::Intact } else { Check::Changed }
+    baton_state::integrity::check_text(signer, &text)
 }
 
-/// Whether the state file of the run in `ws` (whose state is `state`) was
-/// written outside baton: its tag does not match, or a run that baton
-/// tags carries none. Ended runs are as committed and not judged.
-pub fn changed_outside(
-    signer: &KeySigner,
-    ws: &WorkspaceRef,
-    state: &baton_state::WorkspaceState,
-) -> bool {
+/// Whether the state of a run (`state`, whose file's bytes `check` says
+/// this of) was written outside baton: its tag does not match, or a run
+/// that baton tags carries none. Ended runs are as committed and not
+/// judged. `check` is the store's check of the very bytes `state` was read
+/// from ([`baton_state::StateStore::load_checked`]): one read, one HMAC.
+pub fn changed_outside(check: Check, state: &baton_state::WorkspaceState) -> bool {
     if state.current_phase_status.is_terminal() {
         return false;
     }
-    match check(signer, ws) {
+    match check {
         Check::Changed => true,
         Check::Untagged => state.definition.is_some(),
         _ => false,

@@ -30,7 +30,7 @@ pub struct Cli {
     /// The repository to work in (default: the nearest folder upwards with .git or baton.toml) [env: BATON_REPO_ROOT].
     #[arg(long, global = true, value_name = "PATH")]
     repo: Option<PathBuf>,
-    /// Where the work folders live, relative to the repository (default .specs) [env: BATON_SPECS_DIR].
+    /// Where the work folders live: a folder inside the repository, relative to it (default .specs) [env: BATON_SPECS_DIR].
     #[arg(long, global = true, value_name = "PATH")]
     specs_dir: Option<PathBuf>,
     #[command(subcommand)]
@@ -339,6 +339,9 @@ enum StateCommand {
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if !matches!(cli.command, Command::Hook { .. }) {
+        crate::person_note::warn_if_unusable();
+    }
     let mut overrides = Overrides {
         repo_root: cli.repo,
         specs_dir: cli.specs_dir,

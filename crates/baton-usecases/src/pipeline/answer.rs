@@ -45,8 +45,8 @@ pub fn answer_question(svc: &Services, args: AnswerArgs, by: Actor) -> Result<An
     // A state written outside baton (crate::integrity) grants nothing.
     let untrusted = svc
         .store
-        .load(&ws)
-        .is_ok_and(|s| crate::integrity::changed_outside(svc.signer(), &ws, &s));
+        .load_checked(&ws)
+        .is_ok_and(|(s, check)| crate::integrity::changed_outside(check, &s));
     let updated = svc.store.update(&ws, now, |state| {
         let def = svc.run_definition(state)?;
         let ctx = StepContext::new(svc, &def, &files, &ws, now);
