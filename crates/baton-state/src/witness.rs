@@ -33,6 +33,9 @@ use sha2::{Digest, Sha256};
 use crate::journal::Op;
 use crate::store::{LIVE_STATE_FILE, STATE_FILE};
 
+/// The commands file grows to this many bytes before it is compacted
+/// (to the commands still running).
+pub const COMMANDS_LIMIT: u64 = 4 * 1024;
 /// The witness file grows to this many bytes before it is compacted.
 pub const LIMIT: u64 = 64 * 1024;
 /// How many state files (workspace, file) a compacted witness remembers.
@@ -44,6 +47,9 @@ pub const ABSENT: &str = "-";
 #[derive(Debug, Clone)]
 pub struct Witness {
     file: PathBuf,
+    /// The agents' commands started and ended (`<file>.commands`): small,
+    /// read by every change of a run.
+    commands: PathBuf,
 }
 
 /// What the witness says of one state file's content.
@@ -87,6 +93,7 @@ impl Witness {
         let digest = Sha256::digest(canonical.as_os_str().as_encoded_bytes());
         let name: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
         Witness {
+            commands: folder.join(format!("{name}.commands")),
             file: folder.join(name),
         }
     }
@@ -136,7 +143,7 @@ impl Witness {
         if pending.is_empty() {
             return None;
         }
-        match self.open_locked() {
+        match self.open_locked(&self.file, LIMIT) {
             Ok(mut file) => match file.write_all(&pending) {
                 Ok(()) => Some(Pending { file, done }),
                 Err(e) => {
@@ -252,7 +259,7 @@ impl Witness {
     /// started, in the last [`COMMAND_WINDOW_SECS`], whose end is not
     /// recorded.
     pub fn command_running(&self, ws: &str) -> bool {
-        let Some(bytes) = read_bounded(&self.file) else {
+        let Some(bytes) = read_bounded(&self.commands) else {
             return false;
         };
         let oldest = now_secs().saturating_sub(COMMAND_WINDOW_SECS);
@@ -279,89 +286,89 @@ impl Witness {
     }
 
     fn append_line(&self, record: &Record<'_>) -> std::io::Result<()> {
-        let mut file = self.open_locked()?;
+        let mut file = self.open_locked(&self.commands, COMMANDS_LIMIT)?;
         file.write_all(record.line().as_bytes())
     }
 
     /// Opens the witness file for appending, locked, compacted first when
     /// it has grown past [`LIMIT`].
-    fn open_locked(&self) -> std::io::Result<File> {
+    fn open_locked(&self, path: &Path, limit: u64) -> std::io::Result<File> {
         loop {
-            let file = match open_append(&self.file) {
+            let file = match open_append(path) {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    if let Some(folder) = self.file.parent() {
+                    if let Some(folder) = path.parent() {
                         create_folder(folder)?;
                     }
-                    open_append(&self.file)?
+                    open_append(path)?
                 }
                 Err(e) => return Err(e),
             };
-            file.lock()?;
+            lock_briefly(&file)?;
             let meta = file.metadata()?;
             // Replaced by a compaction while this process waited: the
             // records go to the new file.
             if meta.nlink() == 0 {
                 continue;
             }
-            if meta.len() > LIMIT {
-                self.compact(&file)?;
+            if meta.len() > limit {
+                compact(path, &file)?;
                 continue;
             }
             return Ok(file);
         }
     }
+}
 
-    /// Rewrites the witness (its lock held through `old`) with the records
-    /// that still count, renamed over it.
-    fn compact(&self, old: &File) -> std::io::Result<()> {
-        let mut bytes = Vec::new();
-        old.take(LIMIT * 4).read_to_end(&mut bytes)?;
-        let text = String::from_utf8_lossy(&bytes);
-        // Per state file, its records since its last done one, and when
-        // it was last written; the commands still running.
-        let mut keys: HashMap<(String, String), (usize, Vec<String>)> = HashMap::new();
-        let mut running: Vec<(String, String, String)> = Vec::new();
-        let oldest = now_secs().saturating_sub(COMMAND_WINDOW_SECS);
-        for (at, record) in text.lines().filter_map(Record::parse).enumerate() {
-            match record.kind {
-                Kind::CommandStarted => {
-                    if record.token.parse::<u64>().is_ok_and(|t| t >= oldest) {
-                        running.push((record.ws.into(), record.name.into(), record.line()));
-                    }
-                }
-                Kind::CommandEnded => {
-                    running.retain(|(ws, call, _)| !(ws == record.ws && call == record.name));
-                }
-                Kind::Pending | Kind::Done => {
-                    let entry = keys
-                        .entry((record.ws.to_string(), record.name.to_string()))
-                        .or_default();
-                    if record.kind == Kind::Done {
-                        entry.1.clear();
-                    }
-                    entry.0 = at;
-                    entry.1.push(record.line());
+/// Rewrites the witness (its lock held through `old`) with the records
+/// that still count, renamed over it.
+fn compact(path: &Path, old: &File) -> std::io::Result<()> {
+    let mut bytes = Vec::new();
+    old.take(LIMIT * 4).read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
+    // Per state file, its records since its last done one, and when
+    // it was last written; the commands still running.
+    let mut keys: HashMap<(String, String), (usize, Vec<String>)> = HashMap::new();
+    let mut running: Vec<(String, String, String)> = Vec::new();
+    let oldest = now_secs().saturating_sub(COMMAND_WINDOW_SECS);
+    for (at, record) in text.lines().filter_map(Record::parse).enumerate() {
+        match record.kind {
+            Kind::CommandStarted => {
+                if record.token.parse::<u64>().is_ok_and(|t| t >= oldest) {
+                    running.push((record.ws.into(), record.name.into(), record.line()));
                 }
             }
-        }
-        let mut kept: Vec<(usize, Vec<String>)> = keys.into_values().collect();
-        kept.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
-        kept.truncate(MAX_KEYS);
-        kept.reverse();
-        kept.push((0, running.into_iter().map(|(_, _, line)| line).collect()));
-        let folder = self.file.parent().unwrap_or(Path::new("."));
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".witness.")
-            .tempfile_in(folder)?;
-        for (_, lines) in &kept {
-            for line in lines {
-                tmp.write_all(line.as_bytes())?;
+            Kind::CommandEnded => {
+                running.retain(|(ws, call, _)| !(ws == record.ws && call == record.name));
+            }
+            Kind::Pending | Kind::Done => {
+                let entry = keys
+                    .entry((record.ws.to_string(), record.name.to_string()))
+                    .or_default();
+                if record.kind == Kind::Done {
+                    entry.1.clear();
+                }
+                entry.0 = at;
+                entry.1.push(record.line());
             }
         }
-        tmp.persist(&self.file).map_err(|e| e.error)?;
-        Ok(())
     }
+    let mut kept: Vec<(usize, Vec<String>)> = keys.into_values().collect();
+    kept.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+    kept.truncate(MAX_KEYS);
+    kept.reverse();
+    kept.push((0, running.into_iter().map(|(_, _, line)| line).collect()));
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".witness.")
+        .tempfile_in(folder)?;
+    for (_, lines) in &kept {
+        for line in lines {
+            tmp.write_all(line.as_bytes())?;
+        }
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// The token of a state file's content: its integrity tag, else
@@ -462,6 +469,34 @@ fn now_secs() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// How long a write waits for the witness's lock (held for microseconds
+/// by baton; any process that can read the file can take it).
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Takes `file`'s exclusive lock, waiting at most [`LOCK_WAIT`]: a
+/// program holding it forever leaves baton's writes unwitnessed (then
+/// held after the agent's command), never hung.
+fn lock_briefly(file: &File) -> std::io::Result<()> {
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_micros(100);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    "the witness is locked by another process",
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
 }
 
 /// A call id as one word of a witness line.
@@ -833,9 +868,14 @@ mod tests {
         witness.command_ended(&ws.name, "toolu_01").unwrap();
         assert!(witness.command_running(&ws.name));
         assert!(!witness.command_running("20260101-other"));
-        for i in 0..400 {
+        for i in 0..200 {
             change(&store, &ws, &format!("phase-{i}"));
+            let call = format!("toolu_x{i}");
+            witness.command_started(&ws.name, &call).unwrap();
+            witness.command_ended(&ws.name, &call).unwrap();
         }
+        let commands = std::fs::metadata(&witness.commands).unwrap().len();
+        assert!(commands <= COMMANDS_LIMIT + 256, "{commands}");
         assert!(witness.command_running(&ws.name), "kept by the compaction");
         witness.command_ended(&ws.name, "toolu_02").unwrap();
         assert!(!witness.command_running(&ws.name));
