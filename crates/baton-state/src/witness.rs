@@ -962,6 +962,47 @@ mod tests {
         assert_eq!(witnessed.outside_changes(&ws).unwrap(), Some(vec![]));
     }
 
+    /// Without a journal (`BATON_FSYNC=off`) baton's own writes are still
+    /// baton's (the compare before the witness held them: every change
+    /// counted); a forgery is held, and nothing can be put back.
+    #[test]
+    fn without_a_journal_baton_s_writes_pass_and_a_forgery_is_still_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateStore::new(dir.path(), &dir.path().join(".specs"))
+            .with_signer(std::sync::Arc::new(Known))
+            .with_durability(false)
+            .with_witness(&dir.path().join("w"));
+        let ws = store.resolve("20260101-off").unwrap();
+        let first = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "o",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        store.create(&ws, &first).unwrap();
+        change(&store, &ws, "phase-2");
+        assert!(!ws.dir.join(crate::journal::JOURNAL_FILE).exists());
+        assert_eq!(outside(&store, &ws), Vec::<String>::new());
+        store
+            .witness()
+            .unwrap()
+            .command_started(&ws.name, "c")
+            .unwrap();
+        let mut forged = store.load(&ws).unwrap();
+        forged.current_phase = "phase-6".into();
+        std::fs::write(ws.state_file(), store.render(&forged)).unwrap();
+        assert_eq!(outside(&store, &ws), [STATE_FILE]);
+        assert_eq!(
+            store.put_back_outside(&ws),
+            Some(OutsideChange {
+                files: vec![STATE_FILE.into()],
+                put_back: false
+            })
+        );
+    }
+
     #[test]
     fn inside_a_read_only_folder_the_witness_is_not_writable() {
         let dir = tempfile::tempdir().unwrap();
