@@ -84,6 +84,7 @@ pub mod dashboard;
 pub mod manuals;
 pub mod notify;
 pub mod person;
+mod specs_dir;
 pub mod team;
 
 pub use budget::Budget;
@@ -364,15 +365,20 @@ impl Config {
         };
         let file = read_file_config(&repo_root)?;
 
-        let specs_root = absolutize(
-            &repo_root,
-            &overrides
-                .specs_dir
-                .clone()
-                .or_else(|| env.var(env::SPECS_DIR).map(PathBuf::from))
-                .or(file.specs_dir)
-                .unwrap_or_else(|| PathBuf::from(".specs")),
-        );
+        let (specs_dir, specs_setting) = if let Some(flag) = overrides.specs_dir.clone() {
+            (flag, "--specs-dir".to_string())
+        } else if let Some(var) = env.var(env::SPECS_DIR) {
+            (PathBuf::from(var), env::SPECS_DIR.to_string())
+        } else if let Some(key) = file.specs_dir {
+            (
+                key,
+                format!("specs_dir in {}", repo_root.join(CONFIG_FILE).display()),
+            )
+        } else {
+            (PathBuf::from(".specs"), "the default specs folder".into())
+        };
+        let specs_root = absolutize(&repo_root, &specs_dir);
+        specs_dir::check(&repo_root, &specs_root, &specs_setting)?;
         let workflows_dir = absolutize(
             &repo_root,
             &env.var(env::WORKFLOWS_DIR)
@@ -814,16 +820,13 @@ mod tests {
         assert!(from_env.transcript.enabled);
 
         let flags = Overrides {
-            specs_dir: Some("../flag-specs".into()),
+            specs_dir: Some("sub/../flag-specs".into()),
             tool_groups: Some("manual".into()),
             no_transcript: true,
             ..Overrides::default()
         };
         let from_flags = Config::resolve(dir.path(), &env, &flags).unwrap();
-        assert_eq!(
-            from_flags.specs_root,
-            dir.path().parent().unwrap().join("flag-specs")
-        );
+        assert_eq!(from_flags.specs_root, dir.path().join("flag-specs"));
         assert_eq!(from_flags.tool_groups, Some(vec!["manual".to_string()]));
         assert!(!from_flags.transcript.enabled);
     }

@@ -193,11 +193,23 @@ pub fn row(state: &WorkspaceState, definition: Option<&WorkflowDefinition>) -> W
         status: state.current_phase_status.as_str().to_string(),
         progress: progress(
             counted(&state.completed_phases),
-            counted(&state.skipped_phases),
+            skipped_not_completed(state),
             total,
         ),
         last_updated: state.timestamps.last_updated.to_rfc3339(),
     }
+}
+
+/// The phases a run skipped and never completed (setup left out): the
+/// `(N skipped)` of its progress. The team database computes the same
+/// count from the stored state (baton-team's run columns).
+pub fn skipped_not_completed(state: &WorkspaceState) -> usize {
+    state
+        .skipped_phases
+        .iter()
+        .filter(|p| *p != baton_workflow::SETUP && !state.completed_phases.contains(p))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
 }
 
 /// `done/total`, and how many were skipped when any were (`3/17 (2

@@ -81,24 +81,12 @@ fn allowed_words<T: DeserializeOwned>(
 
 /// [`value_at`], for writing.
 fn value_at_mut<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
-    if path == "." || path.is_empty() {
-        return Some(root);
-    }
-    let mut node = root;
-    for part in path.split('.') {
-        let (key, indexes) = match part.find('[') {
-            Some(i) => (&part[..i], &part[i..]),
-            None => (part, ""),
-        };
-        if !key.is_empty() {
-            node = node.get_mut(key)?;
-        }
-        for index in indexes.split('[').filter(|s| !s.is_empty()) {
-            let i: usize = index.trim_end_matches(']').parse().ok()?;
-            node = node.get_mut(i)?;
-        }
-    }
-    Some(node)
+    path_steps(path)?
+        .into_iter()
+        .try_fold(root, |node, step| match step {
+            PathStep::Key(key) => node.get_mut(key),
+            PathStep::Index(i) => node.get_mut(i),
+        })
 }
 
 /// The field and a message for a person (or an agent) for serde's error
@@ -240,24 +228,42 @@ pub fn describe_value(v: &Value) -> String {
 
 /// The value at a serde_path_to_error path (`a.b[0].c`), if there is one.
 fn value_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    path_steps(path)?
+        .into_iter()
+        .try_fold(root, |node, step| match step {
+            PathStep::Key(key) => node.get(key),
+            PathStep::Index(i) => node.get(i),
+        })
+}
+
+/// One step of a serde_path_to_error path: an object key or an array index.
+enum PathStep<'p> {
+    /// `.key`
+    Key(&'p str),
+    /// `[i]`
+    Index(usize),
+}
+
+/// The steps of a serde_path_to_error path (`a.b[0].c`; `.` or empty: the
+/// root, no step); `None` when an index is not a number.
+fn path_steps(path: &str) -> Option<Vec<PathStep<'_>>> {
+    let mut steps = Vec::new();
     if path == "." || path.is_empty() {
-        return Some(root);
+        return Some(steps);
     }
-    let mut node = root;
     for part in path.split('.') {
         let (key, indexes) = match part.find('[') {
             Some(i) => (&part[..i], &part[i..]),
             None => (part, ""),
         };
         if !key.is_empty() {
-            node = node.get(key)?;
+            steps.push(PathStep::Key(key));
         }
         for index in indexes.split('[').filter(|s| !s.is_empty()) {
-            let i: usize = index.trim_end_matches(']').parse().ok()?;
-            node = node.get(i)?;
+            steps.push(PathStep::Index(index.trim_end_matches(']').parse().ok()?));
         }
     }
-    Some(node)
+    Some(steps)
 }
 
 /// Checks an optional one-line value (a URL, an id, a branch name): at most

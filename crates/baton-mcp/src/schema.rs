@@ -26,8 +26,10 @@
 //!
 //! Output schemas ([`publish_output`]) are lean: the reply's top-level
 //! fields with their types and enums; nested objects are typed `object`
-//! only, and an array is typed `array` (the reply itself shows its items
-//! and their fields, and the docs describe them);
+//! only, and an array is typed `array` with its items' type only
+//! (`"items": {"type": "object"}`: strict clients refuse an array without
+//! `items`; the reply itself shows the items' fields, and the docs
+//! describe them);
 //! no descriptions and no validation-only keywords (`required`, bounds,
 //! `format`).
 //! Every schema stays valid for what baton returns — it only ever accepts
@@ -573,8 +575,11 @@ fn lean_node(
             .collect();
         node.insert("properties".into(), Value::Object(properties));
     }
-    // An array says `array`: the reply shows its items.
-    node.remove("items");
+    // An array says what its items are, by type only (strict clients refuse
+    // an array schema without `items`; docs/performance.md, tools/list).
+    if let Some(items) = node.remove("items") {
+        node.insert("items".into(), item_type(items, defs, depth));
+    }
     if let Some(Value::Object(values)) = node.remove("additionalProperties") {
         node.insert(
             "additionalProperties".into(),
@@ -594,6 +599,30 @@ fn lean_node(
         }
     }
     node
+}
+
+/// An array's `items` as published: the type of its items and nothing
+/// else (`{"type": "object"}`, `{"type": "string"}`); `{}` (anything) for
+/// items of several types.
+fn item_type(items: Value, defs: &Map<String, Value>, depth: usize) -> Value {
+    let Value::Object(items) = items else {
+        return json!({});
+    };
+    let lean = lean_node(items, defs, depth + 1);
+    let mut out = Map::new();
+    if let Some(t) = lean.get("type") {
+        out.insert("type".into(), t.clone());
+    } else if let Some(Value::Array(alternatives)) = lean.get("oneOf").or(lean.get("anyOf")) {
+        // A union of one type (a tagged union of objects): that type.
+        let types: Vec<&Value> = alternatives.iter().filter_map(|a| a.get("type")).collect();
+        if let Some(first) = types.first()
+            && types.len() == alternatives.len()
+            && types.iter().all(|t| t == first)
+        {
+            out.insert("type".into(), (*first).clone());
+        }
+    }
+    Value::Object(out)
 }
 
 #[cfg(test)]
@@ -732,12 +761,12 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "workspace": {"type": "string"},
-                    "transitions": {"type": "array"},
+                    "transitions": {"type": "array", "items": {"type": "object"}},
                     "stats": {"type": "object"},
                     "maybe": {"type": ["object", "null"]},
                     "kind": {"type": "string", "enum": ["a", "b"]},
                     "count": {"type": "integer"},
-                    "names": {"type": "array"},
+                    "names": {"type": "array", "items": {"type": "string"}},
                     "created": {"type": "string"}
                 }
             })

@@ -419,7 +419,13 @@ async fn machine_name(tx: &mut Transaction<'_, Postgres>, id: &str) -> Result<St
 
 const RUN_COLUMNS: &str = "r.run_key, r.machine, COALESCE(m.name, r.machine), r.workspace,
     r.display, r.workflow, r.spec_name, r.issue, r.branch, r.phase, r.status, r.active,
-    r.waiting, r.created_at, r.updated_at, r.duplicate_of, r.done, r.total";
+    r.waiting, r.created_at, r.updated_at, r.duplicate_of, r.done, r.total,
+    (SELECT count(DISTINCT s.phase) FROM jsonb_array_elements_text(
+        CASE WHEN jsonb_typeof(r.state->'skippedPhases') = 'array'
+        THEN r.state->'skippedPhases' ELSE '[]'::jsonb END) AS s(phase)
+     WHERE s.phase <> 'setup'
+       AND NOT COALESCE(r.state->'completedPhases', '[]'::jsonb) @> jsonb_build_array(s.phase)
+    )::int4";
 
 /// The machine named by columns `at` (its id) and `at + 1` (its name).
 fn machine_at(row: &PgRow, at: usize) -> MachineRef {
@@ -448,6 +454,7 @@ fn run_from(row: &PgRow) -> TeamRun {
         duplicate_of: row.get(15),
         done: u32::try_from(row.get::<i32, _>(16)).unwrap_or(0),
         total: u32::try_from(row.get::<i32, _>(17)).unwrap_or(0),
+        skipped: u32::try_from(row.get::<i32, _>(18)).unwrap_or(0),
     }
 }
 
@@ -562,7 +569,7 @@ pub async fn find_runs(
         .await?;
     Ok(rows
         .iter()
-        .map(|r| (run_from(r), r.get::<Json<Value>, _>(18).0))
+        .map(|r| (run_from(r), r.get::<Json<Value>, _>(19).0))
         .collect())
 }
 

@@ -98,8 +98,12 @@ pub struct TeamRun {
     pub active: bool,
     /// The question it waits at.
     pub waiting: Option<Value>,
-    /// Phases done.
+    /// Phases done (completed or skipped).
     pub done: u32,
+    /// Of those, the phases skipped and never completed (setup left out),
+    /// read from the run's state: `baton ls` shows `3/17 (2 skipped)` for
+    /// another machine's run as for its own.
+    pub skipped: u32,
     /// Phases of the workflow.
     pub total: u32,
     /// Created.

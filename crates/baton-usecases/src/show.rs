@@ -226,7 +226,12 @@ pub fn list_runs(svc: &Services) -> Result<RunList> {
                 spec_name: r.spec_name,
                 current_phase: r.current_phase,
                 status: r.status,
-                progress: format!("{}/{}", r.done, r.total),
+                // The same figure as this machine's rows (summary::row).
+                progress: baton_engine::summary::progress(
+                    r.done.saturating_sub(r.skipped),
+                    r.skipped,
+                    r.total,
+                ),
                 last_updated: r.last_updated.to_rfc3339(),
             },
             machine: r.machine,

@@ -30,7 +30,7 @@ pub struct Cli {
     /// The repository to work in (default: the nearest folder upwards with .git or baton.toml) [env: BATON_REPO_ROOT].
     #[arg(long, global = true, value_name = "PATH")]
     repo: Option<PathBuf>,
-    /// Where the work folders live, relative to the repository (default .specs) [env: BATON_SPECS_DIR].
+    /// Where the work folders live: a folder inside the repository, relative to it (default .specs) [env: BATON_SPECS_DIR].
     #[arg(long, global = true, value_name = "PATH")]
     specs_dir: Option<PathBuf>,
     #[command(subcommand)]
@@ -339,6 +339,9 @@ enum StateCommand {
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if !matches!(cli.command, Command::Hook { .. }) {
+        crate::person_note::warn_if_unusable();
+    }
     let mut overrides = Overrides {
         repo_root: cli.repo,
         specs_dir: cli.specs_dir,
@@ -406,6 +409,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )
         }
         Command::Dashboard { port, bind } => {
+            person_only()?;
             let config = Config::load(&overrides)?;
             crate::dashboard_cmd::run(config, port, bind)
         }
@@ -424,6 +428,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             workspace,
             reason,
         } => {
+            person_only()?;
             let config = Config::load(&overrides)?;
             if switch == "release" {
                 crate::enforce_cmd::release(config, &workspace)
@@ -506,6 +511,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::history_cmd::run(&config, command)
         }
         Command::Answer { workspace, answer } => {
+            person_only()?;
             let config = Config::load(&overrides)?;
             crate::answer_cmd::run(config, &workspace, &answer)
         }
@@ -614,4 +620,12 @@ fn show(config: &Config, workspace: &str, raw: bool) -> anyhow::Result<ExitCode>
     }
     println!("next        {}", info.next_step);
     Ok(ExitCode::SUCCESS)
+}
+
+/// A person's command (`answer`, `enforce`, `dashboard`) refuses at once
+/// inside an agent's sandbox, before it reads anything: a program the agent
+/// runs may have made itself a terminal, and only the person's own
+/// terminal can write baton's witness folder (`baton_usecases::witness`).
+fn person_only() -> anyhow::Result<()> {
+    baton_usecases::witness::person_may_write().map_err(|m| anyhow::anyhow!(m))
 }

@@ -16,6 +16,7 @@ mod hook_cmd;
 mod init_cmd;
 mod ls_cmd;
 mod manuals_cmd;
+mod person_note;
 mod sandbox;
 mod scripted;
 mod show_cmd;

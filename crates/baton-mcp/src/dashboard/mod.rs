@@ -235,17 +235,35 @@ async fn login(
     }
 }
 
-/// Query of `GET /api/runs`.
+/// Query of `GET /api/runs`. The numbers are taken as text and read here,
+/// so a value that is not one gets a JSON error saying what to pass (the
+/// framework's own refusal is a bare text line).
 #[derive(Debug, Deserialize)]
 struct ListQuery {
     #[serde(default)]
-    offset: usize,
+    offset: Option<String>,
     #[serde(default)]
-    limit: usize,
+    limit: Option<String>,
     #[serde(default)]
     status: Option<String>,
     #[serde(default)]
     q: Option<String>,
+}
+
+/// A whole-number query parameter (absent or empty: 0).
+fn whole_number(field: &str, text: Option<&str>) -> Result<usize, Error> {
+    let text = text.unwrap_or("").trim();
+    if text.is_empty() {
+        return Ok(0);
+    }
+    text.parse().map_err(|_| {
+        Error::invalid(
+            field,
+            format!(
+                "{field} must be a whole number, 0 or more (e.g. {field}=20), not {text:?}; leave it out for the default"
+            ),
+        )
+    })
 }
 
 async fn list(State(d): State<Dashboard>, Query(q): Query<ListQuery>) -> Response {
@@ -255,8 +273,8 @@ async fn list(State(d): State<Dashboard>, Query(q): Query<ListQuery>) -> Respons
             &d.ctx,
             &d.index,
             PageArgs {
-                offset: q.offset,
-                limit: q.limit,
+                offset: whole_number("offset", q.offset.as_deref())?,
+                limit: whole_number("limit", q.limit.as_deref())?,
                 filter,
                 search: q.q,
             },

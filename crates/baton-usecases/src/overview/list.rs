@@ -253,6 +253,7 @@ pub fn summary(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> Run
         .filter(|p| *p != baton_workflow::SETUP)
         .collect::<std::collections::BTreeSet<_>>()
         .len();
+    let skipped = baton_engine::summary::skipped_not_completed(state);
     RunSummary {
         id: ws.name.clone(),
         workspace: ws.display.clone(),
@@ -267,6 +268,7 @@ pub fn summary(svc: &Services, ws: &WorkspaceRef, state: &WorkspaceState) -> Run
         status: state.current_phase_status.as_str().to_string(),
         waiting: waits_for_person(state, definition.as_deref()),
         done,
+        skipped,
         total,
         created: state.timestamps.created,
         last_updated: state.timestamps.last_updated,

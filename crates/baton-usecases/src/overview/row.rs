@@ -28,6 +28,16 @@ pub enum RunFilter {
 }
 
 impl RunFilter {
+    /// The names [`RunFilter::parse`] takes.
+    pub const NAMES: [&'static str; 6] = [
+        "all",
+        "active",
+        "waiting",
+        "failed",
+        "completed",
+        "abandoned",
+    ];
+
     /// Parses a filter name (`all`, `active`, `waiting`, `failed`,
     /// `completed`, `abandoned`).
     pub fn parse(text: &str) -> Result<RunFilter> {
@@ -39,11 +49,16 @@ impl RunFilter {
             "completed" => RunFilter::Completed,
             "abandoned" => RunFilter::Abandoned,
             other => {
-                return Err(
-                    Error::invalid("status", format!("unknown filter {other:?}")).with_details(
-                        serde_json::json!({"field": "status", "valid": ["all", "active", "waiting", "failed", "completed", "abandoned"]}),
+                return Err(Error::invalid(
+                    "status",
+                    format!(
+                        "unknown status filter {other:?}: pass one of {}, or leave status out for every run",
+                        RunFilter::NAMES.join(", ")
                     ),
-                );
+                )
+                .with_details(
+                    serde_json::json!({"field": "status", "valid": RunFilter::NAMES}),
+                ));
             }
         })
     }
@@ -86,6 +101,9 @@ pub struct RunSummary {
     pub waiting: bool,
     /// Phases done (completed or skipped).
     pub done: usize,
+    /// Of those, the phases skipped and never completed (`baton ls` shows
+    /// `done - skipped` as completed, then `(N skipped)`).
+    pub skipped: usize,
     /// All phases of the workflow.
     pub total: usize,
     /// When the run was created.

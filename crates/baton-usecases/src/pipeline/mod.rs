@@ -9,6 +9,8 @@
 //! * [`action`] — the typed actions the loop hands out.
 //! * [`usage`] — what each agent's client reported (`previous_usage`).
 //! * [`manual_refs`] — the manual sections a spawned agent's prompt lists.
+//! * `stale` — the check a report's action id passes (stale, or the run
+//!   ended).
 //! * `reply` — shaping a step's plan into the reply (prompts included).
 //! * `step` — the step loop itself (internal; imports nothing above it).
 
@@ -20,5 +22,6 @@ pub mod manual_refs;
 pub mod next;
 mod reply;
 pub mod report;
+mod stale;
 pub(crate) mod step;
 pub mod usage;

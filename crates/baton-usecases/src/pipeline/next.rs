@@ -8,7 +8,7 @@
 use chrono::Utc;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use baton_engine::plan::Plan;
 use baton_state::{Actor, WorkspaceRef, WorkspaceState};
@@ -21,7 +21,7 @@ use super::step::context::StepContext;
 use super::step::ids::{action_key, assign_action_id};
 use super::step::run::{PreviousAction, step};
 use super::step::seal::seal_if_committing;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::files::DiskFiles;
 use crate::services::Services;
 use crate::validate::check_text;
@@ -148,7 +148,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         let def = svc.run_definition(state)?;
         let ctx = StepContext::new(svc, &def, &files, &ws, now);
         if let Some(id) = &reported_id {
-            check_reported_action(state, id)?;
+            super::stale::check_reported_action(state, id, "previous_action_id")?;
         }
         // A person's question the state skipped (changed outside baton) is
         // asked again (crate::tamper).
@@ -218,22 +218,4 @@ fn repeated_reply(state: &WorkspaceState, id: &str) -> Option<NextReply> {
         return None;
     }
     serde_json::from_value(memo.reply.clone()).ok()
-}
-
-/// Refuses a report naming an action that is not the one handed out.
-fn check_reported_action(state: &WorkspaceState, id: &str) -> Result<()> {
-    let outstanding = state.outstanding_action.as_ref().map(|o| o.id.as_str());
-    if outstanding == Some(id) {
-        return Ok(());
-    }
-    Err(Error::new(
-        ErrorCode::StaleAction,
-        format!(
-            "this report is for action {id:?}, but the action handed out is {}: it came late or belongs to another action, and it was not applied. Call pipeline_next_action without a report to get the current action",
-            outstanding
-                .map(|o| format!("{o:?}"))
-                .unwrap_or_else(|| "none".into())
-        ),
-    )
-    .with_details(json!({"field": "previous_action_id", "outstanding": outstanding})))
 }

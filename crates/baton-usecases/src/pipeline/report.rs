@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use baton_engine::completion::verdict::Finding;
 
 use super::step::report::{Outcome, ReportInput, report_core, report_events};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::events::Happened;
 use crate::files::DiskFiles;
 use crate::services::Services;
@@ -107,17 +107,7 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
                 return Err(crate::hooks::outside::held_error(&ws.display, hold));
             }
             if let Some(id) = args.action_id.as_deref() {
-                let outstanding = state.outstanding_action.as_ref().map(|o| o.id.as_str());
-                if outstanding != Some(id) {
-                    return Err(Error::new(
-                        ErrorCode::StaleAction,
-                        format!(
-                            "this report is for action {id:?}, but the action handed out is {}: it came late or belongs to another action, and it was not applied",
-                            outstanding.map(|o| format!("{o:?}")).unwrap_or_else(|| "none".into())
-                        ),
-                    )
-                    .with_details(serde_json::json!({"field": "action_id", "outstanding": outstanding})));
-                }
+                super::stale::check_reported_action(state, id, "action_id")?;
             }
             let def = svc.run_definition(state)?;
             let outcome = report_core(&def, state, &files, now, &input)?;

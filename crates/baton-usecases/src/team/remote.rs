@@ -139,6 +139,7 @@ pub fn remote_summary(svc: &Services, remote: &RemoteRun) -> RunSummary {
         status: r.status.clone(),
         waiting: r.active && r.waiting.is_some(),
         done: r.done as usize,
+        skipped: r.skipped as usize,
         total: r.total as usize,
         created: r.created,
         last_updated: r.updated,

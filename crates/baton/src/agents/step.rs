@@ -283,6 +283,17 @@ fn run_agent(
         })
     });
     let out = child.wait_with_output().map_err(anyhow::Error::from)?;
+    // A client that did not exit 0 failed, with the error it reported.
+    let exited_well = |out: &std::process::Output, said: Option<&str>| {
+        if out.status.success() {
+            return Ok(());
+        }
+        let said = said.map(|e| format!(" ({e})")).unwrap_or_default();
+        Err(failure(
+            format!("{}{said}", how_it_ended(out.status)),
+            &out.stderr,
+        ))
+    };
     if let Some(w) = writer {
         let _ = w.join();
     }
@@ -290,18 +301,7 @@ fn run_agent(
     let (usage, reply_text) = match agent {
         Agent::Claude(_) => {
             let parsed = claude::parse(&stdout);
-            if !out.status.success() {
-                let said = parsed
-                    .as_ref()
-                    .ok()
-                    .and_then(|r| r.error.clone())
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default();
-                return Err(failure(
-                    format!("{}{said}", how_it_ended(out.status)),
-                    &out.stderr,
-                ));
-            }
+            exited_well(&out, parsed.as_ref().ok().and_then(|r| r.error.as_deref()))?;
             let r = parsed.map_err(|e| AgentStop::Unreadable(e.0))?;
             if let Some(e) = r.error {
                 return Err(failure(format!("reported an error: {e}"), &out.stderr));
@@ -313,18 +313,7 @@ fn run_agent(
             let last = std::fs::read_to_string(&last_file).unwrap_or_default();
             let _ = std::fs::remove_file(&last_file);
             let parsed = codex::parse(&stdout);
-            if !out.status.success() {
-                let said = parsed
-                    .as_ref()
-                    .ok()
-                    .and_then(|r| r.error.clone())
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default();
-                return Err(failure(
-                    format!("{}{said}", how_it_ended(out.status)),
-                    &out.stderr,
-                ));
-            }
+            exited_well(&out, parsed.as_ref().ok().and_then(|r| r.error.as_deref()))?;
             let mut r = parsed.map_err(|e| AgentStop::Unreadable(e.0))?;
             if let Some(e) = r.error {
                 return Err(failure(format!("reported an error: {e}"), &out.stderr));

@@ -181,15 +181,20 @@ fn trail_len(state: &Value) -> u64 {
         + state["history"].as_array().map_or(0, |h| h.len() as u64)
 }
 
+/// A run's state as baton reads it: the live file while the run's final
+/// form is sealed into `state.json`, else `state.json`. A live file that
+/// goes between looking and reading (the run completed) is read from
+/// `state.json`, which then holds it; a file that is there and does not
+/// parse is `None`.
 fn read_state(repo: &Path, ws: &str) -> Option<Value> {
     let dir = repo.join(ws);
-    let live = dir.join(".state.live.json");
-    let path = if live.is_file() {
-        live
-    } else {
-        dir.join("state.json")
+    let text = match std::fs::read_to_string(dir.join(".state.live.json")) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::read_to_string(dir.join("state.json")).ok()?
+        }
+        Err(_) => return None,
     };
-    let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
 }
 
@@ -202,10 +207,16 @@ fn git_out(repo: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// Drives pipelines to their end, one after another, until the deadline.
+/// Drives pipelines to their end, one after another, until the deadline —
+/// at least one, and on past the deadline (up to [`OVERTIME`]) while the
+/// killer has killed nothing yet, so a slow machine still gets a campaign
+/// that checks something.
 async fn pipeline_driver(id: usize, deadline: Instant, victims: Arc<Victims>, tally: Arc<Tally>) {
     let mut round = 0;
-    while Instant::now() < deadline {
+    while round == 0
+        || Instant::now() < deadline
+        || (tally.kills.load(Ordering::Relaxed) == 0 && Instant::now() < deadline + OVERTIME)
+    {
         round += 1;
         let repo = git_repo();
         std::fs::write(repo.path().join("README.md"), "x\n").unwrap();
@@ -386,12 +397,13 @@ fn killer(
     }
 }
 
+/// How long pipelines go on past the deadline while nothing was killed.
+const OVERTIME: Duration = Duration::from_secs(120);
+
 async fn campaign(plan: Plan) -> Arc<Tally> {
     let tally = Arc::new(Tally::default());
     let victims = Arc::new(Victims::default());
     let stop = Arc::new(AtomicBool::new(false));
-    let deadline = Instant::now() + plan.duration;
-    let started = Instant::now();
 
     // The shared workspace of the writers.
     let shared = Repo::new();
@@ -418,6 +430,11 @@ async fn campaign(plan: Plan) -> Arc<Tally> {
         );
         move || reader(path, stop, tally)
     });
+    // The campaign's time starts when its workers do: the setup above (a
+    // server started, a workspace made) can take longer than a short
+    // campaign on a loaded machine, and must not use it up.
+    let started = Instant::now();
+    let deadline = started + plan.duration;
     let mut tasks = Vec::new();
     for id in 0..plan.pipelines {
         tasks.push(tokio::spawn(pipeline_driver(
@@ -503,6 +520,23 @@ async fn chaos_short() {
         pipelines: 2,
         writers: 2,
         duration: Duration::from_secs(6),
+        kill_pause_ms: (50, 400),
+    })
+    .await;
+    assert_clean(&tally);
+}
+
+/// A campaign whose time is used up before its workers start (a loaded
+/// machine: the setup's server start took longer than the campaign) still
+/// drives each pipeline to its end under the killer and checks it; it used
+/// to end at once, with nothing killed and no run, and fail the harness's
+/// own checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_campaign_shorter_than_its_setup_still_checks_something() {
+    let tally = campaign(Plan {
+        pipelines: 1,
+        writers: 1,
+        duration: Duration::ZERO,
         kill_pause_ms: (50, 400),
     })
     .await;

@@ -522,3 +522,128 @@ fn workflow_validate_refuses_a_fifo_a_device_and_a_folder_at_once() {
         );
     }
 }
+
+/// The person's own configuration that cannot be used (bad TOML, a FIFO, a
+/// symbolic link) is said once on stderr, with what to do; the command
+/// still works on the defaults. A good one says nothing.
+#[test]
+fn an_unusable_person_configuration_is_said_once_and_the_command_works() {
+    let repo = Repo::new();
+    let ls = |config: &std::path::Path| {
+        let out = Command::new(baton_bin())
+            .arg("ls")
+            .current_dir(repo.path())
+            .env_remove("BATON_TOOLS")
+            .env(baton_testkit::person::ENV, config)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let good = baton_testkit::person::PersonConfig::trusting_elicitation();
+    let (code, out, err) = ls(&good.path);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("No runs yet in "), "{out}");
+    assert!(
+        !err.contains("configuration"),
+        "a good file says nothing: {err}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[answers\ntrust = 1\n").unwrap();
+    let fifo = dir.path().join("fifo.toml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let link = dir.path().join("link.toml");
+    std::os::unix::fs::symlink(&good.path, &link).unwrap();
+    for (config, says) in [
+        (&bad, "is not valid (nothing in it is used); fix it"),
+        (&fifo, "make it a plain text file of your own"),
+        (&link, "make it a plain text file of your own"),
+    ] {
+        let (code, out, err) = ls(config);
+        assert_eq!(code, 0, "{}: {err}", config.display());
+        assert!(out.starts_with("No runs yet in "), "{out}");
+        assert_eq!(
+            err.matches("baton: warning: your own configuration is not used")
+                .count(),
+            1,
+            "once: {err}"
+        );
+        assert!(err.contains(&config.display().to_string()), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(err.contains("baton goes on without it"), "{err}");
+    }
+}
+
+/// A specs folder outside the repository (a system folder, a sibling), its
+/// root or its `.git` is refused, from the flag, the environment and
+/// `baton.toml` alike, with a message that says what to pass; nothing is
+/// written there.
+#[test]
+fn a_specs_folder_outside_the_repository_is_refused_from_every_setting() {
+    let repo = Repo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let outside_dir = outside.path().display().to_string();
+    let baton_in = |args: &[&str], env: &[(&str, &str)]| {
+        let out = Command::new(baton_bin())
+            .args(args)
+            .current_dir(repo.path())
+            .env_remove("BATON_TOOLS")
+            .env_remove("BATON_SPECS_DIR")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    for (args, env, setting) in [
+        (vec!["--specs-dir", "/etc", "ls"], vec![], "--specs-dir"),
+        (
+            vec!["--specs-dir", outside_dir.as_str(), "ls"],
+            vec![],
+            "--specs-dir",
+        ),
+        (vec!["--specs-dir", "../up", "ls"], vec![], "--specs-dir"),
+        (
+            vec!["--specs-dir", ".git/runs", "ls"],
+            vec![],
+            "--specs-dir",
+        ),
+        (
+            vec!["ls"],
+            vec![("BATON_SPECS_DIR", "/etc")],
+            "BATON_SPECS_DIR",
+        ),
+    ] {
+        let (code, err) = baton_in(&args, &env);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(setting), "{args:?}: {err}");
+        assert!(
+            err.contains("pass a folder inside") && err.contains("--repo"),
+            "{args:?}: {err}"
+        );
+    }
+    std::fs::write(repo.path().join("baton.toml"), "specs_dir = \"/etc\"\n").unwrap();
+    let (code, err) = baton_in(&["ls"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("specs_dir in ") && err.contains("baton.toml"),
+        "{err}"
+    );
+    assert!(err.contains("outside the repository"), "{err}");
+    std::fs::write(
+        repo.path().join("baton.toml"),
+        "specs_dir = \"docs/runs\"\n",
+    )
+    .unwrap();
+    let (code, err) = baton_in(&["ls"], &[]);
+    assert_eq!(code, 0, "inside the repository is fine: {err}");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}

@@ -780,6 +780,49 @@ fn get_cannot_act_and_actions_need_a_session_that_a_one_time_link_made() {
     assert_eq!(kinds.len(), 2, "{kinds:?}");
 }
 
+/// A query parameter the dashboard cannot use is refused with a JSON error
+/// whose message (person text) says what to pass, valid values included;
+/// not only in `details`, and never as a bare framework text.
+#[test]
+fn a_bad_query_parameter_says_what_to_pass_in_its_message() {
+    let repo = git_repo();
+    let server = dashboard(repo.path(), "127.0.0.1", &[]);
+    let a = server.addr.as_str();
+    let bad = http(a, "GET", "/api/runs?status=bogus", &[], None);
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let e = bad.json();
+    assert_eq!(e["code"], "invalid_parameter");
+    assert_eq!(e["details"]["field"], "status");
+    let message = e["message"].as_str().unwrap();
+    for valid in e["details"]["valid"].as_array().unwrap() {
+        assert!(message.contains(valid.as_str().unwrap()), "{message}");
+    }
+    assert!(message.contains("\"bogus\""), "{message}");
+    for (query, field) in [
+        ("limit=ten", "limit"),
+        ("limit=-1", "limit"),
+        ("offset=1.5", "offset"),
+        ("offset=99999999999999999999999", "offset"),
+    ] {
+        let bad = http(a, "GET", &format!("/api/runs?{query}"), &[], None);
+        assert_eq!(bad.status, 400, "{query}: {}", bad.body);
+        let e = bad.json();
+        assert_eq!(e["code"], "invalid_parameter", "{query}");
+        assert_eq!(e["details"]["field"], field, "{query}");
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("{field} must be a whole number")),
+            "{query}: {message}"
+        );
+    }
+    let fine = http(a, "GET", "/api/runs?limit=5&offset=0&status=", &[], None);
+    assert_eq!(fine.status, 200, "{}", fine.body);
+    let bad = http(a, "GET", "/api/stats?workflow=a%0Ab", &[], None);
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let message = bad.json()["message"].as_str().unwrap().to_string();
+    assert!(message.contains("workflow"), "{message}");
+}
+
 #[test]
 fn the_api_shows_runs_a_page_at_a_time_with_their_whole_picture() {
     let repo = git_repo();

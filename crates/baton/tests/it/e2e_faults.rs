@@ -330,6 +330,50 @@ async fn a_late_report_for_another_action_is_refused() {
     c.close().await;
 }
 
+/// A report for an action of a run the person abandoned meanwhile says the
+/// run is over and what to do, not only that the action is stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_for_an_abandoned_run_says_the_run_ended() {
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = create(&c, "add login rate limiting", "M", "--nopr").await;
+    let first = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    common::person_answer(repo.path(), &ws, "abandon: not needed");
+    let before = repo.snapshot();
+    let e = c
+        .err(
+            "pipeline_report_result",
+            json!({"workspace": ws, "phase": first["phase"], "action_id": first["action_id"]}),
+            "invalid_state",
+        )
+        .await;
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("has ended (abandoned)") && message.contains("was not applied"),
+        "{message}"
+    );
+    assert!(
+        message.contains("start a new run") && message.contains("pipeline_init"),
+        "{message}"
+    );
+    assert_eq!(e["details"]["currentPhaseStatus"], "abandoned");
+    assert_eq!(e["details"]["field"], "action_id");
+    // The loop's own report says so too, and applies nothing.
+    let done = c
+        .ok("pipeline_next_action", json!({"workspace": ws, "previous_action_complete": true, "previous_action_id": first["action_id"]}))
+        .await;
+    assert_eq!(done["type"], "done", "{done}");
+    assert!(
+        done["warning"]
+            .as_str()
+            .unwrap_or("")
+            .contains("the run has ended (abandoned)"),
+        "{done}"
+    );
+    assert_eq!(repo.snapshot(), before);
+    c.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn links_and_fifos_in_the_repository_lead_no_write_elsewhere() {
     let outside = tempfile::tempdir().unwrap();

@@ -128,7 +128,8 @@ fn walk(path: &str, node: &Value, f: &mut dyn FnMut(&str, &serde_json::Map<Strin
 
 /// Every input of every tool can be entered from a client that converts
 /// typed values by a property's own `type` (the MCP Inspector CLI): plain
-/// types, objects inline, no `$ref`, no non-standard `format`.
+/// types, objects inline, no `$ref`, no non-standard `format`; and every
+/// array, input or output, says what its items are.
 #[test]
 fn every_published_schema_is_plain_enough_for_every_client() {
     let repo = Repo::new();
@@ -145,6 +146,16 @@ fn every_published_schema_is_plain_enough_for_every_client() {
                     && !STANDARD_FORMATS.contains(&f)
                 {
                     problems.push(format!("{path}: format {f:?}"));
+                }
+                // Strict clients (VS Code, OpenAI's tool check, Ajv-based
+                // linters) refuse an array schema without `items`.
+                let is_array = match node.get("type") {
+                    Some(Value::String(t)) => t == "array",
+                    Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
+                    _ => false,
+                };
+                if is_array && !node.get("items").is_some_and(Value::is_object) {
+                    problems.push(format!("{path}: an array without items"));
                 }
             });
         }

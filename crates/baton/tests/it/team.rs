@@ -442,6 +442,13 @@ async fn a_complete_run_on_one_machine_reaches_the_other_live() {
         .cloned()
         .expect("A lists its run");
     assert_eq!(own["machine"]["thisMachine"], true, "{own}");
+    // The same progress both ways: a phase the run skipped shows as
+    // skipped on the other machine too, never as done.
+    assert!(
+        own["progress"].as_str().unwrap().contains(" skipped)"),
+        "an S run skips phases: {own}"
+    );
+    assert_eq!(row["progress"], own["progress"], "B: {row}\nA: {own}");
 
     // B's `baton events --json` (no follow) lists A's events too.
     let out = b.cli(&["events", "--json", "-n", "500"]);
