@@ -43,6 +43,10 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// ignore it: the agent sets the environment of the processes it starts.
 pub const TEST_OVERRIDE_ENV: &str = "BATON_PERSON_CONFIG";
 
+/// Testing hook, honoured by debug builds only: the person's witness
+/// folder ([`witness_dir`]). Release builds ignore it.
+pub const WITNESS_OVERRIDE_ENV: &str = "BATON_WITNESS_DIR";
+
 /// What the person decided in their own configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PersonSettings {
@@ -170,6 +174,27 @@ pub fn config_file() -> Option<PathBuf> {
         return Some(PathBuf::from(path));
     }
     home_from_passwd().map(|home| home.join(".config").join("baton").join(FILE_NAME))
+}
+
+/// The person's witness folder: `<home>/.local/state/baton/witness`, the
+/// home folder taken from the password database, never `$HOME` or
+/// `$XDG_STATE_HOME` (the agent sets the environment of the processes it
+/// starts, and would choose a folder its sandbox may write); in debug
+/// builds [`WITNESS_OVERRIDE_ENV`]'s folder when it is set. What baton
+/// wrote to each run's state is recorded there, outside every folder an
+/// agent's sandbox may write (`baton_state::witness`).
+pub fn witness_dir() -> Option<PathBuf> {
+    if cfg!(debug_assertions)
+        && let Some(path) = std::env::var_os(WITNESS_OVERRIDE_ENV)
+    {
+        return Some(PathBuf::from(path));
+    }
+    home_from_passwd().map(|home| {
+        home.join(".local")
+            .join("state")
+            .join("baton")
+            .join("witness")
+    })
 }
 
 /// The current user's home folder as the password database has it.

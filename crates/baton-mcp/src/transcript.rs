@@ -19,7 +19,25 @@ use rmcp::service::{NotificationContext, RequestContext, Service, ServiceRole};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 
-use baton_transcript::{Direction, Recorder};
+use baton_transcript::{Direction, MessageKind, Recorder};
+
+/// A response as recorded: the JSON-RPC message the client receives.
+#[derive(serde::Serialize)]
+struct Reply<'a> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    #[serde(flatten)]
+    response: Response<'a>,
+}
+
+/// A response's result or error.
+#[derive(serde::Serialize)]
+enum Response<'a> {
+    #[serde(rename = "result")]
+    Result(&'a ServerResult),
+    #[serde(rename = "error")]
+    Error(&'a McpError),
+}
 
 /// Records traffic to `recorder`, then delegates to `inner`.
 #[derive(Debug, Clone)]
@@ -73,15 +91,25 @@ impl<S: Service<RoleServer>> Service<RoleServer> for Transcribed<S> {
             .await
             .map_err(|e| crate::protocol::explain_method_not_found(e, &method_name));
         let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let payload = match &result {
-            Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
-            Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
+        // Serialised once, straight to the line's text: a reply (a prompt,
+        // twice: as text and as structured content) is never copied into a
+        // JSON tree for the record.
+        let (kind, response) = match &result {
+            Ok(r) => (MessageKind::Response, Response::Result(r)),
+            Err(e) => (MessageKind::Error, Response::Error(e)),
         };
-        self.recorder.record_message(
+        self.recorder.record_serialized(
             Direction::Out,
-            payload,
-            Some((&method, &tool)),
+            kind,
+            Some(id.clone()).filter(|v| !v.is_null()),
+            method,
+            tool,
             Some(duration_ms),
+            &Reply {
+                jsonrpc: "2.0",
+                id: &id,
+                response,
+            },
         );
         result
     }

@@ -31,6 +31,7 @@ pub mod schema;
 pub mod store;
 mod store_error;
 pub mod task;
+pub mod witness;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};
 pub use schema::{

@@ -132,6 +132,10 @@ pub struct StateStore {
     pub(crate) signer: Option<std::sync::Arc<dyn crate::integrity::StateSigner>>,
     /// The states read lately, with their bytes (crate::parsed).
     parsed: crate::parsed::ParsedStates,
+    /// Where every state write is witnessed (`with_witness`, crate::witness).
+    pub(crate) witness: Option<crate::witness::Witness>,
+    /// What a write does to a state found changed outside baton.
+    pub(crate) on_outside: Option<crate::witness::OnOutside>,
 }
 
 impl std::fmt::Debug for StateStore {
@@ -143,6 +147,7 @@ impl std::fmt::Debug for StateStore {
             .field("lock_timeout", &self.lock_timeout)
             .field("before_change", &self.before_change.is_some())
             .field("signer", &self.signer.is_some())
+            .field("witness", &self.witness)
             .finish()
     }
 }
@@ -158,6 +163,8 @@ impl StateStore {
             before_change: None,
             signer: None,
             parsed: crate::parsed::ParsedStates::default(),
+            witness: None,
+            on_outside: None,
         }
     }
 
@@ -471,6 +478,8 @@ impl StateStore {
         let (updated, jobs) = {
             let lock = self.lock(ws)?;
             self.recover_if_needed(ws, Some(&lock))?;
+            // Never built upon: a state written behind baton's back.
+            let outside = self.put_back_outside(ws);
             let sealed = self.is_sealed(ws);
             let mut state = self.read(ws)?;
             let mut jobs = Vec::new();
@@ -479,6 +488,9 @@ impl StateStore {
             }
             if let Some(hook) = &self.before_change {
                 hook(ws, &mut state);
+            }
+            if let (Some(found), Some(handler)) = (&outside, &self.on_outside) {
+                handler(ws, &mut state, found, now);
             }
             let (value, finish) = change(&mut state, sealed).map_err(UpdateError::Rejected)?;
             // Workspaces made by older versions (or the Go server) get it on
@@ -576,6 +588,9 @@ impl StateStore {
             let _ = std::fs::remove_file(&journal);
             crate::journal::forget(&ws.dir);
         }
+        // Pending records before the files move, done records after: a
+        // kill between them leaves both contents baton's (crate::witness).
+        let witnessed = self.witness.as_ref().and_then(|w| w.begin(&ws.name, &ops));
         for op in ops {
             match op {
                 Op::Write(name, bytes) => {
@@ -606,6 +621,9 @@ impl StateStore {
                     jobs.push(Job::Folder(ws.dir.clone()));
                 }
             }
+        }
+        if let Some(pending) = witnessed {
+            pending.done();
         }
         Ok(jobs)
     }
@@ -643,6 +661,17 @@ impl StateStore {
                 source,
             })?;
             if !recovered.restored.is_empty() || !recovered.removed.is_empty() {
+                // What the journal put back is baton's (its witness
+                // records may not have reached the disk).
+                if let Some(witness) = &self.witness {
+                    let names: Vec<String> = recovered
+                        .restored
+                        .iter()
+                        .chain(&recovered.removed)
+                        .cloned()
+                        .collect();
+                    witness.record_present(&ws.name, &ws.dir, &names);
+                }
                 tracing::warn!(
                     "{}: the machine restarted before its last changes reached the disk; put back from the journal: {:?}, removed: {:?}",
                     ws.display,
@@ -841,7 +870,7 @@ impl StateStore {
             })
     }
 
-    fn lock(&self, ws: &WorkspaceRef) -> Result<crate::fs::HeldLock, StoreError> {
+    pub(crate) fn lock(&self, ws: &WorkspaceRef) -> Result<crate::fs::HeldLock, StoreError> {
         let path = ws.dir.join(LOCK_FILE);
         let file = crate::fs::open_regular(&path, false).map_err(|source| match source.kind() {
             std::io::ErrorKind::NotFound => StoreError::NotFound {

@@ -92,7 +92,27 @@ pub struct Entry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
     /// The full JSON-RPC message.
-    pub payload: Value,
+    pub payload: Payload,
+}
+
+/// A recorded message: a JSON value, or the JSON text of a message that
+/// was serialised once on the request path ([`Recorder::record_serialized`])
+/// and is written into the line as it is.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    /// A JSON value.
+    Value(Value),
+    /// JSON text, written verbatim.
+    Text(Box<serde_json::value::RawValue>),
+}
+
+impl Serialize for Payload {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Payload::Value(v) => v.serialize(serializer),
+            Payload::Text(t) => t.serialize(serializer),
+        }
+    }
 }
 
 /// The JSON-RPC id, method, tool name and kind of a raw message.
@@ -266,6 +286,20 @@ pub fn bounded_payload(payload: Value, max: u64) -> Value {
     serde_json::to_value(digest.finish()).unwrap_or(Value::Null)
 }
 
+/// `text` (a message's JSON), or its [`Truncated`] summary when it is
+/// over `max` bytes: [`bounded_payload`] for a message already serialised.
+fn bounded_text(text: String, max: u64) -> Payload {
+    if text.len() as u64 <= max {
+        return match serde_json::value::RawValue::from_string(text) {
+            Ok(raw) => Payload::Text(raw),
+            Err(_) => Payload::Value(Value::Null),
+        };
+    }
+    let mut digest = Digest::new();
+    let _ = digest.write_all(text.as_bytes());
+    Payload::Value(serde_json::to_value(digest.finish()).unwrap_or(Value::Null))
+}
+
 /// The summary of raw bytes that are not a JSON-RPC message: their size,
 /// SHA-256 and start (always, whatever their size).
 pub fn raw_summary(bytes: &[u8]) -> Value {
@@ -355,8 +389,63 @@ impl Recorder {
         duration_ms: Option<f64>,
         payload: Value,
     ) {
+        if self.is_enabled() {
+            let payload = Payload::Value(bounded_payload(payload, self.max_payload_bytes));
+            self.send(
+                direction,
+                kind,
+                request_id,
+                method,
+                tool,
+                duration_ms,
+                payload,
+            );
+        }
+    }
+
+    /// Records one message given as anything serialisable (a response as
+    /// the handler returned it): serialised once, here, and written as that
+    /// text — no JSON tree is built for it. Never blocks, never fails.
+    #[allow(clippy::too_many_arguments, reason = "each part named at the call")]
+    pub fn record_serialized<M: Serialize + ?Sized>(
+        &self,
+        direction: Direction,
+        kind: MessageKind,
+        request_id: Option<Value>,
+        method: Option<String>,
+        tool: Option<String>,
+        duration_ms: Option<f64>,
+        message: &M,
+    ) {
+        if self.is_enabled() {
+            let payload = match serde_json::to_string(message) {
+                Ok(text) => bounded_text(text, self.max_payload_bytes),
+                Err(_) => Payload::Value(Value::Null),
+            };
+            self.send(
+                direction,
+                kind,
+                request_id,
+                method,
+                tool,
+                duration_ms,
+                payload,
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "each part named at the call")]
+    fn send(
+        &self,
+        direction: Direction,
+        kind: MessageKind,
+        request_id: Option<Value>,
+        method: Option<String>,
+        tool: Option<String>,
+        duration_ms: Option<f64>,
+        payload: Payload,
+    ) {
         if let Some(sender) = &self.sender {
-            let payload = bounded_payload(payload, self.max_payload_bytes);
             let _ = sender.send(Entry {
                 timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
                 session_id: self.session_id.clone(),
@@ -730,6 +819,84 @@ mod tests {
         assert_eq!(lines[2]["kind"], "invalid");
         assert_eq!(lines[2]["payload"]["unparsed"], "not json at all");
         assert_eq!(lines[2]["payload"]["bytes"], 15);
+    }
+
+    #[tokio::test]
+    async fn a_message_recorded_serialized_is_its_exact_json_and_is_bounded_alike() {
+        #[derive(Serialize)]
+        struct Reply<'a> {
+            jsonrpc: &'static str,
+            id: u64,
+            result: &'a Value,
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = TranscriptOptions::new(Some(dir.path().to_path_buf()));
+        options.max_payload_bytes = 1024;
+        let t = Transcript::start("ser", &options).unwrap();
+        let small = json!({"content": [{"type": "text", "text": "a \"quoted\" line\n"}], "n": 1.5});
+        let big = json!({"text": "y".repeat(5_000)});
+        let big_reply = Reply {
+            jsonrpc: "2.0",
+            id: 8,
+            result: &big,
+        };
+        let exact = serde_json::to_vec(&big_reply).unwrap();
+        let rec = t.recorder();
+        let ctx = |id: u64| {
+            (
+                Some(json!(id)),
+                Some("tools/call".to_string()),
+                Some("state_get".to_string()),
+            )
+        };
+        let (id, method, tool) = ctx(7);
+        rec.record_serialized(
+            Direction::Out,
+            MessageKind::Response,
+            id,
+            method,
+            tool,
+            Some(0.5),
+            &Reply {
+                jsonrpc: "2.0",
+                id: 7,
+                result: &small,
+            },
+        );
+        let (id, method, tool) = ctx(8);
+        rec.record_serialized(
+            Direction::Out,
+            MessageKind::Response,
+            id,
+            method,
+            tool,
+            None,
+            &big_reply,
+        );
+        drop(rec);
+        t.close().await;
+        let files = lines_of(dir.path());
+        let lines = &files[0].1;
+        assert_eq!(lines[0]["kind"], "response");
+        assert_eq!(lines[0]["request_id"], 7);
+        assert_eq!(lines[0]["tool"], "state_get");
+        assert_eq!(lines[0]["duration_ms"], 0.5);
+        assert_eq!(
+            lines[0]["payload"],
+            json!({"jsonrpc": "2.0", "id": 7, "result": small}),
+            "the whole message, as JSON"
+        );
+        // Over the limit: size, hash and start of the very text serialised.
+        let p = &lines[1]["payload"];
+        assert_eq!(p["truncated"], true);
+        assert_eq!(p["bytes"], exact.len() as u64);
+        use sha2::Digest as _;
+        let hash: String = sha2::Sha256::digest(&exact)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(p["sha256"], hash);
+        assert!(exact.starts_with(p["head"].as_str().unwrap().as_bytes()));
     }
 
     #[tokio::test]

@@ -90,6 +90,7 @@ pub mod tamper;
 pub mod team;
 pub mod trust;
 pub mod validate;
+pub mod witness;
 pub mod workflows;
 
 /// Who answers or acts, and through which channel: what the use cases take

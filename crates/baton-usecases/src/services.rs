@@ -74,7 +74,16 @@ impl Services {
                 std::sync::Arc::new(move |ws, state| {
                     crate::git::settle_baseline(&repo_root, ws, state)
                 })
-            });
+            })
+            // A state written behind baton's back is never built upon: the
+            // change starts from what baton last wrote, and the run is held
+            // (hooks::outside).
+            .with_on_outside(Arc::new(crate::hooks::outside::hold_found));
+        // What baton writes is witnessed outside every agent's sandbox.
+        let store = match baton_config::person::witness_dir() {
+            Some(folder) => store.with_witness(&folder),
+            None => store,
+        };
         let loaded = lazy_workflows::LoadedWorkflows::new(config.workflows_dir.clone());
         let workflows = lazy_workflows::Workflows(Arc::clone(&loaded));
         // The run history reads nothing yet. Appends are not fsynced

@@ -409,6 +409,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )
         }
         Command::Dashboard { port, bind } => {
+            person_only()?;
             let config = Config::load(&overrides)?;
             crate::dashboard_cmd::run(config, port, bind)
         }
@@ -427,6 +428,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             workspace,
             reason,
         } => {
+            person_only()?;
             let config = Config::load(&overrides)?;
             if switch == "release" {
                 crate::enforce_cmd::release(config, &workspace)
@@ -509,6 +511,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::history_cmd::run(&config, command)
         }
         Command::Answer { workspace, answer } => {
+            person_only()?;
             let config = Config::load(&overrides)?;
             crate::answer_cmd::run(config, &workspace, &answer)
         }
@@ -617,4 +620,12 @@ fn show(config: &Config, workspace: &str, raw: bool) -> anyhow::Result<ExitCode>
     }
     println!("next        {}", info.next_step);
     Ok(ExitCode::SUCCESS)
+}
+
+/// A person's command (`answer`, `enforce`, `dashboard`) refuses at once
+/// inside an agent's sandbox, before it reads anything: a program the agent
+/// runs may have made itself a terminal, and only the person's own
+/// terminal can write baton's witness folder (`baton_usecases::witness`).
+fn person_only() -> anyhow::Result<()> {
+    baton_usecases::witness::person_may_write().map_err(|m| anyhow::anyhow!(m))
 }

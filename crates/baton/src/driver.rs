@@ -651,6 +651,8 @@ fn answer(
     if !stdin.is_terminal() {
         return Ok(None);
     }
+    // A terminal inside an agent's sandbox is not the person's.
+    baton_usecases::witness::person_may_write().map_err(|m| anyhow::anyhow!(m))?;
     loop {
         eprint!("{} > ", options.join(" / "));
         let mut line = String::new();

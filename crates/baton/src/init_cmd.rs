@@ -12,7 +12,10 @@
 //!   sandbox: [`crate::sandbox`]), `.claude/settings.local.json` (the
 //!   sandbox's paths on this machine),
 //!   `.claude/agents/*.md`, `.claude/commands/baton-pipeline.md`.
-//! * Codex: `.codex/config.toml` (`[mcp_servers.baton]`), `.codex/hooks.json`.
+//! * Codex: `.codex/config.toml` (`[mcp_servers.baton]`, and
+//!   `sandbox_mode = "workspace-write"` unless the person chose a mode:
+//!   the sandbox keeps the agent's programs from writing baton's witness
+//!   folder, docs/clients.md), `.codex/hooks.json`.
 //! * Cursor: `.cursor/mcp.json`, `.cursor/hooks.json`,
 //!   `.cursor/commands/baton-pipeline.md` (no Claude front matter).
 
@@ -113,6 +116,8 @@ pub fn run(config: &Config, client: Client) -> anyhow::Result<ExitCode> {
     }
     if matches!(client, Client::Codex | Client::All) {
         merge_codex_config(&root.join(".codex/config.toml"))?;
+        codex_sandbox_mode(&root.join(".codex/config.toml"))?;
+        warn_witness_writable(root);
         merge_hooks_claude_style(
             &root.join(".codex/hooks.json"),
             CODEX_HOOKS,
@@ -362,6 +367,99 @@ fn merge_codex_config(path: &Path) -> anyhow::Result<()> {
         SERVE_ARGS.map(|a| format!("\"{a}\"")).join(", ")
     ));
     write_if_changed(path, &text, "the baton MCP server")
+}
+
+/// Codex's sandbox mode baton asks for: the agent's commands write the
+/// repository and the temporary folders, never the person's witness folder.
+pub const CODEX_SANDBOX_MODE: &str = "workspace-write";
+
+/// Sets `sandbox_mode` in `.codex/config.toml` unless the person set one;
+/// then says what their mode means for baton.
+fn codex_sandbox_mode(path: &Path) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let table: toml::Table = match toml::from_str(&text) {
+        Ok(t) => t,
+        Err(e) => {
+            println!(
+                "warning: {} does not parse ({e}); set `sandbox_mode = \"{CODEX_SANDBOX_MODE}\"` at its top yourself",
+                path.display()
+            );
+            return Ok(());
+        }
+    };
+    match table.get("sandbox_mode").and_then(|v| v.as_str()) {
+        Some(mode) => {
+            let meaning = match mode {
+                "workspace-write" | "read-only" => {
+                    "the agent's programs cannot write baton's witness folder: a state they forge holds the run, and `baton answer` from inside the sandbox refuses"
+                }
+                "danger-full-access" => {
+                    "NOT GUARANTEED: the agent's programs can write baton's witness folder and its key's folder, so a program the agent runs can forge a run's state or a person's answer unseen; use \"workspace-write\" to have baton's guarantee"
+                }
+                _ => {
+                    "a mode baton does not know: check that it keeps the agent's programs from writing ~/.local/state/baton"
+                }
+            };
+            println!(
+                "{} keeps your sandbox_mode = {mode:?}: {meaning} (docs/clients.md, \"Trust model\")",
+                path.display()
+            );
+            Ok(())
+        }
+        None => {
+            // A top-level key: before the first table.
+            let line = format!(
+                "# The agent's commands write the repository and the temporary folders only,\n# never baton's witness folder (docs/clients.md).\nsandbox_mode = \"{CODEX_SANDBOX_MODE}\"\n"
+            );
+            let at = text
+                .match_indices('\n')
+                .map(|(i, _)| i + 1)
+                .chain(std::iter::once(0))
+                .filter(|&i| text[i..].starts_with('['))
+                .min()
+                .unwrap_or(text.len());
+            let mut updated = text.clone();
+            if at == text.len() && !updated.is_empty() && !updated.ends_with('\n') {
+                updated.push('\n');
+            }
+            let at = at.min(updated.len());
+            updated.insert_str(at, &line);
+            let placed = toml::from_str::<toml::Table>(&updated)
+                .ok()
+                .is_some_and(|t| {
+                    t.get("sandbox_mode").and_then(|v| v.as_str()) == Some(CODEX_SANDBOX_MODE)
+                });
+            if !placed {
+                println!(
+                    "warning: baton could not place `sandbox_mode = \"{CODEX_SANDBOX_MODE}\"` in {}; set it at its top yourself",
+                    path.display()
+                );
+                return Ok(());
+            }
+            write_if_changed(path, &updated, "Codex's sandbox")
+        }
+    }
+}
+
+/// Warns when an agent's sandbox would let its programs write the
+/// person's witness folder: inside the repository (a repository at the
+/// home folder) or in a temporary folder.
+fn warn_witness_writable(root: &Path) {
+    let Some(witness) = baton_config::person::witness_dir() else {
+        return;
+    };
+    let tmp = std::env::temp_dir();
+    let inside = [root, Path::new("/tmp"), tmp.as_path()]
+        .iter()
+        .find(|p| witness.starts_with(p))
+        .map(|p| p.display().to_string());
+    if let Some(place) = inside {
+        println!(
+            "warning: baton's witness folder {} is inside {place}, which Codex's workspace-write sandbox lets the agent's programs write: a state they forge there would not show. Use a repository that does not contain your home folder.",
+            witness.display()
+        );
+    }
 }
 
 /// Writes the pipeline's agents as Claude Code sub-agent definitions

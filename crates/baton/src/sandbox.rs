@@ -14,7 +14,9 @@
 //! * `filesystem.denyRead`: the person's configuration folder
 //!   (`~/.config/baton`: `state.key`, `config.toml`) and the dashboard's
 //!   token file;
-//! * `filesystem.denyWrite`: that folder, `.baton/`, the specs folder
+//! * `filesystem.denyWrite`: that folder, the person's witness folder
+//!   (`~/.local/state/baton`: what baton wrote to each run's state,
+//!   `baton_state::witness`; readable), `.baton/`, the specs folder
 //!   (every run's `state.json`, live state, journal, answers, archive),
 //!   the clients' settings and baton's configuration in the repository,
 //!   and the clients' folders in the home folder (Claude Code's transcripts,
@@ -68,6 +70,7 @@ pub fn portable() -> Protected {
         deny_read: vec!["~/.config/baton".into()],
         deny_write: vec![
             "~/.config/baton".into(),
+            "~/.local/state/baton".into(),
             "~/.claude".into(),
             "~/.claude.json".into(),
             "~/.codex".into(),
@@ -84,6 +87,12 @@ pub fn absolute(config: &Config) -> Protected {
     if let Some(dir) = baton_config::person::config_dir() {
         p.deny_read.push(show(&dir));
         p.deny_write.push(show(&dir));
+    }
+    if let Some(witness) = baton_config::person::witness_dir() {
+        // Made now: a path that does not exist yet could be created inside
+        // the sandbox.
+        let _ = baton_usecases::witness::create_folder(&witness);
+        p.deny_write.push(show(&witness));
     }
     if let Some(token) = &config.dashboard.token_file {
         p.deny_read

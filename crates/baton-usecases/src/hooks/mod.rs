@@ -558,7 +558,7 @@ fn state_after_command(svc: &Services, input: &HookInput, tool: &ToolCall) -> Op
     let watch = session.watches.iter().find(|w| w.call == call)?;
     let before = watch.state.as_deref()?;
     let ws = svc.store.resolve(&session.workspace).ok()?;
-    let files = outside::changed_outside(&ws.dir, before);
+    let files = outside::changed_outside(svc, &ws, before);
     let forget = |s: &mut Session| s.watches.retain(|w| w.call != call);
     if !files.is_empty() {
         let _ = binding::modify(root, &input.session, forget);

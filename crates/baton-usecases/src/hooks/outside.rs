@@ -2,27 +2,33 @@
 //! command ran — a test, a script, anything the command started — is
 //! detected after the command, and the run is held.
 //!
-//! Before every shell command of a session bound to a run, the hook keeps
-//! the fingerprint of the run's state files (`state.json` and a sealed
-//! run's live state: SHA-256 of their bytes) with the command's watch.
-//! After the command, files that differ must be baton's own writes: every
-//! state baton writes is first appended, whole, to the workspace's journal
-//! (`baton_state::journal`), so a file baton wrote last equals the journal's
-//! last record of it — a person's `baton answer` in their terminal, the
-//! dashboard, the agent's own MCP calls in parallel. Anything else was
-//! written behind baton's back: the run is held ([`Hold`], code
-//! [`CODE`]), the state baton last wrote is put back from the journal (a
-//! forged answer or phase is not counted; a person's answer baton recorded
-//! during the command stays), a tamper note is recorded for `baton show`,
-//! `run_overview` and the dashboard, a `phase-fail` event carries the
-//! code and message (the event log, notifications), and the run's tools
-//! refuse to go on
-//! until a person releases it (`baton enforce release`, a terminal only).
+//! Every state baton writes is recorded by its witness
+//! (`baton_state::witness`), in the person's state folder, outside every
+//! folder an agent's sandbox may write. After a shell command of a session
+//! bound to a run, under the workspace lock (a write of baton's in
+//! progress is never half seen), each state file must be what baton last
+//! wrote — a person's `baton answer` in their terminal, the dashboard,
+//! the agent's own MCP calls in parallel are all baton's writes. Anything
+//! else, an older state of baton's put back included, was written behind
+//! baton's back: the run is held ([`Hold`], code [`CODE`]), the state baton
+//! last wrote is put back from the journal (a forged answer or phase is
+//! not counted; a person's answer baton recorded during the command
+//! stays), a tamper note is recorded for `baton show`, `run_overview` and
+//! the dashboard, a `phase-fail` event carries the code and message (the
+//! event log, notifications), and the run's tools refuse to go on until a
+//! person releases it (`baton enforce release`, a terminal only). Any
+//! change of baton's finds the same first ([`hold_found`]), so a forged
+//! state is never built upon, with or without a hook.
 //!
-//! Not detected: a program that also writes a matching journal record
-//! (it must read baton's key too — Claude Code's sandbox denies both), a
-//! change made and undone while the command ran, and writes by processes
-//! outside the client (docs/clients.md "Trust model").
+//! A run the witness has no record of (last written by an older baton, or
+//! where the witness folder could not be written) is compared as before the
+//! witness: the files changed during the command must equal the journal's
+//! last record of them.
+//!
+//! Not detected: a program that can write the witness folder (Codex's
+//! `danger-full-access`, Claude Code with its sandbox off, a process
+//! outside the client), a change made and undone while the command ran
+//! (docs/clients.md "Trust model").
 
 use std::path::Path;
 
@@ -31,6 +37,7 @@ use sha2::{Digest, Sha256};
 
 use baton_state::journal::{self, Op};
 use baton_state::store::{LIVE_STATE_FILE, STATE_FILE};
+use baton_state::witness::OutsideChange;
 use baton_state::{Actor, Hold, TamperNote, WorkspaceRef, WorkspaceState};
 
 use baton_events::EventKind;
@@ -94,12 +101,29 @@ fn journaled(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
     last
 }
 
-/// After a command: the state files in `dir` that changed since
-/// `before` (a [`fingerprint`]) and that baton did not write — their
-/// content is not the journal's last record of them (with no journal, as
-/// with `BATON_FSYNC=off`, every change counts); empty when nothing
-/// changed or every change is baton's own.
-pub fn changed_outside(dir: &Path, before: &str) -> Vec<String> {
+/// After a command: the state files of `ws` that are not what baton last
+/// wrote, per its witness; for a run the witness has no record of, those
+/// that changed since `before` (a [`fingerprint`]) and are not the
+/// journal's last record of them (with no journal, as with
+/// `BATON_FSYNC=off`, every change counts). Empty when every file is
+/// baton's own.
+pub fn changed_outside(svc: &Services, ws: &WorkspaceRef, before: &str) -> Vec<String> {
+    match svc.store.outside_changes(ws) {
+        Ok(Some(files)) => files,
+        Ok(None) => changed_per_journal(&ws.dir, before),
+        Err(e) => {
+            tracing::warn!(
+                "{}: the state could not be compared with its witness ({e})",
+                ws.display
+            );
+            changed_per_journal(&ws.dir, before)
+        }
+    }
+}
+
+/// [`changed_outside`] without a witness record of the run: the files that
+/// changed since `before` and are not the journal's last record of them.
+fn changed_per_journal(dir: &Path, before: &str) -> Vec<String> {
     let before: Vec<&str> = before.split(',').collect();
     let changed: Vec<&str> = FILES
         .iter()
@@ -143,8 +167,15 @@ fn last_written(dir: &Path) -> Option<WorkspaceState> {
 pub fn hold(svc: &Services, ws: &WorkspaceRef, command: &str, files: &[String]) -> String {
     let now = Utc::now();
     let command: String = command.chars().take(300).collect();
-    let restored = last_written(&ws.dir);
-    let put_back = restored.is_some();
+    // With a witness record the store's own change puts back what baton
+    // last wrote ([`hold_found`]); without, the journal's last record.
+    let witnessed = matches!(svc.store.outside_changes(ws), Ok(Some(_)));
+    let restored = if witnessed {
+        None
+    } else {
+        last_written(&ws.dir)
+    };
+    let put_back = witnessed || restored.is_some();
     let message = format!(
         "{} of run {} changed outside baton while the agent's command `{command}` ran; {}. The run is held until a person checks it and runs `baton enforce release {}` in their terminal.",
         files.join(" and "),
@@ -165,6 +196,10 @@ pub fn hold(svc: &Services, ws: &WorkspaceRef, command: &str, files: &[String]) 
     let written = svc.store.update(ws, now, |state| {
         if let Some(r) = &restored {
             *state = r.clone();
+        }
+        // This hold says more than the one the change found (same time).
+        if state.tampering.last().is_some_and(|n| n.at == now) {
+            state.tampering.pop();
         }
         state.tampering.push(TamperNote {
             at: now,
@@ -194,6 +229,42 @@ pub fn hold(svc: &Services, ws: &WorkspaceRef, command: &str, files: &[String]) 
             agent
         }
         Err(e) => format!("{agent} (baton could not record the hold: {e})"),
+    }
+}
+
+/// What any change of baton's does first when it finds the state changed
+/// outside baton (`StateStore::with_on_outside`; the store has put back
+/// what baton last wrote when its journal had it): the run is held, with
+/// a tamper note. A hold already there stays.
+pub fn hold_found(
+    ws: &WorkspaceRef,
+    state: &mut WorkspaceState,
+    found: &OutsideChange,
+    now: chrono::DateTime<Utc>,
+) {
+    let message = format!(
+        "{} of run {} changed outside baton; {}. The run is held until a person checks it and runs `baton enforce release {}` in their terminal.",
+        found.files.join(" and "),
+        ws.display,
+        if found.put_back {
+            "baton put back the state it last wrote (what was written is not counted)"
+        } else {
+            "baton could not put back the state it last wrote (its journal does not have it): check the run's answers and phase"
+        },
+        ws.display
+    );
+    state.tampering.push(TamperNote {
+        at: now,
+        phase: state.current_phase.clone(),
+        message: message.clone(),
+    });
+    if state.hold.is_none() {
+        state.hold = Some(Hold {
+            code: CODE.to_string(),
+            at: now,
+            command: String::new(),
+            message,
+        });
     }
 }
 

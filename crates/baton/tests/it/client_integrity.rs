@@ -144,6 +144,8 @@ async fn the_sandbox_keeps_a_program_the_agent_runs_from_the_key_and_the_state()
         bash(
             "echo 'pub fn ok() {}' > src/ok.rs && cat src/ok.rs && git add src/ok.rs && git status --short",
         ),
+        bash(&format!("python3 -c \"{WRITE_WITNESS}\"")),
+        bash(&format!("python3 -c \"{PTY_ANSWER}\"")),
         Turn::text("done").into(),
     ]);
     let out = project.claude(&server).prompt("go");
@@ -174,7 +176,33 @@ async fn the_sandbox_keeps_a_program_the_agent_runs_from_the_key_and_the_state()
         work.contains("pub fn ok") && work.contains("A  src/ok.rs"),
         "{work}"
     );
+    // baton's witness folder is the OS's to refuse too: a program cannot
+    // record a write as baton's, and `baton answer` in a pseudo-terminal
+    // it made refuses.
+    let (witness, _) = result_of_call(&server, "Bash", 3);
+    assert!(
+        !witness.contains("WITNESSED"),
+        "the program wrote the witness: {witness}"
+    );
+    assert!(
+        witness.contains("Read-only") || witness.contains("Permission denied"),
+        "the OS refused the write: {witness}"
+    );
+    let (pty, _) = result_of_call(&server, "Bash", 4);
+    assert!(pty.contains("inside an agent's sandbox"), "{pty}");
+    assert_eq!(
+        std::fs::read(&state_file).expect("state"),
+        before,
+        "nothing was recorded"
+    );
 }
+
+/// A program that writes into baton's witness folder (the password
+/// database's home), spelled so that no command line names it.
+const WRITE_WITNESS: &str = "import os,pwd; d=os.path.join(pwd.getpwuid(os.getuid()).pw_dir, '.local', 'state', 'bat'+'on', 'witness'); open(os.path.join(d, 'forged'), 'a').write('D x state.json y'); print('WITNESSED')";
+
+/// A program that starts `baton answer` in a pseudo-terminal of its own.
+const PTY_ANSWER: &str = "import glob,os,pty; w=os.path.dirname(glob.glob('.sp'+'ecs/*/st'+'ate.json')[0]); pty.spawn(['bat'+'on', 'ans'+'wer', w, 'approve'])";
 
 /// The person's configuration folder the baton under test reads (the
 /// password database's home; the tests do not set `BATON_PERSON_CONFIG`).

@@ -517,6 +517,39 @@ async fn a_person_turns_enforcement_off_for_one_run_and_it_is_recorded() {
     );
 }
 
+/// `baton init --client codex` keeps a sandbox mode the person chose and
+/// says what it means for baton: `danger-full-access` lets the agent's
+/// programs write baton's witness folder (not guaranteed).
+#[test]
+fn init_keeps_the_persons_codex_sandbox_mode_and_says_what_it_means() {
+    let repo = GitRepo::new();
+    repo.write(
+        ".codex/config.toml",
+        "sandbox_mode = \"danger-full-access\"\n",
+    );
+    let out = Command::new(baton_bin())
+        .args(["init", "--client", "codex"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("danger-full-access") && said.contains("NOT GUARANTEED"),
+        "{said}"
+    );
+    let codex = std::fs::read_to_string(repo.join(".codex/config.toml")).unwrap();
+    assert!(
+        codex.starts_with("sandbox_mode = \"danger-full-access\"\n"),
+        "{codex}"
+    );
+    assert_eq!(codex.matches("sandbox_mode").count(), 1, "{codex}");
+}
+
 /// `baton init` merges its hooks into the person's settings (their own
 /// hooks and keys stay), writes nothing of this machine's paths, and a
 /// second run changes nothing.
@@ -574,6 +607,14 @@ fn init_merges_hooks_keeps_the_persons_own_and_is_idempotent() {
         "{codex}"
     );
     assert_eq!(codex.matches("[mcp_servers.baton]").count(), 1);
+    // Codex's sandbox keeps the agent's programs out of baton's witness
+    // folder: set where the person chose no mode (a top-level key).
+    let parsed: toml::Table = toml::from_str(&codex).expect("config.toml parses");
+    assert_eq!(
+        parsed["sandbox_mode"].as_str(),
+        Some("workspace-write"),
+        "{codex}"
+    );
     let codex_hooks: Value =
         serde_json::from_str(&std::fs::read_to_string(repo.join(".codex/hooks.json")).unwrap())
             .unwrap();
