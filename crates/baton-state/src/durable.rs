@@ -104,6 +104,9 @@ struct Queue {
     /// Jobs taken by the thread and not done yet.
     busy: bool,
     started: bool,
+    /// The thread is being started ([`start_syncer`], without this lock):
+    /// jobs queued meanwhile wait for it.
+    starting: bool,
 }
 
 struct Syncer {
@@ -137,7 +140,9 @@ pub fn submit(mode: Durability, jobs: Vec<Job>, lock_timeout: Duration) {
             }
             let s = syncer();
             let mut q = lock(&s.queue);
-            if !started(&mut q, lock_timeout) {
+            // Being started by the server's warm-up thread: queued for it,
+            // this reply does not wait for the thread to exist.
+            if !q.starting && !started(&mut q, lock_timeout) {
                 // No thread for it: sync before the reply instead.
                 drop(q);
                 run(jobs, lock_timeout);
@@ -161,8 +166,31 @@ pub fn submit(mode: Durability, jobs: Vec<Job>, lock_timeout: Duration) {
 /// it is up, so its first change does not start a thread before its reply.
 /// Without it, the first change starts it.
 pub fn start_syncer(lock_timeout: Duration) {
-    let mut q = lock(&syncer().queue);
-    started(&mut q, lock_timeout);
+    let s = syncer();
+    {
+        let mut q = lock(&s.queue);
+        if q.started || q.starting {
+            return;
+        }
+        q.starting = true;
+    }
+    // Started without the queue's lock: a thread's start can take
+    // milliseconds on a busy machine, and a call that writes meanwhile
+    // queues its jobs for it instead of waiting before its reply.
+    let ok = start(lock_timeout);
+    let mut q = lock(&s.queue);
+    q.starting = false;
+    q.started = ok;
+    if !ok && !q.jobs.is_empty() {
+        // No thread after all: what was queued for it is synced now.
+        let jobs = std::mem::take(&mut q.jobs);
+        q.since = None;
+        q.busy = true;
+        drop(q);
+        run(jobs.into_iter().collect(), lock_timeout);
+        lock(&s.queue).busy = false;
+        s.idle.notify_all();
+    }
 }
 
 /// Whether the sync thread runs, starting it if need be; `false` when the
@@ -179,7 +207,7 @@ fn started(q: &mut Queue, lock_timeout: Duration) -> bool {
 pub fn flush() {
     let s = syncer();
     let mut q = lock(&s.queue);
-    if !q.started {
+    if !q.started && !q.starting {
         return;
     }
     while q.busy || !q.jobs.is_empty() {

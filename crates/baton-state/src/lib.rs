@@ -6,8 +6,9 @@
 //!   each returns the [`Transition`]s that happened so the caller can publish
 //!   events *after* the write succeeded. This crate knows nothing of events.
 //! * [`store`] — workspace folders under the specs root; every mutation is
-//!   load → modify → journal → atomic write under an OS lock per workspace.
-//!   No cache.
+//!   load → modify → journal → atomic write under an OS lock per workspace;
+//!   reads (`read.rs`) take a parsed state and its integrity check from
+//!   [`parsed`] only for the exact bytes they came from.
 //! * [`journal`] — the write-ahead journal that lets a power cut lose only
 //!   the last moments, and puts torn files back after a restart.
 //! * [`durable`] — the durability modes and the syncer thread that syncs
@@ -27,6 +28,7 @@ pub mod journal;
 pub mod lifecycle;
 mod names;
 pub mod parsed;
+mod read;
 pub mod schema;
 pub mod store;
 mod store_error;

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use crate::durable::{Durability, Job};
 use crate::journal::Op;
 use crate::names::{normalize, truncate, validate_name};
-use crate::schema::{SchemaError, WorkspaceState};
+use crate::schema::WorkspaceState;
 pub use crate::store_error::{StoreError, UpdateError};
 
 /// The state file name inside a workspace.
@@ -131,7 +131,7 @@ pub struct StateStore {
     /// Tags every state written (`with_signer`, crate::integrity).
     pub(crate) signer: Option<std::sync::Arc<dyn crate::integrity::StateSigner>>,
     /// The states read lately, with their bytes (crate::parsed).
-    parsed: crate::parsed::ParsedStates,
+    pub(crate) parsed: crate::parsed::ParsedStates,
     /// Where every state write is witnessed (`with_witness`, crate::witness).
     pub(crate) witness: Option<crate::witness::Witness>,
     /// What a write does to a state found changed outside baton.
@@ -342,110 +342,6 @@ impl StateStore {
         Ok(())
     }
 
-    /// Reads and migrates `state.json` (no lock: a reader sees either the old
-    /// or the new file, never a partial one, because writes are renames).
-    /// The first read of a workspace in a process after the machine
-    /// restarted checks its files against the journal first (under the lock).
-    pub fn load(&self, ws: &WorkspaceRef) -> Result<WorkspaceState, StoreError> {
-        self.recover_if_needed(ws, None)?;
-        self.read(ws)
-    }
-
-    /// Like [`StateStore::load`], with what the state file's integrity tag
-    /// says about the very bytes the state was read from
-    /// ([`crate::integrity::check_text`]; unknown without a signer). The
-    /// check of bytes this store wrote or checked before is not computed
-    /// again: any other byte, and it is.
-    pub fn load_checked(
-        &self,
-        ws: &WorkspaceRef,
-    ) -> Result<(WorkspaceState, crate::integrity::TagCheck), StoreError> {
-        self.recover_if_needed(ws, None)?;
-        let (path, bytes) = self.read_bytes(ws)?;
-        let state = self.parse(&path, &bytes)?;
-        let tag = match self.parsed.tag(&path, &bytes) {
-            Some(tag) => tag,
-            None => {
-                let tag = self.check_bytes(&bytes);
-                self.parsed.keep_tag(&path, &bytes, tag);
-                tag
-            }
-        };
-        Ok((state, tag))
-    }
-
-    fn read(&self, ws: &WorkspaceRef) -> Result<WorkspaceState, StoreError> {
-        let (path, bytes) = self.read_bytes(ws)?;
-        self.parse(&path, &bytes)
-    }
-
-    /// The bytes of the state file baton reads for `ws`, and its path.
-    fn read_bytes(&self, ws: &WorkspaceRef) -> Result<(PathBuf, Vec<u8>), StoreError> {
-        // A sealed run's live state is the authority until the run ends.
-        let path = if self.is_sealed(ws) {
-            ws.dir.join(LIVE_STATE_FILE)
-        } else {
-            ws.state_file()
-        };
-        let meta = match std::fs::symlink_metadata(&path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(StoreError::NotFound {
-                    path: ws.dir.clone(),
-                });
-            }
-            Err(source) => {
-                return Err(StoreError::Io {
-                    op: "read",
-                    path,
-                    source,
-                });
-            }
-        };
-        if !meta.file_type().is_file() {
-            return Err(StoreError::Corrupt {
-                reason: format!("it is {}, not a regular file", crate::fs::kind_of(&meta)),
-                path,
-            });
-        }
-        if meta.len() > MAX_STATE_BYTES {
-            return Err(StoreError::Corrupt {
-                path,
-                reason: format!("larger than {MAX_STATE_BYTES} bytes"),
-            });
-        }
-        let bytes = std::fs::read(&path).map_err(|source| StoreError::Io {
-            op: "read",
-            path: path.clone(),
-            source,
-        })?;
-        Ok((path, bytes))
-    }
-
-    /// The state in `bytes` read from `path`.
-    fn parse(&self, path: &Path, bytes: &[u8]) -> Result<WorkspaceState, StoreError> {
-        // Read more than once per call: the same bytes are not parsed again.
-        if let Some(state) = self.parsed.get(path, bytes) {
-            return Ok(state);
-        }
-        let text = std::str::from_utf8(bytes).map_err(|e| StoreError::Corrupt {
-            path: path.to_path_buf(),
-            reason: format!("not UTF-8 text ({e})"),
-        })?;
-        let state = WorkspaceState::from_json(text).map_err(|e| match e {
-            SchemaError::Malformed(reason) => StoreError::Corrupt {
-                path: path.to_path_buf(),
-                reason,
-            },
-            too_new @ SchemaError::TooNew(_) => StoreError::UnsupportedVersion {
-                path: path.to_path_buf(),
-                reason: too_new.to_string(),
-            },
-        })?;
-        self.parsed.keep(path, bytes, &state);
-        Ok(state)
-    }
-
     /// Load → `change` → write, under the workspace's exclusive lock.
     ///
     /// `change` works on a copy; when it returns an error nothing is written.
@@ -637,7 +533,7 @@ impl StateStore {
     /// After the machine restarted: puts the workspace's files back as its
     /// journal says ([`crate::journal::recover`]), once per workspace and
     /// process. `held`: the caller's lock, else it is taken for this.
-    fn recover_if_needed(
+    pub(crate) fn recover_if_needed(
         &self,
         ws: &WorkspaceRef,
         held: Option<&crate::fs::HeldLock>,

@@ -27,6 +27,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use baton_engine::plan::commit::{RepoStatus, parse_porcelain};
@@ -230,18 +231,29 @@ impl PendingBaseline {
             repo: self.repo,
             scan: self.scan,
         };
-        let unsent = match reader() {
-            Some(sender) => sender
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .send(read)
-                .err()
-                .map(|e| e.0),
-            None => Some(read),
-        };
-        // No reader thread: read it now.
+        let r = reader();
+        if r.state.load(Ordering::Acquire) == READER_FAILED {
+            // No reader thread: read it now.
+            read.run();
+            return;
+        }
+        let unsent = r
+            .sender
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(read)
+            .err()
+            .map(|e| e.0);
         if let Some(read) = unsent {
             read.run();
+            return;
+        }
+        // Nobody started the thread (no server warm-up): this call does.
+        // One being started (by the warm-up) is not waited for.
+        start_reader();
+        // A start that failed meanwhile left the queue to its callers.
+        if r.state.load(Ordering::Acquire) == READER_FAILED {
+            r.run_queued();
         }
     }
 }
@@ -265,35 +277,84 @@ impl Read {
 /// confirms, one after the other — a confirmation hands it the read
 /// instead of starting a thread. `None` when the system gives no thread
 /// (the confirmation then reads before its reply).
-fn reader() -> Option<&'static Mutex<std::sync::mpsc::Sender<Read>>> {
-    static READER: OnceLock<Option<Mutex<std::sync::mpsc::Sender<Read>>>> = OnceLock::new();
-    READER
-        .get_or_init(|| {
-            let (sender, reads) = std::sync::mpsc::channel::<Read>();
-            match std::thread::Builder::new()
-                .name("baton-baseline".into())
-                .stack_size(256 * 1024)
-                .spawn(move || {
-                    yield_to_replies();
-                    for read in reads {
-                        read.run();
-                    }
-                }) {
-                Ok(_) => Some(Mutex::new(sender)),
-                Err(e) => {
-                    tracing::debug!("no thread for baseline reads ({e}); each is read at once");
-                    None
-                }
-            }
-        })
-        .as_ref()
+/// The reader thread is not started yet.
+const READER_IDLE: u8 = 0;
+/// Someone is starting it.
+const READER_STARTING: u8 = 1;
+/// It runs.
+const READER_RUNNING: u8 = 2;
+/// The system gave no thread: each read is done by its caller.
+const READER_FAILED: u8 = 3;
+
+/// The baseline reader: the queue a confirmation hands its read to, and
+/// the one thread that takes them in turn. The queue exists before the
+/// thread, so a confirmation that arrives while the server's warm-up is
+/// still starting the thread queues its read and answers without waiting
+/// for the thread's start.
+struct Reader {
+    sender: Mutex<std::sync::mpsc::Sender<Read>>,
+    /// Held by the thread for its whole life.
+    receiver: Mutex<std::sync::mpsc::Receiver<Read>>,
+    state: AtomicU8,
+}
+
+impl Reader {
+    /// Does the reads still queued (the thread could not be started).
+    fn run_queued(&self) {
+        let reads = self.receiver.lock().unwrap_or_else(|p| p.into_inner());
+        while let Ok(read) = reads.try_recv() {
+            read.run();
+        }
+    }
+}
+
+fn reader() -> &'static Reader {
+    static READER: OnceLock<Reader> = OnceLock::new();
+    READER.get_or_init(|| {
+        let (sender, receiver) = std::sync::mpsc::channel::<Read>();
+        Reader {
+            sender: Mutex::new(sender),
+            receiver: Mutex::new(receiver),
+            state: AtomicU8::new(READER_IDLE),
+        }
+    })
 }
 
 /// Starts the baseline reader now (a server calls it once it is up, off
 /// any reply's path), so the first confirmation hands its read to a
-/// running thread. Without it, the first confirmation starts it.
+/// running thread. Without it, the first confirmation starts it. Returns
+/// at once when it runs or another thread is starting it.
 pub fn start_reader() {
-    let _ = reader();
+    let r = reader();
+    if r.state
+        .compare_exchange(
+            READER_IDLE,
+            READER_STARTING,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_err()
+    {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("baton-baseline".into())
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            yield_to_replies();
+            let reads = reader().receiver.lock().unwrap_or_else(|p| p.into_inner());
+            while let Ok(read) = reads.recv() {
+                read.run();
+            }
+        });
+    match spawned {
+        Ok(_) => r.state.store(READER_RUNNING, Ordering::Release),
+        Err(e) => {
+            tracing::debug!("no thread for baseline reads ({e}); each is read at once");
+            r.state.store(READER_FAILED, Ordering::Release);
+            r.run_queued();
+        }
+    }
 }
 
 /// Lowers the calling thread's CPU priority (nice 10), and so that of the

@@ -257,6 +257,19 @@ pub fn agent_failed(
     let now = Utc::now();
     let message = failure.message();
     let updated = svc.store.update(&ws, now, |state| -> Result<_, Error> {
+        // Ended meanwhile (the person abandoned it while its agent worked):
+        // say so, before the action's id, which no longer matters.
+        if state.current_phase_status.is_terminal() {
+            let status = state.current_phase_status.as_str();
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                format!(
+                    "run {} has ended ({status}) while its agent worked; the agent's failure was not recorded and nothing in the run changes any more",
+                    ws.display
+                ),
+            )
+            .with_details(serde_json::json!({ "currentPhaseStatus": status })));
+        }
         let outstanding = state.outstanding_action.as_ref().map(|a| a.id.as_str());
         if outstanding != Some(action_id) {
             return Err(Error::new(

@@ -277,6 +277,12 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
                                 "\n\nThe run stops here; {} is marked failed.\nFix the cause, then resume it:\n  {resume}",
                                 reply.current_phase
                             )),
+                            // Ended meanwhile (abandoned while the agent worked):
+                            // there is nothing to resume.
+                            Err(e) if ended(&e) => text.push_str(&format!(
+                                "\n\nNothing to resume: {}.\nTo do this work after all, start a new run: baton run \"<task>\"",
+                                e.message
+                            )),
                             Err(e) => text.push_str(&format!(
                                 "\n\nThe failure could not be recorded ({}).\nResume the run with:\n  {resume}",
                                 e.message
@@ -366,6 +372,16 @@ pub fn run(svc: &Services, repo: &Path, opts: &RunOptions) -> anyhow::Result<Run
 
 /// What a person reads when the run stops at their question: the answer
 /// command with the run's own options, and the resume command.
+/// Whether a use case refused because the run has ended (completed or
+/// abandoned) — its `currentPhaseStatus` says so.
+fn ended(e: &baton_usecases::Error) -> bool {
+    e.code == baton_usecases::ErrorCode::InvalidState
+        && e.details
+            .as_ref()
+            .and_then(|d| d["currentPhaseStatus"].as_str())
+            .is_some_and(|s| matches!(s, "completed" | "abandoned"))
+}
+
 fn waiting_message(ws: &str, question: &AskAction, resume: &str) -> String {
     let first = question.options.first().map(String::as_str).unwrap_or("…");
     format!(
