@@ -756,8 +756,11 @@ impl StateStore {
     fn ensure_ignore_file(&self, ws: &WorkspaceRef) -> Result<(), StoreError> {
         let path = ws.dir.join(IGNORE_FILE);
         // Never through a link (a dangling one included), never replacing
-        // anything: only created where nothing is.
-        crate::fs::create_new(&path, IGNORE_CONTENT.as_bytes())
+        // anything: only created where nothing is; and whole or not at all
+        // (a kill between creating it and writing it left an empty file
+        // that no later change rewrote, and the run's `.state.lock` showed
+        // in `git status` after its commit: the chaos campaign found it).
+        crate::fs::create_new_whole(&path, IGNORE_CONTENT.as_bytes())
             .map(|_| ())
             .map_err(|source| StoreError::Io {
                 op: "create",
