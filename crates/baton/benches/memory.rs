@@ -184,7 +184,33 @@ fn after_pipeline(env: &[(&str, &str)]) -> (u64, u64, u64) {
             "exec" => {
                 json!({"workspace": ws, "previous_action_complete": true, "previous_exit_code": 0})
             }
-            // Checkpoints are a person's; `--auto` runs without them.
+            // Checkpoints are a person's (an agent's `--auto` grants
+            // nothing): answered as one, with `baton answer` at a terminal
+            // (`script` gives it one), as crates/baton/benches/versus.rs does.
+            "checkpoint" | "human_gate" => {
+                let options: Vec<&str> = a["options"]
+                    .as_array()
+                    .map(|o| o.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let pick = ["approve", "proceed", "done"]
+                    .into_iter()
+                    .find(|p| options.contains(p))
+                    .or(options.first().copied())
+                    .unwrap_or("approve");
+                let command = format!("'{}' answer '{ws}' '{pick}'", binary().display());
+                let out = Command::new("script")
+                    .args(["-qec", &command, "/dev/null"])
+                    .current_dir(repo.path())
+                    .stdin(Stdio::null())
+                    .output()
+                    .expect("script (util-linux) runs `baton answer` at a terminal");
+                assert!(
+                    out.status.success(),
+                    "baton answer {ws} {pick}: {}",
+                    String::from_utf8_lossy(&out.stdout)
+                );
+                json!({"workspace": ws})
+            }
             other => panic!("unexpected action {other}: {a}"),
         };
     }
