@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::integrity::TagCheck;
 use crate::schema::{SchemaError, WorkspaceState};
 use crate::store::{LIVE_STATE_FILE, MAX_STATE_BYTES, StateStore, StoreError, WorkspaceRef};
 
@@ -34,12 +35,34 @@ impl StateStore {
         let tag = match self.parsed.tag(&path, &bytes) {
             Some(tag) => tag,
             None => {
-                let tag = self.check_bytes(&bytes);
+                let tag = self.witnessed(ws, &path, &bytes, self.check_bytes(&bytes));
                 self.parsed.keep_tag(&path, &bytes, tag);
                 tag
             }
         };
         Ok((state, tag))
+    }
+
+    /// A tag that matches is not enough where the witness knows the run:
+    /// bytes this process did not write, tagged with the key, that are not
+    /// what baton last wrote (crate::witness) were written by a program
+    /// that read the key — under Codex, which reads everywhere, one the
+    /// agent ran — and count as changed outside baton, like a hand edit.
+    /// Checked once per new content (the result is kept with the bytes).
+    fn witnessed(&self, ws: &WorkspaceRef, path: &Path, bytes: &[u8], tag: TagCheck) -> TagCheck {
+        if tag != TagCheck::Intact {
+            return tag;
+        }
+        let (Some(witness), Some(name)) = (
+            self.witness.as_ref(),
+            path.file_name().and_then(|n| n.to_str()),
+        ) else {
+            return tag;
+        };
+        match witness.verdict(&ws.name, name, Some(bytes), |_, _| true) {
+            crate::witness::Verdict::Outside { .. } => TagCheck::Changed,
+            crate::witness::Verdict::Baton | crate::witness::Verdict::Unknown => tag,
+        }
     }
 
     pub(crate) fn read(&self, ws: &WorkspaceRef) -> Result<WorkspaceState, StoreError> {

@@ -806,6 +806,41 @@ mod tests {
         std::fs::write(ws.state_file(), bytes).unwrap();
     }
 
+    /// Any process's read of a validly tagged state baton never wrote
+    /// finds it changed (the key alone no longer makes a state baton's);
+    /// another baton process's read of baton's own write finds it intact.
+    #[test]
+    fn a_tag_that_matches_is_not_enough_where_the_witness_knows_the_run() {
+        use crate::integrity::TagCheck;
+        let (dir, store, ws) = setup();
+        change(&store, &ws, "phase-2");
+        let witness = dir.path().join("home/witness");
+        let another = |witnessed: bool| {
+            let store = StateStore::new(dir.path(), &dir.path().join(".specs"))
+                .with_signer(std::sync::Arc::new(Known));
+            if witnessed {
+                store.with_witness(&witness)
+            } else {
+                store
+            }
+        };
+        assert_eq!(another(true).load_checked(&ws).unwrap().1, TagCheck::Intact);
+        forge(&store, &ws, "phase-9");
+        assert_eq!(
+            another(true).load_checked(&ws).unwrap().1,
+            TagCheck::Changed
+        );
+        assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::Changed);
+        // What the witness adds: without it the same bytes pass.
+        assert_eq!(
+            another(false).load_checked(&ws).unwrap().1,
+            TagCheck::Intact
+        );
+        // baton's next write is its own again.
+        change(&store, &ws, "phase-3");
+        assert_eq!(another(true).load_checked(&ws).unwrap().1, TagCheck::Intact);
+    }
+
     fn outside(store: &StateStore, ws: &WorkspaceRef) -> Vec<String> {
         store
             .outside_changes(ws)

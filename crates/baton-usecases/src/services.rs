@@ -78,7 +78,7 @@ impl Services {
             // A state written behind baton's back is never built upon: the
             // change starts from what baton last wrote, and the run is held
             // (hooks::outside).
-            .with_on_outside(Arc::new(crate::hooks::outside::hold_found));
+            .with_on_outside(Arc::new(crate::hooks::hold::hold_found));
         // What baton writes is witnessed outside every agent's sandbox.
         let store = match baton_config::person::witness_dir() {
             Some(folder) => store.with_witness(&folder),

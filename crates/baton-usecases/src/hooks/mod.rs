@@ -30,6 +30,7 @@ pub mod chat;
 mod enforce;
 pub mod guard;
 mod guarded;
+pub mod hold;
 mod input;
 pub mod outside;
 mod paths;

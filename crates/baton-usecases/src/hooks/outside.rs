@@ -39,16 +39,14 @@ use sha2::{Digest, Sha256};
 
 use baton_state::journal::{self, Op};
 use baton_state::store::{LIVE_STATE_FILE, STATE_FILE};
-use baton_state::witness::OutsideChange;
 use baton_state::{Actor, Hold, TamperNote, WorkspaceRef, WorkspaceState};
 
 use baton_events::EventKind;
 
+pub use super::hold::{CODE, hold_found};
+
 use crate::events::Happened;
 use crate::{Error, ErrorCode, Services};
-
-/// The stable code of a run held because its state changed outside baton.
-pub const CODE: &str = "state_changed_outside_baton";
 
 /// The files compared.
 const FILES: [&str; 2] = [STATE_FILE, LIVE_STATE_FILE];
@@ -252,42 +250,6 @@ pub fn found_during(svc: &Services, ws: &WorkspaceRef, command: &str) -> Option<
     Some(format!(
         "baton ({CODE}): {message} (found while the agent's command `{command}` ran) Tell the person, and stop: nothing goes on for this run until they release it."
     ))
-}
-
-/// What any change of baton's does first when it finds the state changed
-/// outside baton (`StateStore::with_on_outside`; the store has put back
-/// what baton last wrote when its journal had it): the run is held, with
-/// a tamper note. A hold already there stays.
-pub fn hold_found(
-    ws: &WorkspaceRef,
-    state: &mut WorkspaceState,
-    found: &OutsideChange,
-    now: chrono::DateTime<Utc>,
-) {
-    let message = format!(
-        "{} of run {} changed outside baton; {}. The run is held until a person checks it and runs `baton enforce release {}` in their terminal.",
-        found.files.join(" and "),
-        ws.display,
-        if found.put_back {
-            "baton put back the state it last wrote (what was written is not counted)"
-        } else {
-            "baton could not put back the state it last wrote (its journal does not have it): check the run's answers and phase"
-        },
-        ws.display
-    );
-    state.tampering.push(TamperNote {
-        at: now,
-        phase: state.current_phase.clone(),
-        message: message.clone(),
-    });
-    if state.hold.is_none() {
-        state.hold = Some(Hold {
-            code: CODE.to_string(),
-            at: now,
-            command: String::new(),
-            message,
-        });
-    }
 }
 
 /// Before an agent's shell command of a session bound to run `ws`: the

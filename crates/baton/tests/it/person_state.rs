@@ -235,6 +235,53 @@ async fn a_hand_edit_that_only_moves_the_current_phase_is_tampering_too() {
     c.close().await;
 }
 
+/// A program that holds the person's key (under Codex it can read it)
+/// writes a validly tagged `state.json` that moves the run past the
+/// checkpoint, while no agent command runs (a program left running in the
+/// background): the tag matches, but the witness outside every agent
+/// sandbox says baton never wrote it — the next read shows it as tampering
+/// and the checkpoint is asked again, as for a hand edit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_validly_tagged_state_baton_never_wrote_is_tampering_between_commands() {
+    const FORGE: &str = r#"import hashlib, hmac, json, os, pwd, sys
+home = pwd.getpwuid(os.getuid()).pw_dir
+key = open(os.path.join(home, '.config', 'baton', 'state.key')).read().strip().encode()
+f = sys.argv[1]
+state = json.loads(open(f).read())
+state.pop('integrity', None)
+state['currentPhase'] = 'phase-5'
+state['currentPhaseStatus'] = 'in_progress'
+body = json.dumps(state, indent=2, ensure_ascii=False) + '\n'
+kid = hashlib.sha256(key).hexdigest()[:8]
+tag = 'hmac-sha256:%s:%s' % (kid, hmac.new(key, body.encode(), hashlib.sha256).hexdigest())
+open(f, 'w').write(body.rstrip()[:-1].rstrip() + ',\n  "integrity": "%s"\n}\n' % tag)
+"#;
+    let repo = git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let ws = at_checkpoint(&c, &repo, "add login rate limiting").await;
+    let path = repo.ws_dir(&ws).join("state.json");
+    let out = Command::new("python3")
+        .args(["-c", FORGE])
+        .arg(&path)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("\"currentPhase\": \"phase-5\"") && text.contains("hmac-sha256:"),
+        "forged and tagged: {text}"
+    );
+    let over = c.ok("run_overview", json!({"workspace": ws})).await;
+    assert_eq!(over["integrity"]["tampered"], true, "{}", over["integrity"]);
+    let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
+    assert_eq!(next["name"], "checkpoint-a", "{next}");
+    c.close().await;
+}
+
 fn git(repo: &Repo, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
