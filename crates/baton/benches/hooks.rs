@@ -4,7 +4,9 @@
 //! `git status --short`: a PreToolUse and a PostToolUse hook each) in three
 //! set-ups, interleaved round by round on this machine —
 //!
-//! * **none**: the repository without baton's hooks;
+//! * **none**: `baton init`'s settings without its hooks (the Bash
+//!   sandbox and permissions stay in every set-up, so the differences are
+//!   the hooks' alone);
 //! * **unbound**: `baton init --client claude`'s hooks, no run bound to the
 //!   session (the fast path every session without a baton run takes);
 //! * **bound**: the hooks, the session bound to a run in phase-1 (the
@@ -69,8 +71,21 @@ fn project(hooks: Hooks) -> GitRepo {
         .expect("baton init");
     assert!(out.status.success());
     match hooks {
+        // The same settings without the hooks: the sandbox and the
+        // permissions `baton init` writes stay in every set-up, so the
+        // differences are the hooks' alone.
         Hooks::None => {
-            std::fs::write(repo.join(".claude/settings.json"), "{}\n").expect("settings")
+            let text =
+                std::fs::read_to_string(repo.join(".claude/settings.json")).expect("settings");
+            let mut settings: Value = serde_json::from_str(&text).expect("settings json");
+            if let Some(map) = settings.as_object_mut() {
+                map.remove("hooks");
+            }
+            std::fs::write(
+                repo.join(".claude/settings.json"),
+                serde_json::to_string_pretty(&settings).expect("json") + "\n",
+            )
+            .expect("settings")
         }
         Hooks::Noop => {
             let text =
