@@ -69,6 +69,11 @@ pub enum TagCheck {
     Unknown,
 }
 
+/// Whether `bytes` (a whole state file) carry an integrity tag.
+pub fn tagged(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes).is_ok_and(|t| split_at(t).is_some())
+}
+
 /// Checks `text` (a whole state file) against `signer`'s key.
 pub fn check_text(signer: &dyn StateSigner, text: &str) -> TagCheck {
     let (original, tag) = split(text);

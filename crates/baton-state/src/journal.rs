@@ -408,6 +408,19 @@ pub struct Recovered {
 /// equal to an older record's content, syncs what it wrote, and empties
 /// the journal. The caller holds the workspace lock.
 pub fn recover(dir: &Path) -> std::io::Result<Recovered> {
+    recover_accepted(dir, &|_, _| true)
+}
+
+/// [`recover`], putting back only what `accept` vouches for: a file's
+/// name and the content the journal's newest record gives it (`None`: its
+/// removal). The journal lies in the workspace, where a program the agent
+/// runs may write it (under Codex): the store accepts only what its
+/// witness recorded (crate::witness), so a made-up journal — a record with
+/// another boot's id, to be "recovered" — puts nothing back.
+pub fn recover_accepted(
+    dir: &Path,
+    accept: &dyn Fn(&str, Option<&[u8]>) -> bool,
+) -> std::io::Result<Recovered> {
     let path = dir.join(JOURNAL_FILE);
     let file = match crate::fs::open_regular(&path, false) {
         Ok(f) => f,
@@ -445,6 +458,17 @@ pub fn recover(dir: &Path) -> std::io::Result<Recovered> {
                 .iter()
                 .any(|op| matches!(op, Op::Write(_, b) if b == bytes))
         };
+        let vouched = match newest {
+            Op::Write(_, want) => accept(name, Some(want)),
+            Op::Remove(_) => accept(name, None),
+        };
+        if !vouched {
+            tracing::warn!(
+                "{}: the journal's last record of {name} is not what baton wrote (its witness does not have it): not put back",
+                dir.display()
+            );
+            continue;
+        }
         match newest {
             Op::Write(_, want) => {
                 let restore = match &current {

@@ -520,6 +520,12 @@ impl StateStore {
         }
         if let Some(pending) = witnessed {
             pending.done();
+            // The witness reaches the disk with the journal (one background
+            // sync): after a power cut, recovery puts back only what the
+            // witness has.
+            if let (true, Some(witness)) = (self.durability.journaled(), &self.witness) {
+                jobs.push(Job::Data(witness.path().to_path_buf()));
+            }
         }
         Ok(jobs)
     }
@@ -551,11 +557,30 @@ impl StateStore {
                 Some(_) => None,
                 None => Some(self.lock(ws)?),
             };
-            let recovered = crate::journal::recover(&ws.dir).map_err(|source| StoreError::Io {
-                op: "recover from the journal",
-                path: ws.dir.join(crate::journal::JOURNAL_FILE),
-                source,
-            })?;
+            // Only what the witness vouches for, where it knows the run.
+            let accept = |name: &str, content: Option<&[u8]>| match &self.witness {
+                Some(witness) => match witness.accepted(&ws.name, name) {
+                    // The token of tagged content is its tag: the tag must
+                    // also be the content's (not one copied from baton's).
+                    Some(tokens) => {
+                        tokens.contains(&crate::witness::token(content))
+                            && content.is_none_or(|bytes| {
+                                !crate::integrity::tagged(bytes)
+                                    || self.check_bytes(bytes) == crate::integrity::TagCheck::Intact
+                            })
+                    }
+                    None => true,
+                },
+                None => true,
+            };
+            let recovered =
+                crate::journal::recover_accepted(&ws.dir, &accept).map_err(|source| {
+                    StoreError::Io {
+                        op: "recover from the journal",
+                        path: ws.dir.join(crate::journal::JOURNAL_FILE),
+                        source,
+                    }
+                })?;
             if !recovered.restored.is_empty() || !recovered.removed.is_empty() {
                 // What the journal put back is baton's (its witness
                 // records may not have reached the disk).

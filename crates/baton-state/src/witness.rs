@@ -16,9 +16,12 @@
 //! (a write killed between its records) — anything else, an older state
 //! of baton's included, was written behind baton's back.
 //!
-//! The file is appended to (no fsync: it detects tampering, it is not a
-//! copy of the data) under an advisory lock that only its compaction
-//! needs: past [`LIMIT`] bytes the writer that finds it rewrites it with
+//! The file is appended to without a sync on the reply's path; where the
+//! store journals, the witness is synced with the journal by the
+//! background syncer, because a recovery after a power cut puts back from
+//! the journal (which lies in the workspace, where an agent's program may
+//! write it) only what the witness recorded. An advisory lock that only
+//! its compaction needs: past [`LIMIT`] bytes the writer that finds it rewrites it with
 //! the records that still count, and the [`MAX_KEYS`] most recently
 //! written state files.
 
@@ -839,6 +842,36 @@ mod tests {
         // baton's next write is its own again.
         change(&store, &ws, "phase-3");
         assert_eq!(another(true).load_checked(&ws).unwrap().1, TagCheck::Intact);
+    }
+
+    /// A program that writes the journal (it lies in the workspace) with a
+    /// forged, validly tagged state and marks it as another boot's, so
+    /// that baton's recovery would put it back: nothing the witness did
+    /// not record is put back, and baton's own state stays.
+    #[test]
+    fn a_made_up_journal_of_another_boot_puts_nothing_back() {
+        let (_dir, store, ws) = setup();
+        change(&store, &ws, "phase-2");
+        let baton_s = std::fs::read(ws.state_file()).unwrap();
+        forge(&store, &ws, "phase-9");
+        // Put baton's state back on disk: the journal's newest record (the
+        // forgery) is now what a recovery would restore over an older one.
+        std::fs::write(ws.state_file(), &baton_s).unwrap();
+        crate::journal::as_if_restarted(&ws.dir);
+        let state = store.load(&ws).unwrap();
+        assert_eq!(
+            state.current_phase, "phase-2",
+            "the forgery was not put back"
+        );
+        assert_eq!(std::fs::read(ws.state_file()).unwrap(), baton_s);
+        // A genuine power cut (the rename's data never reached the disk:
+        // an empty file) still recovers baton's own last write.
+        change(&store, &ws, "phase-3");
+        let newest = std::fs::read(ws.state_file()).unwrap();
+        std::fs::write(ws.state_file(), b"").unwrap();
+        crate::journal::as_if_restarted(&ws.dir);
+        assert_eq!(store.load(&ws).unwrap().current_phase, "phase-3");
+        assert_eq!(std::fs::read(ws.state_file()).unwrap(), newest);
     }
 
     fn outside(store: &StateStore, ws: &WorkspaceRef) -> Vec<String> {
