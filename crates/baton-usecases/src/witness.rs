@@ -5,7 +5,7 @@
 //! Code's Bash sandbox with baton's settings) never lets a program write
 //! the person's witness folder. A command that records a person's answer
 //! or choice from a terminal (`baton answer`, `baton enforce`, `baton run`
-//! answering at its terminal, the dashboard) first checks it can: inside a
+//! answering at its terminal or granting `--auto`, the dashboard) first checks it can: inside a
 //! sandbox it refuses at once and writes nothing — a program the agent
 //! runs may have made itself a terminal (a pseudo-terminal), and a
 //! terminal inside the agent's sandbox is not the person's.

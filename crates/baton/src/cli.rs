@@ -468,6 +468,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             max_cost,
             max_tokens,
         } => {
+            // `--auto` is the person's grant to answer their questions:
+            // never from inside an agent's sandbox (a program the agent ran).
+            if auto {
+                person_only()?;
+            }
             // Checked before anything is opened or written.
             let agent = crate::agents::Agent::parse(&agent, std::env::var_os("PATH").as_deref())?;
             let config = Config::load(&overrides)?;

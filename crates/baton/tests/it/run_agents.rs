@@ -399,6 +399,66 @@ fn a_cli_that_prints_something_else_stops_the_run_and_records_nothing() {
 
 const TASKS: &str = "# Tasks\n\n## Task 1: Add the core change\n\nmode: sequential\ndepends_on: []\nfiles:\n- src/core.txt\n\n## Task 2: Add tests [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- tests/core_test.txt\n\n## Task 3: Update docs [parallel]\n\nmode: parallel\ndepends_on: [1]\nfiles:\n- docs/core.md\n";
 
+/// `--auto` grants answers to the person's questions: a program the agent
+/// runs inside its sandbox (here bubblewrap making the witness folder
+/// read-only, as Claude Code's and Codex's sandboxes do) cannot start a
+/// run with it — refused before anything is written, with the person text
+/// that says why. The same command outside the sandbox starts the run.
+#[test]
+fn an_auto_run_started_inside_an_agent_s_sandbox_is_refused_before_anything_is_written() {
+    let repo = committed_repo();
+    let witness = tempfile::tempdir().unwrap();
+    let w = witness.path().to_str().unwrap();
+    let bin = baton_bin();
+    let inside = Command::new("bwrap")
+        .args([
+            "--bind",
+            "/",
+            "/",
+            "--ro-bind",
+            w,
+            w,
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+        ])
+        .arg(&bin)
+        .args(["run", "fix the typo", "--auto", "--agent", "true", "--nopr"])
+        .current_dir(repo.path())
+        .env("BATON_WITNESS_DIR", w)
+        .env("BATON_FSYNC", "off")
+        .stdin(Stdio::null())
+        .output()
+        .expect("bwrap (bubblewrap) runs baton in a sandbox");
+    let stderr = String::from_utf8_lossy(&inside.stderr);
+    assert!(!inside.status.success(), "{stderr}");
+    assert!(stderr.contains("inside an agent's sandbox"), "{stderr}");
+    assert!(
+        runs(repo.path()).is_empty(),
+        "nothing written: {:?}",
+        runs(repo.path())
+    );
+    let outside = Command::new(&bin)
+        .args(["run", "fix the typo", "--auto", "--agent", "true", "--nopr"])
+        .current_dir(repo.path())
+        .env("BATON_WITNESS_DIR", w)
+        .env("BATON_FSYNC", "off")
+        .stdin(Stdio::null())
+        .output()
+        .expect("baton run");
+    assert!(
+        !String::from_utf8_lossy(&outside.stderr).contains("inside an agent's sandbox"),
+        "{}",
+        String::from_utf8_lossy(&outside.stderr)
+    );
+    assert_eq!(
+        runs(repo.path()).len(),
+        1,
+        "the person's --auto run started"
+    );
+}
+
 fn git(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
