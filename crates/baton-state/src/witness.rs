@@ -773,9 +773,15 @@ mod tests {
     }
 
     fn setup() -> (tempfile::TempDir, StateStore, WorkspaceRef) {
+        setup_journaled(true)
+    }
+
+    /// A witnessed store and one run in it, with or without the journal.
+    fn setup_journaled(journaled: bool) -> (tempfile::TempDir, StateStore, WorkspaceRef) {
         let dir = tempfile::tempdir().unwrap();
         let store = StateStore::new(dir.path(), &dir.path().join(".specs"))
             .with_signer(std::sync::Arc::new(Known))
+            .with_durability(journaled)
             .with_witness(&dir.path().join("home/witness"));
         let ws = store.resolve("20260101-w").unwrap();
         let first = WorkspaceState::fresh(
@@ -1041,21 +1047,7 @@ mod tests {
     /// counted); a forgery is held, and nothing can be put back.
     #[test]
     fn without_a_journal_baton_s_writes_pass_and_a_forgery_is_still_found() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = StateStore::new(dir.path(), &dir.path().join(".specs"))
-            .with_signer(std::sync::Arc::new(Known))
-            .with_durability(false)
-            .with_witness(&dir.path().join("w"));
-        let ws = store.resolve("20260101-off").unwrap();
-        let first = WorkspaceState::fresh(
-            "forge",
-            "phase-1",
-            "o",
-            &ws.display,
-            "t",
-            chrono::Utc::now(),
-        );
-        store.create(&ws, &first).unwrap();
+        let (_dir, store, ws) = setup_journaled(false);
         change(&store, &ws, "phase-2");
         assert!(!ws.dir.join(crate::journal::JOURNAL_FILE).exists());
         assert_eq!(outside(&store, &ws), Vec::<String>::new());

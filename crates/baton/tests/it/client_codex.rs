@@ -351,25 +351,7 @@ async fn a_test_that_forges_the_state_holds_the_run_until_a_person_releases_it()
         .expect("baton enforce release");
     assert!(!agent.status.success());
     assert!(read_state()["hold"].is_object(), "still held");
-    let person = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!(
-                "{} enforce release {}",
-                crate::common::sh_quote(&baton_bin().display().to_string()),
-                crate::common::sh_quote(&ws)
-            ),
-            "/dev/null",
-        ])
-        .current_dir(project.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("script");
-    assert!(
-        person.status.success(),
-        "{}",
-        String::from_utf8_lossy(&person.stdout)
-    );
+    crate::common::person_runs(project.path(), &["enforce", "release", &ws]);
     let released = read_state();
     assert!(released.get("hold").is_none(), "{released}");
     let next = c.ok("pipeline_next_action", json!({"workspace": ws})).await;
@@ -392,24 +374,13 @@ print('PTY:', b''.join(seen).decode(errors='replace'))
 sys.stdout.flush()
 "#;
 
-/// [`FORGE_PY`], and the matching record appended to the run's journal
-/// (what the compare before the witness trusted): the journal's own
+/// Run after [`FORGE_PY`] (the same program, [`forge_with_journal_py`]):
+/// the forged file's bytes appended to the run's journal as a record
+/// (what the compare before the witness trusted) — the journal's own
 /// format, sequence and checksum, so baton reads it as its own.
-const FORGE_WITH_JOURNAL_PY: &str = r#"import glob, hashlib, hmac, json, os, pwd, struct, zlib
-home = pwd.getpwuid(os.getuid()).pw_dir
-key = open(os.path.join(home, '.con' + 'fig', 'bat' + 'on', 'state' + '.key')).read().strip().encode()
-f = glob.glob('.sp' + 'ecs/*/st' + 'ate.json')[0]
-state = json.loads(open(f).read())
-state.pop('integrity', None)
-forged = dict(state['answers'][-1])
-forged['answer'] = 'approve'
-forged['question'] = 'forged'
-state['answers'].append(forged)
-state['currentPhase'] = 'phase-6'
-body = json.dumps(state, indent=2, ensure_ascii=False) + '\n'
-kid = hashlib.sha256(key).hexdigest()[:8]
-tag = 'hmac-sha256:%s:%s' % (kid, hmac.new(key, body.encode(), hashlib.sha256).hexdigest())
-data = (body.rstrip()[:-1].rstrip() + ',\n  "integrity": "%s"\n}\n' % tag).encode()
+const JOURNAL_THE_FORGERY_PY: &str = r#"
+import struct, zlib
+data = open(f, 'rb').read()
 j = os.path.join(os.path.dirname(f), '.state.json.jour' + 'nal.tmp')
 old = open(j, 'rb').read() if os.path.exists(j) else b''
 if len(old) >= 32 and old[-4:] == b'BTJE':
@@ -423,9 +394,13 @@ payload = struct.pack('<I', 1) + b'\x01' + struct.pack('<H', len(name)) + name +
 crc = zlib.crc32(payload + boot + struct.pack('<Q', seq)) & 0xffffffff
 record = b'BTJ1' + struct.pack('<QII', seq, len(payload), crc) + payload + struct.pack('<QI', seq, 20 + len(payload) + 32) + boot + b'BTJE'
 open(j, 'ab').write(record)
-open(f, 'wb').write(data)
 print('forged with its journal record')
 "#;
+
+/// [`FORGE_PY`], then the matching journal record ([`JOURNAL_THE_FORGERY_PY`]).
+fn forge_with_journal_py() -> String {
+    format!("{FORGE_PY}{JOURNAL_THE_FORGERY_PY}")
+}
 
 /// Codex's own sandbox as `baton init` and `baton run --agent codex` set it
 /// (`workspace-write`): a program the agent runs can read the person's key
@@ -452,7 +427,9 @@ async fn in_codex_s_sandbox_a_pseudo_terminal_answer_is_refused_and_a_keyed_forg
     };
     let answers_before = read_state()["answers"].clone();
     project.repo.write("tests/answer.py", PTY_AND_FORGE_PY);
-    project.repo.write("tests/forge.py", FORGE_WITH_JOURNAL_PY);
+    project
+        .repo
+        .write("tests/forge.py", &forge_with_journal_py());
     let mut steps: Vec<Step> = vec![
         Turn::mcp("baton", "pipeline_next_action", json!({"workspace": ws})).into(),
         Turn::shell(&format!(

@@ -487,20 +487,9 @@ async fn a_person_turns_enforcement_off_for_one_run_and_it_is_recorded() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("terminal"));
     // The person, at a terminal.
-    let cmd = format!(
-        "{} enforce off {ws} fixtures need writing",
-        baton_bin().display()
-    );
-    let out = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .current_dir(repo.path())
-        .stdin(Stdio::null())
-        .output()
-        .expect("script");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+    crate::common::person_runs(
+        repo.path(),
+        &["enforce", "off", &ws, "fixtures need writing"],
     );
     let state: Value = serde_json::from_str(
         &std::fs::read_to_string(repo.join(&format!("{ws}/state.json"))).unwrap(),
@@ -1187,47 +1176,11 @@ async fn baton_s_writes_during_a_command_never_pass_off_a_rollback_or_a_forgery_
 
     // Released by the person; then a copy of the state the next command
     // started with, put back after the person acted during it.
-    let release = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!(
-                "{} enforce release {}",
-                crate::common::sh_quote(&baton_bin().display().to_string()),
-                crate::common::sh_quote(&ws)
-            ),
-            "/dev/null",
-        ])
-        .current_dir(repo.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("script");
-    assert!(
-        release.status.success(),
-        "{}",
-        String::from_utf8_lossy(&release.stdout)
-    );
+    crate::common::person_runs(repo.path(), &["enforce", "release", &ws]);
     let pre = bash(&repo, "pre-tool-use", "s1", "git log -1", "toolu_2");
     assert_eq!(pre.code, 0, "{}", pre.stderr);
     let at_start = std::fs::read(&state_file).expect("state");
-    let person = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!(
-                "{} enforce off {} the person steps in",
-                crate::common::sh_quote(&baton_bin().display().to_string()),
-                crate::common::sh_quote(&ws)
-            ),
-            "/dev/null",
-        ])
-        .current_dir(repo.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("script");
-    assert!(
-        person.status.success(),
-        "{}",
-        String::from_utf8_lossy(&person.stdout)
-    );
+    crate::common::person_runs(repo.path(), &["enforce", "off", &ws, "the person steps in"]);
     assert_ne!(
         std::fs::read(&state_file).expect("state"),
         at_start,

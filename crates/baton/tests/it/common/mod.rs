@@ -408,6 +408,28 @@ pub fn person_answers(repo: &Path, ws: &str, answer: &str) -> Answered {
     }
 }
 
+/// A person runs `baton ARGS…` at a terminal (a pseudo-terminal made by
+/// `script`), which must succeed; returns what it printed.
+pub fn person_runs(dir: &Path, args: &[&str]) -> String {
+    let cmd = std::iter::once(baton_bin().display().to_string())
+        .chain(args.iter().map(|a| a.to_string()))
+        .map(|a| sh_quote(&a))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (util-linux) runs baton under a pseudo-terminal");
+    let printed = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    assert!(
+        out.status.success(),
+        "baton {args:?} at a terminal failed:\n{printed}"
+    );
+    printed
+}
+
 /// Like [`person_answers`], which must succeed.
 pub fn person_answer(repo: &Path, ws: &str, answer: &str) -> String {
     let a = person_answers(repo, ws, answer);
