@@ -62,6 +62,14 @@ pub fn create_new(path: &Path, content: &[u8]) -> std::io::Result<bool> {
 /// cannot do that, this is [`create_new`]. Never follows or replaces a link
 /// at `path`: an existing entry of any kind answers `Ok(false)`.
 pub fn create_new_whole(path: &Path, content: &[u8]) -> std::io::Result<bool> {
+    // Most calls find the file there (a run's `.gitignore` is ensured on
+    // every change): one look answers them without making and dropping an
+    // unnamed file, whose inode is the dearest part of the call on a
+    // filesystem that scans for a free inode. A file made after this look
+    // is still never replaced: the link below then fails as taken.
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Ok(false);
+    }
     #[cfg(target_os = "linux")]
     if let Some(done) = link_whole(path, content) {
         return done;
