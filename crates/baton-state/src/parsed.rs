@@ -25,6 +25,24 @@ const MAX_KEPT_BYTES: usize = 1024 * 1024;
 #[derive(Debug, Default, Clone)]
 pub struct ParsedStates {
     kept: Arc<Mutex<Vec<Kept>>>,
+    held: Arc<Mutex<Vec<Held>>>,
+}
+
+/// A state file the store read, kept open: while the file's path names
+/// the same file (device and inode; the number cannot go to another file
+/// while this one is open), the next read of it reads the open file again
+/// (one `pread`) instead of opening it. What is read is always the file's
+/// content at that moment: only the open is saved, never the read.
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// The path it was opened at.
+    pub path: PathBuf,
+    /// The open file.
+    pub file: Arc<std::fs::File>,
+    /// Its device.
+    pub dev: u64,
+    /// Its inode.
+    pub ino: u64,
 }
 
 #[derive(Debug)]
@@ -56,6 +74,21 @@ impl ParsedStates {
     /// written by the store).
     pub fn keep_tag(&self, path: &Path, bytes: &[u8], tag: TagCheck) {
         self.upsert(path, bytes, |k| k.tag = Some(tag));
+    }
+
+    /// The open file last read at `path`, if kept.
+    pub fn held(&self, path: &Path) -> Option<Held> {
+        let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.iter().find(|h| h.path == path).cloned()
+    }
+
+    /// Keeps `held` open for the next read of its path (the newest first;
+    /// the oldest is closed past [`KEPT_FILES`]).
+    pub fn hold(&self, held: Held) {
+        let mut all = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|h| h.path != held.path);
+        all.insert(0, held);
+        all.truncate(KEPT_FILES);
     }
 
     fn with_kept<T>(

@@ -331,7 +331,7 @@ impl StateStore {
                 .map(|(name, bytes)| Op::Write((*name).into(), bytes.to_vec()))
                 .collect();
             ops.push(Op::Write(STATE_FILE.into(), self.render(state)));
-            let mut jobs = self.commit(ws, ops, false)?;
+            let mut jobs = self.commit(ws, ops, false, None)?;
             // The workspace's own entry in the specs folder and the ignore
             // file beside the state.
             jobs.push(Job::Folder(self.specs_root.clone()));
@@ -377,7 +377,10 @@ impl StateStore {
             // Never built upon: a state written behind baton's back.
             let outside = self.put_back_outside(ws);
             let sealed = self.is_sealed(ws);
-            let mut state = self.read(ws)?;
+            let read = self.read_state_file(ws, sealed)?;
+            let mut state = self.parse(&read.path, &read.bytes)?;
+            // The file about to be replaced, as looked at under this lock.
+            let known = (read.path, read.mode);
             let mut jobs = Vec::new();
             if sealed {
                 jobs = self.repair_seal(ws, &state)?;
@@ -448,7 +451,7 @@ impl StateStore {
                     state.current_phase_status,
                     PhaseStatus::Completed | PhaseStatus::Abandoned
                 );
-            jobs.extend(self.commit(ws, ops, ended)?);
+            jobs.extend(self.commit(ws, ops, ended, Some(&known))?);
             (Updated { value, state }, jobs)
         };
         self.submit(jobs);
@@ -458,7 +461,15 @@ impl StateStore {
     /// Journals `ops` and applies them to the workspace's files (the caller
     /// holds the lock); returns what the syncer must do for them. `ended`:
     /// the run has ended, its journal is removed once its files are synced.
-    fn commit(&self, ws: &WorkspaceRef, ops: Vec<Op>, ended: bool) -> Result<Vec<Job>, StoreError> {
+    /// `known`: a file of the workspace and its mode, looked at under this
+    /// lock (its rewrite keeps those permissions without looking again).
+    fn commit(
+        &self,
+        ws: &WorkspaceRef,
+        ops: Vec<Op>,
+        ended: bool,
+        known: Option<&(PathBuf, u32)>,
+    ) -> Result<Vec<Job>, StoreError> {
         let journal = ws.dir.join(crate::journal::JOURNAL_FILE);
         let mut jobs = Vec::new();
         if self.durability.journaled() {
@@ -491,7 +502,11 @@ impl StateStore {
             match op {
                 Op::Write(name, bytes) => {
                     let path = ws.dir.join(&name);
-                    write_atomic(&ws.dir, &path, &bytes, false)?;
+                    let permissions = known.filter(|(p, _)| *p == path).map(|(_, mode)| {
+                        use std::os::unix::fs::PermissionsExt;
+                        std::fs::Permissions::from_mode(mode & 0o7777)
+                    });
+                    write_atomic_as(&ws.dir, &path, &bytes, false, permissions)?;
                     // The next call's read of this state checks nothing again.
                     if name == STATE_FILE || name == LIVE_STATE_FILE {
                         self.parsed
@@ -653,6 +668,7 @@ impl StateStore {
             ws,
             vec![Op::Write(STATE_FILE.into(), self.render(&final_form))],
             false,
+            None,
         )
     }
 
@@ -842,6 +858,22 @@ pub fn write_atomic(
     bytes: &[u8],
     durable: bool,
 ) -> Result<(), StoreError> {
+    write_atomic_as(dir, path, bytes, durable, None)
+}
+
+/// [`write_atomic`], with the permissions the file must keep when the
+/// caller knows them (it looked at the file it replaces under the same
+/// lock): the temporary file is created with them, and no look and no
+/// `chmod` is needed when the process's mask takes nothing from them.
+/// `None`: looked up as [`write_atomic`] does.
+pub(crate) fn write_atomic_as(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    durable: bool,
+    permissions: Option<std::fs::Permissions>,
+) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
     let io = |op: &'static str, p: &Path| {
         let p = p.to_path_buf();
         move |source| StoreError::Io {
@@ -850,13 +882,22 @@ pub fn write_atomic(
             source,
         }
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".state.json.")
-        .suffix(".tmp")
+    let permissions = permissions.or_else(|| crate::fs::permissions_for(path));
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".state.json.").suffix(".tmp");
+    // Created with its final permissions when the mask keeps them whole;
+    // else created private and changed below (never wider than asked).
+    let exact = permissions
+        .as_ref()
+        .is_some_and(|p| crate::fs::created_exactly(p.mode() & 0o7777));
+    if let (true, Some(p)) = (exact, &permissions) {
+        builder.permissions(p.clone());
+    }
+    let mut tmp = builder
         .tempfile_in(dir)
         .map_err(io("create temp file in", dir))?;
     tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
-    if let Some(permissions) = crate::fs::permissions_for(path) {
+    if let (false, Some(permissions)) = (exact, permissions) {
         tmp.as_file()
             .set_permissions(permissions)
             .map_err(io("set permissions of", tmp.path()))?;
