@@ -506,11 +506,21 @@ impl StateStore {
                         use std::os::unix::fs::PermissionsExt;
                         std::fs::Permissions::from_mode(mode & 0o7777)
                     });
-                    write_atomic_as(&ws.dir, &path, &bytes, false, permissions)?;
-                    // The next call's read of this state checks nothing again.
+                    let file = write_atomic_as(&ws.dir, &path, &bytes, false, permissions)?;
+                    // The next call's read of this state checks nothing again,
+                    // and reads the file just written without opening it.
                     if name == STATE_FILE || name == LIVE_STATE_FILE {
                         self.parsed
                             .keep_tag(&path, &bytes, self.rendered_check(&bytes));
+                        if let Ok(meta) = file.metadata() {
+                            use std::os::unix::fs::MetadataExt;
+                            self.parsed.hold(crate::parsed::Held {
+                                path,
+                                file: std::sync::Arc::new(file),
+                                dev: meta.dev(),
+                                ino: meta.ino(),
+                            });
+                        }
                     }
                 }
                 Op::Remove(name) => {
@@ -858,21 +868,22 @@ pub fn write_atomic(
     bytes: &[u8],
     durable: bool,
 ) -> Result<(), StoreError> {
-    write_atomic_as(dir, path, bytes, durable, None)
+    write_atomic_as(dir, path, bytes, durable, None).map(drop)
 }
 
 /// [`write_atomic`], with the permissions the file must keep when the
 /// caller knows them (it looked at the file it replaces under the same
 /// lock): the temporary file is created with them, and no look and no
 /// `chmod` is needed when the process's mask takes nothing from them.
-/// `None`: looked up as [`write_atomic`] does.
+/// `None`: looked up as [`write_atomic`] does. Returns the file written,
+/// open (now at `path`).
 pub(crate) fn write_atomic_as(
     dir: &Path,
     path: &Path,
     bytes: &[u8],
     durable: bool,
     permissions: Option<std::fs::Permissions>,
-) -> Result<(), StoreError> {
+) -> Result<File, StoreError> {
     use std::os::unix::fs::PermissionsExt;
     let io = |op: &'static str, p: &Path| {
         let p = p.to_path_buf();
@@ -905,7 +916,7 @@ pub(crate) fn write_atomic_as(
     if durable {
         tmp.as_file().sync_data().map_err(io("fsync", tmp.path()))?;
     }
-    tmp.persist(path).map_err(|e| StoreError::Io {
+    let file = tmp.persist(path).map_err(|e| StoreError::Io {
         op: "rename onto",
         path: path.to_path_buf(),
         source: e.error,
@@ -918,7 +929,7 @@ pub(crate) fn write_atomic_as(
         );
     }
     crate::fs::crash_point();
-    Ok(())
+    Ok(file)
 }
 
 #[cfg(test)]
