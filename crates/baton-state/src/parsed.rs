@@ -83,12 +83,19 @@ impl ParsedStates {
     }
 
     /// Keeps `held` open for the next read of its path (the newest first;
-    /// the oldest is closed past [`KEPT_FILES`]).
-    pub fn hold(&self, held: Held) {
+    /// past [`KEPT_FILES`] the oldest goes). Returns the files no longer
+    /// kept, for the caller to close (or have closed).
+    pub fn hold(&self, held: Held) -> Vec<Held> {
         let mut all = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        all.retain(|h| h.path != held.path);
+        let mut gone: Vec<Held> = Vec::new();
+        if let Some(at) = all.iter().position(|h| h.path == held.path) {
+            gone.push(all.remove(at));
+        }
         all.insert(0, held);
-        all.truncate(KEPT_FILES);
+        if all.len() > KEPT_FILES {
+            gone.extend(all.drain(KEPT_FILES..));
+        }
+        gone
     }
 
     fn with_kept<T>(

@@ -156,12 +156,14 @@ impl StateStore {
         let bytes = read_whole_at(&file, meta.len(), MAX_STATE_BYTES)
             .map_err(io(&path))?
             .ok_or_else(|| too_large(&path))?;
-        self.parsed.hold(crate::parsed::Held {
+        // A file no longer kept is closed here (a read after a change made
+        // elsewhere: rare).
+        drop(self.parsed.hold(crate::parsed::Held {
             path: path.clone(),
             file: std::sync::Arc::new(file),
             dev: meta.dev(),
             ino: meta.ino(),
-        });
+        }));
         Ok(StateRead {
             path,
             bytes,

@@ -136,6 +136,11 @@ pub struct StateStore {
     pub(crate) witness: Option<crate::witness::Witness>,
     /// What a write does to a state found changed outside baton.
     pub(crate) on_outside: Option<crate::witness::OnOutside>,
+    /// Whether the syncer makes each workspace's next state file and
+    /// closes replaced ones (crate::spare): set by [`StateStore::start_syncer`],
+    /// which long-lived processes call (a one-shot command would make a
+    /// file only to remove it at its exit).
+    spares: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for StateStore {
@@ -165,6 +170,7 @@ impl StateStore {
             parsed: crate::parsed::ParsedStates::default(),
             witness: None,
             on_outside: None,
+            spares: Default::default(),
         }
     }
 
@@ -211,11 +217,21 @@ impl StateStore {
 
     /// Starts the process's syncer now when changes are synced in the
     /// background, so the first change hands it its syncs instead of
-    /// starting its thread on the reply's path ([`crate::durable::start_syncer`]).
+    /// starting its thread on the reply's path ([`crate::durable::start_syncer`]);
+    /// from then on the syncer also makes each workspace's next state file
+    /// and closes replaced ones (crate::spare).
     pub fn start_syncer(&self) {
         if self.durability == Durability::Background {
             crate::durable::start_syncer(self.lock_timeout);
+            self.spares
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
+    }
+
+    /// Whether the syncer makes spares and closes replaced files for this store.
+    fn spares(&self) -> bool {
+        self.durability == Durability::Background
+            && self.spares.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The specs root.
@@ -506,20 +522,37 @@ impl StateStore {
                         use std::os::unix::fs::PermissionsExt;
                         std::fs::Permissions::from_mode(mode & 0o7777)
                     });
-                    let file = write_atomic_as(&ws.dir, &path, &bytes, false, permissions)?;
+                    let state_file = name == STATE_FILE || name == LIVE_STATE_FILE;
+                    // The file the syncer made for this write, if any.
+                    let spare = (state_file && self.spares())
+                        .then(|| crate::spare::take(&ws.dir))
+                        .flatten();
+                    let written = write_atomic_with(&ws.dir, &path, &bytes, permissions, spare)?;
                     // The next call's read of this state checks nothing again,
                     // and reads the file just written without opening it.
-                    if name == STATE_FILE || name == LIVE_STATE_FILE {
+                    if state_file {
                         self.parsed
                             .keep_tag(&path, &bytes, self.rendered_check(&bytes));
-                        if let Ok(meta) = file.metadata() {
+                        if let Some(id) = written.id.or_else(|| {
                             use std::os::unix::fs::MetadataExt;
-                            self.parsed.hold(crate::parsed::Held {
+                            written.file.metadata().ok().map(|m| (m.dev(), m.ino()))
+                        }) {
+                            let replaced = self.parsed.hold(crate::parsed::Held {
                                 path,
-                                file: std::sync::Arc::new(file),
-                                dev: meta.dev(),
-                                ino: meta.ino(),
+                                file: std::sync::Arc::new(written.file),
+                                dev: id.0,
+                                ino: id.1,
                             });
+                            // Closing the replaced file frees its inode:
+                            // the syncer does it, off the reply's path.
+                            if self.spares() {
+                                for old in replaced {
+                                    crate::spare::retire(old.file);
+                                }
+                            }
+                        }
+                        if self.spares() && !ended {
+                            jobs.push(Job::Spare(ws.dir.clone()));
                         }
                     }
                 }
@@ -542,6 +575,10 @@ impl StateStore {
                     jobs.push(Job::Folder(ws.dir.clone()));
                 }
             }
+        }
+        if ended && self.spares() {
+            // The run changes no more: its folder keeps no spare.
+            crate::spare::discard(&ws.dir);
         }
         if let Some(pending) = witnessed {
             pending.done();
@@ -757,6 +794,7 @@ impl StateStore {
                 let stale = name.starts_with(".state.json.")
                     && name.ends_with(".tmp")
                     && name != crate::journal::JOURNAL_FILE
+                    && !crate::spare::is_kept(&entry.path())
                     && entry.metadata().is_ok_and(|m| {
                         m.is_file()
                             && m.modified()
@@ -877,7 +915,7 @@ pub fn write_atomic(
 /// `chmod` is needed when the process's mask takes nothing from them.
 /// `None`: looked up as [`write_atomic`] does. Returns the file written,
 /// open (now at `path`).
-pub(crate) fn write_atomic_as(
+fn write_atomic_as(
     dir: &Path,
     path: &Path,
     bytes: &[u8],
@@ -930,6 +968,71 @@ pub(crate) fn write_atomic_as(
     }
     crate::fs::crash_point();
     Ok(file)
+}
+
+/// A state file written by [`write_atomic_with`]: the file, open, and its
+/// device and inode when known without asking.
+struct Written {
+    file: File,
+    id: Option<(u64, u64)>,
+}
+
+/// [`write_atomic_as`] (not durable) into `spare`, the empty file the
+/// syncer made for this write (crate::spare), when its name still holds
+/// it: no file is made on the reply's path. Anything else — no spare, its
+/// name removed or holding another file, a failed write — and a file is
+/// made as [`write_atomic_as`] does.
+fn write_atomic_with(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    permissions: Option<std::fs::Permissions>,
+    spare: Option<crate::spare::Spare>,
+) -> Result<Written, StoreError> {
+    use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
+    let Some(spare) = spare else {
+        return write_atomic_as(dir, path, bytes, false, permissions)
+            .map(|file| Written { file, id: None });
+    };
+    // One look: the name holds the very file made (`ours`), still empty.
+    let look = std::fs::symlink_metadata(&spare.path).ok();
+    let ours = look
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_file() && (m.dev(), m.ino()) == spare.id);
+    let intact = ours && look.is_some_and(|m| m.len() == 0);
+    let permissions = permissions.or_else(|| crate::fs::permissions_for(path));
+    let wanted = permissions.as_ref().map(|p| p.mode() & 0o7777);
+    let written = intact
+        && spare.file.write_all_at(bytes, 0).is_ok()
+        && wanted.is_none_or(|mode| {
+            mode == spare.mode
+                || spare
+                    .file
+                    .set_permissions(std::fs::Permissions::from_mode(mode))
+                    .is_ok()
+        });
+    if !written {
+        // Baton's own file, written to by someone else: not used, removed.
+        // Another file at its name is left alone.
+        if ours {
+            let _ = std::fs::remove_file(&spare.path);
+        }
+        return write_atomic_as(dir, path, bytes, false, permissions)
+            .map(|file| Written { file, id: None });
+    }
+    if let Err(source) = std::fs::rename(&spare.path, path) {
+        let _ = std::fs::remove_file(&spare.path);
+        return Err(StoreError::Io {
+            op: "rename onto",
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    crate::fs::crash_point();
+    Ok(Written {
+        file: spare.file,
+        id: Some(spare.id),
+    })
 }
 
 #[cfg(test)]
