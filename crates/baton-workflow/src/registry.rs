@@ -14,6 +14,14 @@ const BUILTIN: &[(&str, &str)] = &[
     ("issue.yaml", include_str!("../workflows/issue.yaml")),
 ];
 
+/// The same definitions as compact JSON (build.rs reads the YAML into a
+/// JSON value), in [`BUILTIN`]'s order: what the process parses, a small
+/// fraction of the YAML parser's work. Equal definitions: a unit test.
+const BUILTIN_JSON: &[&str] = &[
+    include_str!(concat!(env!("OUT_DIR"), "/forge.json")),
+    include_str!(concat!(env!("OUT_DIR"), "/issue.json")),
+];
+
 /// Where a definition came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -52,9 +60,9 @@ impl Registry {
     /// The built-in definitions only.
     pub fn builtin() -> Registry {
         let mut registry = Registry::default();
-        for (file, text) in BUILTIN {
+        for ((file, text), json) in BUILTIN.iter().zip(BUILTIN_JSON) {
             // Built-ins are tested to parse; a failure here is a build defect.
-            match parse(file, text) {
+            match crate::validate::parse_builtin_json(file, json) {
                 Ok(def) => registry.insert_with_text(
                     def,
                     Source::Builtin {
@@ -150,6 +158,28 @@ pub fn is_relative_file(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The process parses the built-ins from the JSON the build made of
+    /// them; a person reads (and a run pins) the YAML. Both must be the
+    /// same definitions, field by field.
+    #[test]
+    fn the_built_ins_parsed_from_json_equal_their_yaml() {
+        assert_eq!(BUILTIN.len(), BUILTIN_JSON.len());
+        let registry = Registry::builtin();
+        for ((file, yaml), json) in BUILTIN.iter().zip(BUILTIN_JSON) {
+            let from_yaml = parse(file, yaml).expect("the YAML parses");
+            let from_json =
+                crate::validate::parse_builtin_json(file, json).expect("the JSON parses");
+            assert_eq!(from_json, from_yaml, "{file}");
+            let registered = registry.get(&from_yaml.id).expect("registered");
+            assert_eq!(*registered, from_yaml, "{file}");
+            assert_eq!(
+                registry.text(&from_yaml.id).as_deref(),
+                Some(*yaml),
+                "{file}: runs pin the YAML"
+            );
+        }
+    }
 
     #[test]
     fn the_forge_builtin_has_its_seventeen_phases_in_order() {
