@@ -45,8 +45,8 @@ pub struct Spare {
     pub mode: u32,
 }
 
-fn spares() -> &'static Mutex<HashMap<PathBuf, Spare>> {
-    static SPARES: OnceLock<Mutex<HashMap<PathBuf, Spare>>> = OnceLock::new();
+fn spares() -> &'static Mutex<HashMap<PathBuf, Vec<Spare>>> {
+    static SPARES: OnceLock<Mutex<HashMap<PathBuf, Vec<Spare>>>> = OnceLock::new();
     SPARES.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
@@ -59,23 +59,35 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// How many workspaces keep a spare (a long-lived server works on few at a
-/// time; past this, one is dropped and its file removed).
+/// How many workspaces keep spares (a long-lived server works on few at a
+/// time; past this, one's are dropped and their files removed).
 const KEPT: usize = 16;
 
-/// Takes the spare made for workspace folder `dir`, if there is one.
+/// How many spares a workspace keeps: two, so that a change that comes
+/// before the syncer has made the file for it (calls sent back to back)
+/// still finds one.
+const PER_WORKSPACE: usize = 2;
+
+/// Takes a spare made for workspace folder `dir`, if there is one.
 pub fn take(dir: &Path) -> Option<Spare> {
-    lock(spares()).remove(dir)
+    lock(spares()).get_mut(dir).and_then(Vec::pop)
 }
 
-/// Makes the spare of workspace folder `dir` when it has none (the
-/// syncer, after a change). Failing to make one changes nothing: the next
-/// write makes its own file.
+/// Makes the spares of workspace folder `dir` it lacks (the syncer, after
+/// a change). Failing to make one changes nothing: the next write makes
+/// its own file.
 pub fn prepare(dir: &Path) {
-    use std::os::unix::fs::MetadataExt;
-    if lock(spares()).contains_key(dir) {
-        return;
+    let have = lock(spares()).get(dir).map_or(0, Vec::len);
+    for _ in have..PER_WORKSPACE {
+        if !prepare_one(dir) {
+            return;
+        }
     }
+}
+
+/// Makes one spare of `dir`; whether it was made.
+fn prepare_one(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
     use std::os::unix::fs::PermissionsExt;
     // With the permissions the state file has now, so that the write that
     // takes it needs no chmod (it still checks).
@@ -91,14 +103,14 @@ pub fn prepare(dir: &Path) {
         .and_then(|tmp| tmp.keep().map_err(|e| e.error));
     let (file, path) = match made {
         Ok(kept) => kept,
-        Err(_) => return,
+        Err(_) => return false,
     };
     if let Some(mode) = wanted {
         let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
     }
     let Ok(meta) = file.metadata() else {
         let _ = std::fs::remove_file(&path);
-        return;
+        return false;
     };
     let spare = Spare {
         path,
@@ -108,27 +120,36 @@ pub fn prepare(dir: &Path) {
     };
     let mut all = lock(spares());
     if all.len() >= KEPT
+        && !all.contains_key(dir)
         && let Some(other) = all.keys().next().cloned()
         && let Some(gone) = all.remove(&other)
     {
-        let _ = std::fs::remove_file(&gone.path);
+        for spare in gone {
+            let _ = std::fs::remove_file(&spare.path);
+        }
     }
-    if let Some(raced) = all.insert(dir.to_path_buf(), spare) {
-        let _ = std::fs::remove_file(&raced.path);
+    let kept = all.entry(dir.to_path_buf()).or_default();
+    if kept.len() >= PER_WORKSPACE {
+        // Made meanwhile by another pass: not needed.
+        let _ = std::fs::remove_file(&spare.path);
+        return false;
     }
+    kept.push(spare);
+    true
 }
 
 /// Removes the spare of workspace folder `dir` (its run has ended: no
 /// file is left in its folder).
 pub fn discard(dir: &Path) {
-    if let Some(spare) = take(dir) {
+    let gone = lock(spares()).remove(dir).unwrap_or_default();
+    for spare in gone {
         let _ = std::fs::remove_file(&spare.path);
     }
 }
 
 /// Whether `path` is a spare this process keeps (the sweep leaves it).
 pub fn is_kept(path: &Path) -> bool {
-    lock(spares()).values().any(|s| s.path == path)
+    lock(spares()).values().flatten().any(|s| s.path == path)
 }
 
 /// Hands a replaced file kept open to the syncer to close (its inode is
@@ -145,8 +166,10 @@ pub fn close_retired() {
 
 /// Removes this process's spares (at its exit: no empty file stays).
 pub fn remove_all() {
-    for (_, spare) in lock(spares()).drain() {
-        let _ = std::fs::remove_file(&spare.path);
+    for (_, kept) in lock(spares()).drain() {
+        for spare in kept {
+            let _ = std::fs::remove_file(&spare.path);
+        }
     }
 }
 
@@ -202,69 +225,89 @@ mod tests {
         );
         store.create(&ws, &first).unwrap();
         crate::durable::flush();
-        // One empty spare, ignored by the workspace's .gitignore pattern.
+        let ino = |p: &std::path::Path| std::fs::metadata(p).unwrap().ino();
+        // Two empty spares, under the workspace's .gitignore pattern.
         let made = temp_files(&ws.dir);
-        assert_eq!(made.len(), 1, "{made:?}");
-        assert_eq!(std::fs::metadata(&made[0]).unwrap().len(), 0);
-        let spare_ino = std::fs::metadata(&made[0]).unwrap().ino();
-        // The next change writes it and renames it into place.
+        assert_eq!(made.len(), 2, "{made:?}");
+        assert!(
+            made.iter()
+                .all(|p| std::fs::metadata(p).unwrap().len() == 0)
+        );
+        let inos: Vec<u64> = made.iter().map(|p| ino(p)).collect();
+        // The next change writes one and renames it into place.
         change(&store, &ws, 0);
         let state = std::fs::metadata(ws.state_file()).unwrap();
-        assert_eq!(state.ino(), spare_ino, "the spare became state.json");
+        assert!(inos.contains(&state.ino()), "a spare became state.json");
         assert_eq!(state.mode() & 0o777, 0o644);
-        assert!(!made[0].exists());
+        // (The syncer may have made its successor already.)
+        assert!(temp_files(&ws.dir).iter().all(|p| ino(p) != state.ino()));
         assert_eq!(
             store.load(&ws).unwrap().current_phase_status,
             PhaseStatus::InProgress
         );
         crate::durable::flush();
-        // A new one was made; the sweep of this process keeps it.
+        // Made again; the sweep of this process keeps them.
         let made = temp_files(&ws.dir);
-        assert_eq!(made.len(), 1, "{made:?}");
+        assert_eq!(made.len(), 2, "{made:?}");
         assert_eq!(store.sweep_temp_files(std::time::Duration::ZERO), 0);
-        assert!(made[0].exists());
-        // Another file put at its name is never moved into place: the
-        // change makes its own file, and the stranger stays where it was.
-        let stranger = dir.path().join("stranger");
-        std::fs::write(&stranger, b"").unwrap();
-        std::fs::rename(&stranger, &made[0]).unwrap();
+        assert!(made.iter().all(|p| p.exists()));
+        // Other files put at their names are never moved into place: the
+        // change makes its own file, and the strangers stay where they are.
+        let mut strangers = Vec::new();
+        for (k, spare) in made.iter().enumerate() {
+            let stranger = dir.path().join(format!("stranger{k}"));
+            std::fs::write(&stranger, b"").unwrap();
+            strangers.push(ino(&stranger));
+            std::fs::rename(&stranger, spare).unwrap();
+        }
         change(&store, &ws, 1);
         assert_eq!(
             store.load(&ws).unwrap().current_phase_status,
             PhaseStatus::Failed
         );
-        assert!(made[0].exists(), "the stranger is left alone");
-        assert_eq!(std::fs::read(&made[0]).unwrap(), b"");
-        std::fs::remove_file(&made[0]).unwrap();
+        assert!(!strangers.contains(&ino(&ws.state_file())));
+        for (spare, stranger) in made.iter().zip(&strangers) {
+            assert_eq!(ino(spare), *stranger, "the stranger is left alone");
+        }
         crate::durable::flush();
-        // A spare written to behind baton's back is not used either.
-        let made = temp_files(&ws.dir);
-        assert_eq!(made.len(), 1, "{made:?}");
-        std::fs::write(&made[0], b"{\"not\": \"baton's\"}").unwrap();
+        super::discard(&ws.dir);
+        for spare in &made {
+            let _ = std::fs::remove_file(spare);
+        }
         change(&store, &ws, 2);
+        crate::durable::flush();
+        // Spares written to behind baton's back are not used either.
+        let made = temp_files(&ws.dir);
+        assert_eq!(made.len(), 2, "{made:?}");
+        for spare in &made {
+            std::fs::write(spare, b"{\"not\": \"baton's\"}").unwrap();
+        }
+        change(&store, &ws, 3);
         assert_eq!(
             store.load(&ws).unwrap().current_phase_status,
-            PhaseStatus::InProgress
+            PhaseStatus::Failed
         );
-        assert_ne!(
-            std::fs::read(ws.state_file()).unwrap(),
-            b"{\"not\": \"baton's\"}"
-        );
-        // A rewritten state keeps the permissions of the one it replaces.
         crate::durable::flush();
+        super::discard(&ws.dir);
+        for spare in &made {
+            let _ = std::fs::remove_file(spare);
+        }
+        change(&store, &ws, 4);
+        crate::durable::flush();
+        // A rewritten state keeps the permissions of the one it replaces.
         std::fs::set_permissions(
             ws.state_file(),
             std::os::unix::fs::PermissionsExt::from_mode(0o600),
         )
         .unwrap();
-        change(&store, &ws, 3);
+        change(&store, &ws, 5);
         assert_eq!(
             std::fs::metadata(ws.state_file()).unwrap().mode() & 0o777,
             0o600
         );
         // A run that ends keeps no spare in its folder.
         crate::durable::flush();
-        assert_eq!(temp_files(&ws.dir).len(), 1);
+        assert_eq!(temp_files(&ws.dir).len(), 2);
         store
             .update(&ws, chrono::Utc::now(), |s| {
                 s.current_phase_status = PhaseStatus::Abandoned;
@@ -277,7 +320,7 @@ mod tests {
         let other = store.resolve("20260101-other").unwrap();
         store.create(&other, &first).unwrap();
         crate::durable::flush();
-        assert_eq!(temp_files(&other.dir).len(), 1);
+        assert_eq!(temp_files(&other.dir).len(), 2);
         super::remove_all();
         assert!(temp_files(&other.dir).is_empty());
     }
