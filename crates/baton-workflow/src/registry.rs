@@ -14,6 +14,24 @@ const BUILTIN: &[(&str, &str)] = &[
     ("issue.yaml", include_str!("../workflows/issue.yaml")),
 ];
 
+/// The built-in definitions as parsed and checked, precomputed: one line
+/// per file of [`BUILTIN`], `file<TAB>definition JSON`. Reading JSON spares
+/// every process (the server, each CLI command and hook) the YAML parse —
+/// about 14 M instructions, most of the first call that needs a workflow.
+/// A test checks that each line is exactly what [`parse`] makes of the YAML
+/// (`BATON_BLESS=1 cargo test -p baton-workflow --lib builtin` rewrites
+/// them); the YAML stays the source and the text runs pin.
+const BUILTIN_PARSED: &str = include_str!("../workflows/builtin.parsed.tsv");
+
+/// The precomputed definition of built-in `file`, when its line is there
+/// and reads back.
+fn builtin_parsed(file: &str) -> Option<WorkflowDefinition> {
+    BUILTIN_PARSED.lines().find_map(|line| {
+        let (name, json) = line.split_once('\t')?;
+        (name == file).then(|| serde_json::from_str(json).ok())?
+    })
+}
+
 /// Where a definition came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -54,7 +72,9 @@ impl Registry {
         let mut registry = Registry::default();
         for (file, text) in BUILTIN {
             // Built-ins are tested to parse; a failure here is a build defect.
-            match parse(file, text) {
+            // The precomputed form first (tested equal to the parse).
+            let parsed = builtin_parsed(file).map_or_else(|| parse(file, text), Ok);
+            match parsed {
                 Ok(def) => registry.insert_with_text(
                     def,
                     Source::Builtin {
@@ -150,6 +170,43 @@ pub fn is_relative_file(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What [`BUILTIN_PARSED`] must hold: each built-in parsed from its YAML.
+    fn builtin_parsed_text() -> String {
+        BUILTIN
+            .iter()
+            .map(|(file, text)| {
+                let json = parse(file, text)
+                    .ok()
+                    .and_then(|def| serde_json::to_string(&def).ok())
+                    .unwrap_or_default();
+                format!("{file}\t{json}\n")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn builtin_definitions_precomputed_are_what_their_yaml_parses_to() {
+        let expected = builtin_parsed_text();
+        if std::env::var_os("BATON_BLESS").is_some() {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("workflows/builtin.parsed.tsv");
+            std::fs::write(path, &expected).unwrap();
+            return;
+        }
+        assert_eq!(
+            BUILTIN_PARSED, expected,
+            "workflows/builtin.parsed.tsv is stale: run BATON_BLESS=1 cargo test -p baton-workflow --lib builtin"
+        );
+        // Read back, each is the very definition the YAML gives.
+        for (file, text) in BUILTIN {
+            assert_eq!(
+                builtin_parsed(file),
+                Some(parse(file, text).unwrap()),
+                "{file}"
+            );
+        }
+    }
 
     #[test]
     fn the_forge_builtin_has_its_seventeen_phases_in_order() {
