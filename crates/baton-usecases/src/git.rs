@@ -155,14 +155,44 @@ pub fn parse_porcelain_v2(output: &[u8]) -> (Option<String>, Vec<String>) {
     (head, paths)
 }
 
-/// A baseline read under way on the reader thread.
+/// A baseline read handed to the reader thread: queued, taken (by the
+/// reader or by the run's first change, whichever comes first: the read is
+/// run once), then finished.
 #[derive(Debug, Default)]
 struct Scan {
+    /// Set by whoever runs the read.
+    taken: std::sync::atomic::AtomicBool,
     result: Mutex<Option<Option<RepoBaseline>>>,
     done: Condvar,
 }
 
+/// How long the run's first change waits for a read the reader thread is
+/// running before it reads the repository itself: the reader runs at
+/// nice 10, and a busy machine must not hold a reply behind it.
+const WAIT_FOR_RUNNING_READ: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl Scan {
+    /// Takes the read for the caller to run; false when another has it.
+    fn take(&self) -> bool {
+        !self.taken.swap(true, Ordering::AcqRel)
+    }
+
+    /// Stores the read's result for everyone waiting.
+    fn finish(&self, read: Option<RepoBaseline>) {
+        *self.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(read);
+        self.done.notify_all();
+    }
+
+    /// The read, once it has finished or `limit` has passed (`None`).
+    fn wait_at_most(&self, limit: std::time::Duration) -> Option<Option<RepoBaseline>> {
+        let r = self.result.lock().unwrap_or_else(|p| p.into_inner());
+        let (r, _) = self
+            .done
+            .wait_timeout_while(r, limit, |r| r.is_none())
+            .unwrap_or_else(|p| p.into_inner());
+        r.clone()
+    }
+
     /// The read, if it has finished.
     fn finished(&self) -> Option<Option<RepoBaseline>> {
         self.result
@@ -266,9 +296,10 @@ struct Read {
 
 impl Read {
     fn run(self) {
-        let b = baseline(&self.repo);
-        *self.scan.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(b);
-        self.scan.done.notify_all();
+        // The run's first change may have taken it already.
+        if self.scan.take() {
+            self.scan.finish(baseline(&self.repo));
+        }
     }
 }
 
@@ -381,17 +412,23 @@ fn yield_to_replies() {
 /// commit would leave them out (a fast agent on a loaded machine did). The
 /// run's own workspace is never part of it.
 pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
-    settle(repo_root, ws, state, false);
+    settle(repo_root, ws, state, false, WAIT_FOR_RUNNING_READ);
 }
 
 /// Like [`settle_baseline`], waiting for a read still under way: what the
 /// run's commit calls before it chooses the files to stage (a state written
 /// by an older baton may still be pending there).
 pub fn settle_baseline_now(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
-    settle(repo_root, ws, state, true);
+    settle(repo_root, ws, state, true, WAIT_FOR_RUNNING_READ);
 }
 
-fn settle(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState, wait: bool) {
+fn settle(
+    repo_root: &Path,
+    ws: &WorkspaceRef,
+    state: &mut WorkspaceState,
+    wait: bool,
+    running_limit: std::time::Duration,
+) {
     let pending = state.repo_baseline.as_ref().is_some_and(|b| b.pending);
     if !pending {
         // Settled (by this process or another): forget any read kept for it.
@@ -410,7 +447,18 @@ fn settle(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState, wait:
         Some(scan) if wait => scan.wait(),
         Some(scan) => match scan.finished() {
             Some(read) => read,
-            None => baseline(repo_root),
+            // Not started: this change runs it (one git, not two).
+            None if scan.take() => {
+                let read = baseline(repo_root);
+                scan.finish(read.clone());
+                read
+            }
+            // Running: it began before the run's first action was handed
+            // out (this change holds that reply), so its result is the
+            // repository before the run. Waited for a little, else read now.
+            None => scan
+                .wait_at_most(running_limit)
+                .unwrap_or_else(|| baseline(repo_root)),
         },
         None => baseline(repo_root),
     };
@@ -663,12 +711,108 @@ mod tests {
         assert_eq!(state.repo_baseline.as_ref(), Some(&b));
     }
 
-    /// The first change does not leave a read under way for later (it could
-    /// run after the agent wrote its files): it reads the repository itself.
-    /// Only the commit waits for a read under way (a state an older baton
-    /// left pending).
+    /// The first change never leaves the read for later (it could run after
+    /// the agent wrote its files): a read the reader has not started is
+    /// run by the change itself, and the reader then skips it (one git, not
+    /// two); a read the reader is running is waited for a little (it began
+    /// before the run's first action went out), else the change reads the
+    /// repository itself. The commit waits for a read under way (a state an
+    /// older baton left pending).
     #[test]
-    fn a_read_under_way_is_replaced_at_the_first_change_and_waited_for_only_by_the_commit() {
+    fn a_read_not_started_is_run_by_the_first_change_one_running_is_waited_for_a_little() {
+        let r = repo();
+        let p = r.path();
+        std::fs::write(p.join("a"), "1").unwrap();
+        commit_all(p);
+        std::fs::write(p.join("before"), "x").unwrap();
+        let ws = WorkspaceRef {
+            name: "20260101-wait".into(),
+            dir: p.join(".specs/20260101-wait"),
+            display: ".specs/20260101-wait".into(),
+        };
+        let fresh = || {
+            let mut state = WorkspaceState::fresh(
+                "forge",
+                "phase-1",
+                "w",
+                &ws.display,
+                "t",
+                chrono::Utc::now(),
+            );
+            state.repo_baseline = Some(PendingBaseline::placeholder());
+            state
+        };
+        let queue = |scan: &Arc<Scan>| {
+            scans()
+                .lock()
+                .unwrap()
+                .insert(ws.dir.clone(), Arc::clone(scan));
+        };
+        // Not started: the change runs it, and the reader finds it taken.
+        let scan = Arc::new(Scan::default());
+        queue(&scan);
+        let mut state = fresh();
+        settle_baseline(p, &ws, &mut state);
+        let own = state.repo_baseline.clone().unwrap();
+        assert!(!own.pending);
+        assert_eq!(own.dirty, ["before"]);
+        assert!(!scan.take(), "the reader must not run it again");
+        assert_eq!(scan.finished(), Some(Some(own)));
+
+        // Running (taken by the reader): its result is the baseline.
+        let scan = Arc::new(Scan::default());
+        assert!(scan.take());
+        queue(&scan);
+        let theirs = RepoBaseline {
+            head: Some("from-the-reader".into()),
+            dirty: vec!["before".into()],
+            pending: false,
+            taken_late: false,
+        };
+        let reader = {
+            let scan = Arc::clone(&scan);
+            let theirs = theirs.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                scan.finish(Some(theirs));
+            })
+        };
+        let mut state = fresh();
+        // A long limit: the reader's result must be the one taken, however
+        // busy the machine (the limit itself is the next case).
+        settle(
+            p,
+            &ws,
+            &mut state,
+            false,
+            std::time::Duration::from_secs(60),
+        );
+        reader.join().unwrap();
+        assert_eq!(state.repo_baseline, Some(theirs));
+
+        // Running and not finishing within the limit: the change reads it
+        // itself.
+        let scan = Arc::new(Scan::default());
+        assert!(scan.take());
+        queue(&scan);
+        let mut state = fresh();
+        settle(
+            p,
+            &ws,
+            &mut state,
+            false,
+            std::time::Duration::from_millis(1),
+        );
+        let b = state.repo_baseline.clone().unwrap();
+        assert!(!b.pending);
+        assert_eq!(b.head, Some(head(p)));
+        assert_eq!(b.dirty, ["before"]);
+    }
+
+    /// Only the commit waits for a read under way without a limit (a state
+    /// an older baton left pending); the first change never leaves it.
+    #[test]
+    fn a_read_under_way_is_not_left_for_later_and_the_commit_waits_for_it() {
         let r = repo();
         let p = r.path();
         std::fs::write(p.join("a"), "1").unwrap();
@@ -699,7 +843,10 @@ mod tests {
         assert!(!now.pending, "read at the first change: {now:?}");
         assert_eq!(now.dirty, vec!["before".to_string()], "{now:?}");
 
-        // A state left pending: the commit waits for the read under way.
+        // A state left pending: the commit waits for the read under way
+        // (the reader's: taken, finishing later).
+        let scan = Arc::new(Scan::default());
+        assert!(scan.take());
         scans()
             .lock()
             .unwrap()

@@ -14,23 +14,13 @@ const BUILTIN: &[(&str, &str)] = &[
     ("issue.yaml", include_str!("../workflows/issue.yaml")),
 ];
 
-/// The built-in definitions as parsed and checked, precomputed: one line
-/// per file of [`BUILTIN`], `file<TAB>definition JSON`. Reading JSON spares
-/// every process (the server, each CLI command and hook) the YAML parse —
-/// about 14 M instructions, most of the first call that needs a workflow.
-/// A test checks that each line is exactly what [`parse`] makes of the YAML
-/// (`BATON_BLESS=1 cargo test -p baton-workflow --lib builtin` rewrites
-/// them); the YAML stays the source and the text runs pin.
-const BUILTIN_PARSED: &str = include_str!("../workflows/builtin.parsed.tsv");
-
-/// The precomputed definition of built-in `file`, when its line is there
-/// and reads back.
-fn builtin_parsed(file: &str) -> Option<WorkflowDefinition> {
-    BUILTIN_PARSED.lines().find_map(|line| {
-        let (name, json) = line.split_once('\t')?;
-        (name == file).then(|| serde_json::from_str(json).ok())?
-    })
-}
+/// The same definitions as compact JSON (build.rs reads the YAML into a
+/// JSON value), in [`BUILTIN`]'s order: what the process parses, a small
+/// fraction of the YAML parser's work. Equal definitions: a unit test.
+const BUILTIN_JSON: &[&str] = &[
+    include_str!(concat!(env!("OUT_DIR"), "/forge.json")),
+    include_str!(concat!(env!("OUT_DIR"), "/issue.json")),
+];
 
 /// Where a definition came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -70,11 +60,9 @@ impl Registry {
     /// The built-in definitions only.
     pub fn builtin() -> Registry {
         let mut registry = Registry::default();
-        for (file, text) in BUILTIN {
+        for ((file, text), json) in BUILTIN.iter().zip(BUILTIN_JSON) {
             // Built-ins are tested to parse; a failure here is a build defect.
-            // The precomputed form first (tested equal to the parse).
-            let parsed = builtin_parsed(file).map_or_else(|| parse(file, text), Ok);
-            match parsed {
+            match crate::validate::parse_builtin_json(file, json) {
                 Ok(def) => registry.insert_with_text(
                     def,
                     Source::Builtin {
@@ -171,39 +159,24 @@ pub fn is_relative_file(path: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// What [`BUILTIN_PARSED`] must hold: each built-in parsed from its YAML.
-    fn builtin_parsed_text() -> String {
-        BUILTIN
-            .iter()
-            .map(|(file, text)| {
-                let json = parse(file, text)
-                    .ok()
-                    .and_then(|def| serde_json::to_string(&def).ok())
-                    .unwrap_or_default();
-                format!("{file}\t{json}\n")
-            })
-            .collect()
-    }
-
+    /// The process parses the built-ins from the JSON the build made of
+    /// them; a person reads (and a run pins) the YAML. Both must be the
+    /// same definitions, field by field.
     #[test]
-    fn builtin_definitions_precomputed_are_what_their_yaml_parses_to() {
-        let expected = builtin_parsed_text();
-        if std::env::var_os("BATON_BLESS").is_some() {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("workflows/builtin.parsed.tsv");
-            std::fs::write(path, &expected).unwrap();
-            return;
-        }
-        assert_eq!(
-            BUILTIN_PARSED, expected,
-            "workflows/builtin.parsed.tsv is stale: run BATON_BLESS=1 cargo test -p baton-workflow --lib builtin"
-        );
-        // Read back, each is the very definition the YAML gives.
-        for (file, text) in BUILTIN {
+    fn the_built_ins_parsed_from_json_equal_their_yaml() {
+        assert_eq!(BUILTIN.len(), BUILTIN_JSON.len());
+        let registry = Registry::builtin();
+        for ((file, yaml), json) in BUILTIN.iter().zip(BUILTIN_JSON) {
+            let from_yaml = parse(file, yaml).expect("the YAML parses");
+            let from_json =
+                crate::validate::parse_builtin_json(file, json).expect("the JSON parses");
+            assert_eq!(from_json, from_yaml, "{file}");
+            let registered = registry.get(&from_yaml.id).expect("registered");
+            assert_eq!(*registered, from_yaml, "{file}");
             assert_eq!(
-                builtin_parsed(file),
-                Some(parse(file, text).unwrap()),
-                "{file}"
+                registry.text(&from_yaml.id).as_deref(),
+                Some(*yaml),
+                "{file}: runs pin the YAML"
             );
         }
     }

@@ -74,6 +74,25 @@ pub fn parse_definition(file: &str, text: &str) -> Result<WorkflowDefinition, Ve
     Err(check(file, &def, &spans))
 }
 
+/// Parses a built-in definition from the JSON the build made of its YAML
+/// (build.rs) and checks it like any other; an error names the file. Only
+/// for the embedded definitions: a person's file goes through
+/// [`parse_definition`], whose diagnostics point into their YAML.
+pub(crate) fn parse_builtin_json(file: &str, json: &str) -> Result<WorkflowDefinition, String> {
+    let def: WorkflowDefinition =
+        serde_json::from_str(json).map_err(|e| format!("{file} (as JSON): {e}"))?;
+    let diagnostics = check(file, &def, &SpanDoc::default());
+    if diagnostics.is_empty() {
+        Ok(def)
+    } else {
+        Err(diagnostics
+            .iter()
+            .map(|d| format!("{}: {}", d.field, d.message))
+            .collect::<Vec<_>>()
+            .join("; "))
+    }
+}
+
 /// The parser's first line, without its own "error: line L column C:" prefix
 /// (the diagnostic carries the position already).
 fn first_line(message: &str) -> String {
