@@ -286,17 +286,18 @@ pub fn bounded_payload(payload: Value, max: u64) -> Value {
     serde_json::to_value(digest.finish()).unwrap_or(Value::Null)
 }
 
-/// `text` (a message's JSON), or its [`Truncated`] summary when it is
-/// over `max` bytes: [`bounded_payload`] for a message already serialised.
-fn bounded_text(text: String, max: u64) -> Payload {
-    if text.len() as u64 <= max {
-        return match serde_json::value::RawValue::from_string(text) {
-            Ok(raw) => Payload::Text(raw),
-            Err(_) => Payload::Value(Value::Null),
-        };
+/// `message` serialised, or its [`Truncated`] summary when its JSON is
+/// over `max` bytes: [`bounded_payload`] for a typed message. The JSON
+/// serde_json writes is kept as it is (never parsed again to check it).
+fn bounded_message<M: Serialize + ?Sized>(message: &M, max: u64) -> Payload {
+    let Ok(raw) = serde_json::value::to_raw_value(message) else {
+        return Payload::Value(Value::Null);
+    };
+    if raw.get().len() as u64 <= max {
+        return Payload::Text(raw);
     }
     let mut digest = Digest::new();
-    let _ = digest.write_all(text.as_bytes());
+    let _ = digest.write_all(raw.get().as_bytes());
     Payload::Value(serde_json::to_value(digest.finish()).unwrap_or(Value::Null))
 }
 
@@ -418,10 +419,7 @@ impl Recorder {
         message: &M,
     ) {
         if self.is_enabled() {
-            let payload = match serde_json::to_string(message) {
-                Ok(text) => bounded_text(text, self.max_payload_bytes),
-                Err(_) => Payload::Value(Value::Null),
-            };
+            let payload = bounded_message(message, self.max_payload_bytes);
             self.send(
                 direction,
                 kind,

@@ -100,10 +100,9 @@ pub(crate) fn record_ended(
     record
 }
 
-/// The request and (once written) design of the run in `ws`, as Layer 4
-/// and estimates read them.
-fn run_texts(ws: &WorkspaceRef) -> (String, Option<String>) {
-    let files = DiskFiles::new(&ws.dir);
+/// The request and (once written) design of the run whose folder `files`
+/// views, as Layer 4 and estimates read them.
+fn run_texts(files: &DiskFiles) -> (String, Option<String>) {
     let head = |name: &str| {
         files.read(name).map(|mut t| {
             if t.len() > MAX_QUERY_TEXT {
@@ -123,16 +122,22 @@ fn run_texts(ws: &WorkspaceRef) -> (String, Option<String>) {
 /// Flywheel"): what past runs teach it, chosen per agent by the history
 /// (docs/history.md §7) within [`DEFAULT_LAYER4_BUDGET_TOKENS`]; the prompt
 /// assembler fits it into what Layers 1–3 leave. The run itself is never
-/// one of its similar past runs. Empty without history.
-pub fn layer4(svc: &Services, ws: &WorkspaceRef, agent: &str) -> Vec<LearningBlock> {
+/// one of its similar past runs. Empty without history. `files` is the
+/// call's view of the run's folder (what the call already read is not read
+/// again).
+pub fn layer4(
+    svc: &Services,
+    ws: &WorkspaceRef,
+    files: &DiskFiles,
+    agent: &str,
+) -> Vec<LearningBlock> {
     // Team mode: the team's history too (other machines' new records).
     crate::team::sync_history_for_prompt(svc);
-    let (request, design) = run_texts(ws);
-    let blocks = svc.history.layer4_for(
+    // The run's texts are read only when there is a past run to compare.
+    let blocks = svc.history.layer4_reading(
         Some(&ws.name),
         agent,
-        &request,
-        design.as_deref(),
+        || run_texts(files),
         DEFAULT_LAYER4_BUDGET_TOKENS,
     );
     log_warnings(&svc.history);
@@ -432,7 +437,7 @@ pub fn run_insights(svc: &Services, args: SummaryArgs) -> Result<RunInsights> {
         .load(&ws)
         .map(|s| s.skipped_phases)
         .unwrap_or_default();
-    let (request, _) = run_texts(&ws);
+    let (request, _) = run_texts(&DiskFiles::new(&ws.dir));
     let estimate = if request.trim().is_empty() {
         None
     } else {

@@ -275,9 +275,7 @@ pub fn complete_phase(svc: &Services, args: CompletePhaseArgs) -> Result<Complet
         .collect::<Result<_, _>>()?;
 
     let (ws, _) = select(svc, args.workspace.as_deref(), args.issue_number.as_deref())?;
-    let disk = DiskFiles {
-        dir: ws.dir.clone(),
-    };
+    let disk = DiskFiles::new(&ws.dir);
     let now = Utc::now();
     let succeeded = report.status == ReportStatus::Completed;
     let mut definition = None;

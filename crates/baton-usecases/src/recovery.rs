@@ -448,9 +448,7 @@ fn transition(
 ) -> Result<LifecycleReply> {
     check_text("workspace", workspace, MAX_WORKSPACE)?;
     let ws = svc.store.resolve(workspace)?;
-    let files = DiskFiles {
-        dir: ws.dir.clone(),
-    };
+    let files = DiskFiles::new(&ws.dir);
     let now = Utc::now();
     let mut definition = None;
     let updated = svc.store.update(&ws, now, |state| -> Result<_, Error> {

@@ -13,7 +13,6 @@ use baton_state::{Lifecycle, WorkspaceRef, WorkspaceState};
 use baton_workflow::WorkflowDefinition;
 
 use crate::events::Happened;
-use crate::repo_profile;
 use crate::{Error, ErrorCode, Result, Services};
 
 /// The view of a run returned by start and current-phase calls.
@@ -57,7 +56,7 @@ pub fn view(
         .phase(&state.current_phase)
         .is_some_and(|p| matches!(p.commands, Some(baton_workflow::CommandSource::Quality)));
     let profile = if needs_commands {
-        repo_profile::detect(&svc.config.repo_root)
+        svc.repo_profile.get(&svc.config.repo_root)
     } else {
         Default::default()
     };

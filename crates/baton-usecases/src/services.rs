@@ -49,6 +49,9 @@ pub struct Services {
     pinned: std::sync::Mutex<std::collections::HashMap<String, Arc<WorkflowDefinition>>>,
     /// The project's manual search (seed 002), opened on first use.
     pub manuals: crate::manuals::Manuals,
+    /// The repository's quality commands, detected again only when a file
+    /// they are read from changed ([`crate::repo_profile::ProfileCache`]).
+    pub(crate) repo_profile: crate::repo_profile::ProfileCache,
 }
 
 impl Services {
@@ -105,6 +108,7 @@ impl Services {
             pinned: std::sync::Mutex::default(),
             signer,
             manuals: crate::manuals::Manuals::default(),
+            repo_profile: crate::repo_profile::ProfileCache::default(),
         }
     }
 

@@ -127,7 +127,9 @@ impl HistoryIndex {
         }
         let identity = self.file.identity();
         if let Some(l) = slot.as_mut() {
-            if l.identity == identity && identity.is_some() {
+            // Unchanged, or still no file (nothing to load: the empty index
+            // stands until one appears).
+            if l.identity == identity && (identity.is_some() || l.generation.is_empty()) {
                 return;
             }
             if identity.is_some_and(|(len, _)| len >= l.offset) && !l.generation.is_empty() {

@@ -133,6 +133,24 @@ impl HistoryIndex {
         design: Option<&str>,
         budget_tokens: usize,
     ) -> Vec<LearningBlock> {
+        self.layer4_reading(
+            workspace,
+            agent,
+            || (request.to_string(), design.map(str::to_string)),
+            budget_tokens,
+        )
+    }
+
+    /// [`HistoryIndex::layer4_for`] with the request and design read by
+    /// `texts` only when the history has a run to compare them with (an
+    /// empty history reads no run file).
+    pub fn layer4_reading(
+        &self,
+        workspace: Option<&str>,
+        agent: &str,
+        texts: impl FnOnce() -> (String, Option<String>),
+        budget_tokens: usize,
+    ) -> Vec<LearningBlock> {
         let plan = crate::layer4::plan(agent);
         if plan.is_empty() {
             return Vec::new();
@@ -144,6 +162,8 @@ impl HistoryIndex {
             if l.bm25.is_empty() {
                 return Vec::new();
             }
+            let (request, design) = texts();
+            let (request, design) = (request.as_str(), design.as_deref());
             let similar = if wants_similar {
                 let design = design.unwrap_or("");
                 let own = workspace.unwrap_or("");

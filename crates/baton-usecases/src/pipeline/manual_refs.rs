@@ -11,7 +11,6 @@ use std::path::Path;
 
 use baton_engine::pipeline::prompt::ManualReference;
 use baton_manuals::{FindBudget, FindInput, HitsInput, ManualConfig};
-use baton_state::WorkspaceRef;
 use serde_json::Value;
 
 use crate::Services;
@@ -26,14 +25,15 @@ const MIN_SHARE_OF_TOP: f64 = 0.4;
 const MAX_PER_FILE: usize = 2;
 
 /// The manual sections most relevant to the request of the run in `ws`,
-/// best first; empty when references are off or nothing fits.
-pub fn manual_references(svc: &Services, ws: &WorkspaceRef) -> Vec<ManualReference> {
+/// best first; empty when references are off or nothing fits. `files` is
+/// the call's view of the run's folder.
+pub fn manual_references(svc: &Services, files: &DiskFiles) -> Vec<ManualReference> {
     let manual_config = ManualConfig::from_env(&svc.config.repo_root);
     let wanted = manual_config.prompt_references;
     if wanted == 0 || !has_manuals(&manual_config.root) {
         return Vec::new();
     }
-    let Some(query) = request_text(ws) else {
+    let Some(query) = request_text(files) else {
         return Vec::new();
     };
     match search(svc, &manual_config, &query, wanted) {
@@ -56,8 +56,8 @@ fn has_manuals(root: &Path) -> bool {
 }
 
 /// The run's request, its first lines as a search query.
-fn request_text(ws: &WorkspaceRef) -> Option<String> {
-    let mut text = DiskFiles::new(&ws.dir).read("request.md")?;
+fn request_text(files: &DiskFiles) -> Option<String> {
+    let mut text = files.read("request.md")?;
     if text.len() > QUERY_BYTES {
         let mut end = QUERY_BYTES;
         while !text.is_char_boundary(end) {

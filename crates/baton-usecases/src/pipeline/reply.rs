@@ -75,15 +75,16 @@ pub(crate) fn spawn_action(
     svc: &Services,
     ws: &WorkspaceRef,
     state: &WorkspaceState,
+    files: &DiskFiles,
     spawn: &Spawn,
 ) -> SpawnAgent {
     let override_dir = svc.config.repo_root.join(".baton/agents");
     let body = baton_workflow::agents::agent(&spawn.agent, Some(&override_dir))
         .map(|a| a.body)
         .unwrap_or_else(|| format!("# {}\n\n{}\n", spawn.agent, spawn.summary));
-    let profile = crate::repo_profile::detect(&svc.config.repo_root);
-    let learning = crate::history::layer4(svc, ws, &spawn.agent);
-    let manual_refs = super::manual_refs::manual_references(svc, ws);
+    let profile = svc.repo_profile.get(&svc.config.repo_root);
+    let learning = crate::history::layer4(svc, ws, files, &spawn.agent);
+    let manual_refs = super::manual_refs::manual_references(svc, files);
     let mut prompt = assemble(&PromptParts {
         agent_body: &body,
         workspace: &ws.display,
@@ -186,7 +187,7 @@ pub(crate) fn shape(
                 )
             };
             (
-                Action::SpawnAgent(spawn_action(svc, ws, state, spawn)),
+                Action::SpawnAgent(spawn_action(svc, ws, state, files, spawn)),
                 display,
             )
         }

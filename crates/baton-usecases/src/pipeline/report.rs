@@ -71,9 +71,7 @@ pub fn report_result(svc: &Services, args: ReportArgs) -> Result<ReportReply> {
         check_text("model", m, 128)?;
     }
     let ws = svc.store.resolve(&args.workspace)?;
-    let files = DiskFiles {
-        dir: ws.dir.clone(),
-    };
+    let files = DiskFiles::new(&ws.dir);
     let now = Utc::now();
     let phase = args.phase.clone();
     let input = ReportInput {
