@@ -57,8 +57,9 @@ impl Durability {
 /// One thing to make durable.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Job {
-    /// Make the workspace folder's next state file (crate::spare): first,
-    /// so the next change finds it even while the syncs below take long.
+    /// Make the workspace folder's next state files (crate::spare): first
+    /// in a pass, so the next change finds them even while the syncs take
+    /// long.
     Spare(PathBuf),
     /// `fdatasync` a file's contents (a journal, a file written once).
     Data(PathBuf),
@@ -254,35 +255,11 @@ fn work(lock_timeout: Duration) {
             while q.jobs.is_empty() {
                 q = s.work.wait(q).unwrap_or_else(|p| p.into_inner());
             }
-            // The next state files first, before gathering: the next
-            // change may come sooner than the syncs (crate::spare).
-            let spares: Vec<Job> = q
-                .jobs
-                .iter()
-                .filter(|j| matches!(j, Job::Spare(_)))
-                .cloned()
-                .collect();
-            for job in &spares {
-                q.jobs.remove(job);
-            }
-            q.busy = true;
-            drop(q);
-            for job in spares {
-                if let Job::Spare(dir) = job {
-                    crate::spare::prepare(&dir);
-                }
-            }
-            q = lock(&s.queue);
-            if q.jobs.is_empty() {
-                q.busy = false;
-                q.since = None;
-                s.idle.notify_all();
-                continue;
-            }
-            drop(q);
             // Gather: the call that wrote is usually still writing (a new
             // run writes four files); its writes join this pass instead of
-            // meeting a sync in the middle.
+            // meeting a sync in the middle; and the reply goes out before
+            // the spares (crate::spare) are made.
+            drop(q);
             std::thread::sleep(GATHER);
             q = lock(&s.queue);
             q.busy = true;

@@ -225,6 +225,10 @@ mod tests {
         );
         store.create(&ws, &first).unwrap();
         crate::durable::flush();
+        // The creation makes none (the confirmation stays as fast as it was).
+        assert!(temp_files(&ws.dir).is_empty());
+        change(&store, &ws, 1);
+        crate::durable::flush();
         let ino = |p: &std::path::Path| std::fs::metadata(p).unwrap().ino();
         // Two empty spares, under the workspace's .gitignore pattern.
         let made = temp_files(&ws.dir);
@@ -319,6 +323,7 @@ mod tests {
         // At exit no spare stays.
         let other = store.resolve("20260101-other").unwrap();
         store.create(&other, &first).unwrap();
+        change(&store, &other, 1);
         crate::durable::flush();
         assert_eq!(temp_files(&other.dir).len(), 2);
         super::remove_all();

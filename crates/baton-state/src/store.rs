@@ -348,6 +348,10 @@ impl StateStore {
                 .collect();
             ops.push(Op::Write(STATE_FILE.into(), self.render(state)));
             let mut jobs = self.commit(ws, ops, false, None)?;
+            // No spare yet: making two inodes beside the confirmation's own
+            // would slow the one call that creates a run; the run's first
+            // change asks for them.
+            jobs.retain(|job| !matches!(job, Job::Spare(_)));
             // The workspace's own entry in the specs folder and the ignore
             // file beside the state.
             jobs.push(Job::Folder(self.specs_root.clone()));
