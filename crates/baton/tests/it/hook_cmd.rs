@@ -690,7 +690,9 @@ fn files_of(repo: &GitRepo) -> Vec<(String, Vec<u8>)> {
             }
             if path.is_dir() {
                 walk(&path, root, out);
-            } else {
+            } else if !std::fs::symlink_metadata(&path)
+                .is_ok_and(|meta| crate::common::is_spare(&path, &meta))
+            {
                 let rel = path.strip_prefix(root).unwrap().display().to_string();
                 out.push((rel, std::fs::read(&path).unwrap_or_default()));
             }

@@ -116,10 +116,23 @@ fn walk(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         let meta = std::fs::symlink_metadata(&path).expect("metadata");
         if meta.is_dir() {
             walk(&path, out);
-        } else {
+        } else if !is_spare(&path, &meta) {
             out.push((name, std::fs::read(&path).unwrap_or_default()));
         }
     }
+}
+
+/// A server's spare state file: an empty `.state.json.*.tmp` the syncer
+/// makes in the background after a reply, for the next change to write and
+/// rename into place (baton-state's `spare` module) — a runtime file like
+/// the lock and the journal. A temporary file a write left behind is not
+/// empty, and still counts.
+pub fn is_spare(path: &Path, meta: &std::fs::Metadata) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    meta.is_file() && meta.len() == 0 && name.starts_with(".state.json.") && name.ends_with(".tmp")
 }
 
 /// A connected MCP client.
