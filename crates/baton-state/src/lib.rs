@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 
 pub mod actor;
+mod atomic;
 pub mod compact;
 pub mod durable;
 pub mod fs;
