@@ -89,36 +89,37 @@ impl EventLog {
             serde_json::to_writer(&mut lines, record).map_err(|e| self.io(e.into()))?;
             lines.push(b'\n');
         }
-        let mut file = self.open_append()?;
-        self.lock(&file)?;
-        let size = file.metadata().map_err(|e| self.io(e))?.len();
+        let (mut file, mut size) = self.open_locked()?;
         if size > 0 && size + lines.len() as u64 > self.max_bytes {
             self.rotate()?;
             // The old handle points at the rotated file; append to a fresh one.
             drop(file);
-            file = self.open_append()?;
-            self.lock(&file)?;
+            (file, size) = self.open_locked()?;
         }
         // A writer killed mid-line leaves a torn last line; start on a fresh
-        // line so this record stays readable.
-        if ends_without_newline(&self.path) {
+        // line so this record stays readable. Read on the file appended to.
+        if size > 0 && !ends_with_newline(&file, size) {
             lines.insert(0, b'\n');
         }
         file.write_all(&lines).map_err(|e| self.io(e))?;
         Ok(())
     }
 
-    /// Opens the log for appending — never through a symbolic link, never
-    /// blocking on a FIFO, only a regular file.
-    fn open_append(&self) -> Result<File, EventLogError> {
+    /// Opens the log for appending and takes its lock: never through a
+    /// symbolic link, never blocking on a FIFO, only a regular file (looked
+    /// at once, under the lock, on what was opened). Returns the file and
+    /// its size under the lock.
+    fn open_locked(&self) -> Result<(File, u64), EventLogError> {
         let mut options = OpenOptions::new();
-        options.create(true).append(true);
+        // Read too: the last byte is read on this file.
+        options.create(true).append(true).read(true);
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
             options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
         }
         let file = options.open(&self.path).map_err(|e| self.io(e))?;
+        self.lock(&file)?;
         let meta = file.metadata().map_err(|e| self.io(e))?;
         if !meta.file_type().is_file() {
             return Err(self.io(std::io::Error::new(
@@ -126,7 +127,7 @@ impl EventLog {
                 "the event log is not a regular file; baton does not write to it",
             )));
         }
-        Ok(file)
+        Ok((file, meta.len()))
     }
 
     /// Takes the log's append lock, waiting at most two seconds: a lock
@@ -200,19 +201,15 @@ impl EventLog {
     }
 }
 
-/// Whether the file is non-empty and its last byte is not a newline.
-fn ends_without_newline(path: &Path) -> bool {
-    let Ok(mut f) = File::open(path) else {
-        return false;
-    };
-    let Ok(len) = f.metadata().map(|m| m.len()) else {
-        return false;
-    };
-    if len == 0 || f.seek(SeekFrom::End(-1)).is_err() {
-        return false;
-    }
+/// Whether the last byte of `file`, `size` bytes long, is a newline (a
+/// file that cannot be read counts as one: nothing is added).
+fn ends_with_newline(file: &File, size: u64) -> bool {
+    use std::os::unix::fs::FileExt;
     let mut last = [0u8; 1];
-    f.read_exact(&mut last).is_ok() && last[0] != b'\n'
+    match file.read_at(&mut last, size - 1) {
+        Ok(1) => last[0] == b'\n',
+        _ => true,
+    }
 }
 
 #[cfg(test)]
@@ -285,5 +282,24 @@ mod tests {
         let tail = log.tail(10).unwrap();
         assert_eq!(tail.len(), 2);
         assert_eq!(tail[1].phase, "p2");
+    }
+
+    #[test]
+    fn a_link_or_a_fifo_in_place_of_the_log_is_refused_and_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "keep\n").unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let mut log = EventLog::open(&path, 1 << 20, 2).unwrap();
+        assert!(log.append(&rec(1)).is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
+        std::fs::remove_file(&path).unwrap();
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        // Nobody reads the FIFO: a blocking open would hang the test.
+        let e = log.append(&rec(2)).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
     }
 }

@@ -299,60 +299,81 @@ fn stat_at(dir: libc::c_int, name: &CString) -> Result<libc::stat, std::io::Erro
 /// `max_bytes` bytes. `path` is relative to `root`, or absolute and inside
 /// it; `root` itself is trusted (it may be reached through links).
 pub fn open_beneath(root: &Path, path: &Path, max_bytes: u64) -> Result<File, UntrustedReadError> {
+    open_beneath_sized(root, path, max_bytes).map(|(file, _)| file)
+}
+
+/// [`open_beneath`], with the opened file's size as its one look after
+/// the open found it.
+fn open_beneath_sized(
+    root: &Path,
+    path: &Path,
+    max_bytes: u64,
+) -> Result<(File, u64), UntrustedReadError> {
     let parts = parts_below(root, path)?;
     let shown = if path.is_absolute() {
         path.to_path_buf()
     } else {
         root.join(path)
     };
-    let root_name =
-        CString::new(root.as_os_str().as_bytes()).map_err(|_| UntrustedReadError::NotFound {
-            path: shown.clone(),
-        })?;
-    // The root may be a link (a temporary folder often is); below it, none.
-    // SAFETY: `root_name` is NUL-terminated; the descriptor is owned at once.
-    let root_fd = unsafe {
-        libc::open(
-            root_name.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if root_fd < 0 {
-        return Err(refusal(&shown, std::io::Error::last_os_error()));
-    }
-    // SAFETY: `root_fd` was just returned by `open` and is open.
-    let mut dir = unsafe { OwnedFd::from_raw_fd(root_fd) };
     let (last, folders) = parts.split_last().ok_or(UntrustedReadError::Outside {
         path: shown.clone(),
         root: root.to_path_buf(),
     })?;
-    for folder in folders {
-        let name = c_name(&shown, folder)?;
-        dir = match open_at(dir.as_raw_fd(), &name, libc::O_DIRECTORY) {
-            Ok(fd) => fd,
-            // With O_DIRECTORY a link answers "not a folder": say it was a link.
-            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
-                let is_link = stat_at(dir.as_raw_fd(), &name)
-                    .is_ok_and(|st| EntryKind::of_mode(st.st_mode) == Some(EntryKind::Link));
-                return Err(if is_link {
-                    UntrustedReadError::Link { path: shown }
-                } else {
-                    refusal(&shown, e)
-                });
+    // A file directly in the root is looked at and opened by its whole
+    // path: the root may be reached through links, and the last component
+    // is never followed (O_NOFOLLOW) — the same as opening it in the root
+    // opened first, without opening and closing the root.
+    let (dir, name) = if folders.is_empty() {
+        (None, c_name(&shown, root.join(last).as_os_str())?)
+    } else {
+        let root_name = CString::new(root.as_os_str().as_bytes()).map_err(|_| {
+            UntrustedReadError::NotFound {
+                path: shown.clone(),
             }
-            Err(e) => return Err(refusal(&shown, e)),
+        })?;
+        // The root may be a link (a temporary folder often is); below it, none.
+        // SAFETY: `root_name` is NUL-terminated; the descriptor is owned at once.
+        let root_fd = unsafe {
+            libc::open(
+                root_name.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
         };
-    }
-    let name = c_name(&shown, last)?;
+        if root_fd < 0 {
+            return Err(refusal(&shown, std::io::Error::last_os_error()));
+        }
+        // SAFETY: `root_fd` was just returned by `open` and is open.
+        let mut dir = unsafe { OwnedFd::from_raw_fd(root_fd) };
+        for folder in folders {
+            let name = c_name(&shown, folder)?;
+            dir = match open_at(dir.as_raw_fd(), &name, libc::O_DIRECTORY) {
+                Ok(fd) => fd,
+                // With O_DIRECTORY a link answers "not a folder": say it was a link.
+                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                    let is_link = stat_at(dir.as_raw_fd(), &name)
+                        .is_ok_and(|st| EntryKind::of_mode(st.st_mode) == Some(EntryKind::Link));
+                    return Err(if is_link {
+                        UntrustedReadError::Link { path: shown }
+                    } else {
+                        refusal(&shown, e)
+                    });
+                }
+                Err(e) => return Err(refusal(&shown, e)),
+            };
+        }
+        (Some(dir), c_name(&shown, last)?)
+    };
+    let at = dir.as_ref().map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
     // Look before opening: a device is never opened at all.
-    let before = stat_at(dir.as_raw_fd(), &name).map_err(|e| refusal(&shown, e))?;
+    let before = stat_at(at, &name).map_err(|e| refusal(&shown, e))?;
     if let Some(kind) = EntryKind::of_mode(before.st_mode) {
         return Err(match kind {
             EntryKind::Link => UntrustedReadError::Link { path: shown },
             kind => UntrustedReadError::NotRegular { path: shown, kind },
         });
     }
-    let fd = open_at(dir.as_raw_fd(), &name, 0).map_err(|e| refusal(&shown, e))?;
+    let fd = open_at(at, &name, 0).map_err(|e| refusal(&shown, e))?;
+    drop(dir);
     let file = File::from(fd);
     // Look again at what was opened: the entry may have been swapped.
     let meta = file.metadata().map_err(|e| UntrustedReadError::Io {
@@ -371,7 +392,7 @@ pub fn open_beneath(root: &Path, path: &Path, max_bytes: u64) -> Result<File, Un
             limit: max_bytes,
         });
     }
-    Ok(file)
+    Ok((file, meta.len()))
 }
 
 /// Reads the whole file at `path` below `root` under [`open_beneath`]'s
@@ -381,28 +402,55 @@ pub fn read_beneath(
     path: &Path,
     max_bytes: u64,
 ) -> Result<Vec<u8>, UntrustedReadError> {
-    let file = open_beneath(root, path, max_bytes)?;
-    let shown = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        root.join(path)
+    let (mut file, size) = open_beneath_sized(root, path, max_bytes)?;
+    let shown = || {
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            root.join(path)
+        }
     };
-    // Sized from the file: one read instead of a doubling series of them.
-    let size = file.metadata().map_or(0, |m| m.len()).min(max_bytes);
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| UntrustedReadError::Io {
-            path: shown.clone(),
-            source: e,
-        })?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(UntrustedReadError::TooLarge {
-            path: shown,
-            size: bytes.len() as u64,
-            limit: max_bytes,
-        });
+    // Sized from the look after the open: one read when the file is still
+    // that long (a regular file's read comes back short only at its end).
+    let limit = usize::try_from(max_bytes.saturating_add(1)).unwrap_or(usize::MAX);
+    let first = usize::try_from(size.saturating_add(1))
+        .unwrap_or(usize::MAX)
+        .min(limit);
+    let mut bytes = vec![0u8; first];
+    let mut at = 0usize;
+    loop {
+        let n = match file.read(&mut bytes[at..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(UntrustedReadError::Io {
+                    path: shown(),
+                    source: e,
+                });
+            }
+        };
+        if n == 0 {
+            break;
+        }
+        at += n;
+        if at < bytes.len() {
+            if at as u64 == size {
+                break;
+            }
+            continue;
+        }
+        // Full: the file grew while it was read.
+        if at as u64 > max_bytes {
+            return Err(UntrustedReadError::TooLarge {
+                path: shown(),
+                size: at as u64,
+                limit: max_bytes,
+            });
+        }
+        let grown = bytes.len().saturating_mul(2).min(limit);
+        bytes.resize(grown, 0);
     }
+    bytes.truncate(at);
     Ok(bytes)
 }
 
@@ -496,6 +544,22 @@ mod tests {
         assert_eq!(
             read_beneath(dir.path(), &dir.path().join("a/b/request.md"), 100).unwrap(),
             b"fix the bug\n"
+        );
+        // A root reached through a link is trusted, for a file directly in
+        // it as for one below it.
+        let linked_root = dir.path().join("linked");
+        std::os::unix::fs::symlink(dir.path().join("a/b"), &linked_root).unwrap();
+        assert_eq!(
+            read_beneath(&linked_root, Path::new("request.md"), 100).unwrap(),
+            b"fix the bug\n"
+        );
+        // A larger file is read whole.
+        std::fs::write(dir.path().join("a/big.md"), vec![b'y'; 5000]).unwrap();
+        assert_eq!(
+            read_beneath(dir.path(), Path::new("a/big.md"), 10_000)
+                .unwrap()
+                .len(),
+            5000
         );
         // Missing is NotFound, also for a missing folder on the way.
         let missing = read_beneath(dir.path(), Path::new("a/x/request.md"), 100).unwrap_err();

@@ -57,6 +57,9 @@ impl Durability {
 /// One thing to make durable.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Job {
+    /// Make the workspace folder's next state file (crate::spare): first,
+    /// so the next change finds it even while the syncs below take long.
+    Spare(PathBuf),
     /// `fdatasync` a file's contents (a journal, a file written once).
     Data(PathBuf),
     /// `fsync` a folder: the entries created, renamed or removed in it.
@@ -227,6 +230,8 @@ fn start(lock_timeout: Duration) -> bool {
             // left first.
             extern "C" fn at_exit() {
                 flush();
+                // No empty spare file stays behind.
+                crate::spare::remove_all();
             }
             // SAFETY: registering a plain function with no arguments.
             unsafe {
@@ -249,10 +254,35 @@ fn work(lock_timeout: Duration) {
             while q.jobs.is_empty() {
                 q = s.work.wait(q).unwrap_or_else(|p| p.into_inner());
             }
+            // The next state files first, before gathering: the next
+            // change may come sooner than the syncs (crate::spare).
+            let spares: Vec<Job> = q
+                .jobs
+                .iter()
+                .filter(|j| matches!(j, Job::Spare(_)))
+                .cloned()
+                .collect();
+            for job in &spares {
+                q.jobs.remove(job);
+            }
+            q.busy = true;
+            drop(q);
+            for job in spares {
+                if let Job::Spare(dir) = job {
+                    crate::spare::prepare(&dir);
+                }
+            }
+            q = lock(&s.queue);
+            if q.jobs.is_empty() {
+                q.busy = false;
+                q.since = None;
+                s.idle.notify_all();
+                continue;
+            }
+            drop(q);
             // Gather: the call that wrote is usually still writing (a new
             // run writes four files); its writes join this pass instead of
             // meeting a sync in the middle.
-            drop(q);
             std::thread::sleep(GATHER);
             q = lock(&s.queue);
             q.busy = true;
@@ -279,8 +309,11 @@ fn run(jobs: Vec<Job>, lock_timeout: Duration) {
             Job::Data(path) => sync_data(path),
             Job::Folder(dir) => sync_folder(dir),
             Job::Checkpoint { dir, remove } => checkpoint(dir, *remove, lock_timeout),
+            Job::Spare(dir) => crate::spare::prepare(dir),
         }
     }
+    // Replaced state files the store kept open: their inodes are freed here.
+    crate::spare::close_retired();
 }
 
 fn sync_data(path: &Path) {

@@ -10,7 +10,7 @@
 //! docs/configuration.md as a testing hook.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Seek};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -45,11 +45,16 @@ fn not_regular(path: &Path, what: &str) -> std::io::Error {
 /// Opens `path` for writing without following a symbolic link or blocking
 /// on a FIFO, creating it when missing; refuses anything but a regular file.
 pub fn open_regular(path: &Path, append: bool) -> std::io::Result<File> {
-    if let Ok(meta) = std::fs::symlink_metadata(path)
-        && !meta.file_type().is_file()
-    {
-        return Err(not_regular(path, kind_of(&meta)));
-    }
+    open_regular_meta(path, append).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the opened file's metadata. One open and one
+/// `fstat`: the open itself never follows a link (`O_NOFOLLOW`) nor
+/// blocks (`O_NONBLOCK`), and the type is checked on what was opened, so
+/// nothing is looked at twice. (A device node, which only root can put in
+/// a folder, would be opened before it is refused; links and FIFOs, which
+/// anyone can, never are followed or waited on.)
+pub fn open_regular_meta(path: &Path, append: bool) -> std::io::Result<(File, std::fs::Metadata)> {
     let mut options = OpenOptions::new();
     options.create(true).write(true);
     if append {
@@ -59,8 +64,16 @@ pub fn open_regular(path: &Path, append: bool) -> std::io::Result<File> {
     }
     let file = safe(&mut options).open(path).map_err(|e| {
         #[cfg(unix)]
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            return not_regular(path, "a symbolic link");
+        match e.raw_os_error() {
+            Some(libc::ELOOP) => return not_regular(path, "a symbolic link"),
+            Some(libc::EISDIR) => return not_regular(path, "a folder"),
+            // A FIFO without a reader, or a socket: say what it is.
+            Some(libc::ENXIO) => {
+                if let Ok(meta) = std::fs::symlink_metadata(path) {
+                    return not_regular(path, kind_of(&meta));
+                }
+            }
+            _ => {}
         }
         e
     })?;
@@ -68,7 +81,13 @@ pub fn open_regular(path: &Path, append: bool) -> std::io::Result<File> {
     if !meta.file_type().is_file() {
         return Err(not_regular(path, kind_of(&meta)));
     }
-    Ok(file)
+    Ok((file, meta))
+}
+
+/// This process's id, asked of the system once.
+pub fn process_id() -> u32 {
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *PID.get_or_init(std::process::id)
 }
 
 /// A lock that could not be taken in time.
@@ -127,13 +146,14 @@ pub fn lock_within(mut file: File, timeout: Duration, op: &str) -> Result<HeldLo
     }
     let note = format!(
         "pid={} since={} op={op}\n",
-        std::process::id(),
+        process_id(),
         chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
     );
     // The note is only for messages: failing to write it changes nothing.
+    // Emptied first (a killed holder's longer note leaves no tail), then
+    // written at the start without moving the file's position.
     let _ = file.set_len(0);
-    let _ = file.rewind();
-    let _ = file.write_all(note.as_bytes());
+    let _ = std::os::unix::fs::FileExt::write_all_at(&file, note.as_bytes(), 0);
     Ok(HeldLock { file })
 }
 
@@ -173,6 +193,24 @@ pub fn permissions_for(target: &Path) -> Option<std::fs::Permissions> {
             }
         }
     }
+}
+
+/// The process's file-creation mask, read once (`/proc/self/status`; baton
+/// never changes it). `None` where the system does not say.
+pub fn umask() -> Option<u32> {
+    static UMASK: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    *UMASK.get_or_init(|| {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+        u32::from_str_radix(line.trim(), 8).ok()
+    })
+}
+
+/// Whether a file created with `mode` gets exactly `mode` (the mask takes
+/// nothing from it), so that no `fchmod` is needed after creating it.
+/// Special bits (set-id, sticky) are always set by a `chmod`.
+pub fn created_exactly(mode: u32) -> bool {
+    mode & 0o7000 == 0 && umask().is_some_and(|mask| mode & mask & 0o777 == 0)
 }
 
 #[cfg(test)]

@@ -244,14 +244,21 @@ pub fn read_all(bytes: &[u8]) -> (Vec<Record>, usize) {
 
 /// What this process knows of a journal's end: the file, its length, the
 /// last record's sequence number. While the file is as this process left
-/// it, the next append needs no reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// it, the next append needs no reading, and no opening: the file is kept
+/// open, so its inode number cannot be given to another file while the
+/// process knows it (a path naming that number names that file).
+#[derive(Debug, Clone)]
 struct Tail {
+    file: std::sync::Arc<File>,
     dev: u64,
     ino: u64,
     len: u64,
     seq: u64,
 }
+
+/// How many journals this process keeps open (a long-lived server touches
+/// few runs at a time; one it no longer knows is opened again).
+const KEPT_TAILS: usize = 16;
 
 fn tails() -> &'static Mutex<HashMap<PathBuf, Tail>> {
     static TAILS: OnceLock<Mutex<HashMap<PathBuf, Tail>>> = OnceLock::new();
@@ -279,18 +286,6 @@ pub fn wants_checkpoint(appended: Appended) -> bool {
     appended.len > CHECKPOINT_BYTES.max(CHECKPOINT_RECORDS * appended.record)
 }
 
-fn identity(file: &File) -> std::io::Result<(u64, u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = file.metadata()?;
-    if !meta.file_type().is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "the journal is not a regular file",
-        ));
-    }
-    Ok((meta.dev(), meta.ino(), meta.len()))
-}
-
 /// Appends one record of `ops` to the journal in `dir`. The caller holds
 /// the workspace lock. Nothing is synced here.
 pub fn append(dir: &Path, ops: &[Op]) -> std::io::Result<Appended> {
@@ -298,31 +293,77 @@ pub fn append(dir: &Path, ops: &[Op]) -> std::io::Result<Appended> {
 }
 
 fn append_as(dir: &Path, ops: &[Op], boot: &[u8; 16]) -> std::io::Result<Appended> {
+    use std::os::unix::fs::MetadataExt;
     let path = dir.join(JOURNAL_FILE);
+    let known = lock(tails()).get(&path).cloned();
+    // The journal as this process left it: the path still names the file
+    // it holds open, at the length it left. One look, no open.
+    if let Some(t) = known
+        && std::fs::symlink_metadata(&path).is_ok_and(|m| {
+            m.file_type().is_file() && m.dev() == t.dev && m.ino() == t.ino && m.len() == t.len
+        })
+    {
+        return write_record(
+            path,
+            t.file,
+            (t.dev, t.ino),
+            (t.len, t.seq),
+            ops,
+            boot,
+            false,
+        );
+    }
     let existed = std::fs::symlink_metadata(&path).is_ok();
-    let file = crate::fs::open_regular(&path, false)?;
-    let (dev, ino, len) = identity(&file)?;
-    let known = lock(tails()).get(&path).copied();
-    // The end of the journal and its last sequence number: known when the
-    // file is as this process left it, else read (the last record, or the
-    // whole file when that one is damaged: a kill cut it short).
-    let (end, seq) = match known {
-        Some(t) if t.dev == dev && t.ino == ino && t.len == len => (len, t.seq),
-        _ if len == 0 => (0, 0),
-        _ => {
-            let (end, seq) = last_good(&file, len)?;
-            if end < len {
-                file.set_len(end)?;
-            }
-            (end, seq)
+    let (file, meta) = crate::fs::open_regular_meta(&path, false)?;
+    let (dev, ino, len) = (meta.dev(), meta.ino(), meta.len());
+    // The end of the journal and its last sequence number: read (the last
+    // record, or the whole file when that one is damaged: a kill cut it
+    // short).
+    let (end, seq) = if len == 0 {
+        (0, 0)
+    } else {
+        let (end, seq) = last_good(&file, len)?;
+        if end < len {
+            file.set_len(end)?;
         }
+        (end, seq)
     };
+    write_record(
+        path,
+        std::sync::Arc::new(file),
+        (dev, ino),
+        (end, seq),
+        ops,
+        boot,
+        !existed,
+    )
+}
+
+/// Writes the record of `ops` at `end` of the journal `file` (at `path`),
+/// after record `seq`, and remembers the new end.
+fn write_record(
+    path: PathBuf,
+    file: std::sync::Arc<File>,
+    (dev, ino): (u64, u64),
+    (end, seq): (u64, u64),
+    ops: &[Op],
+    boot: &[u8; 16],
+    created: bool,
+) -> std::io::Result<Appended> {
     let record = encode(ops, seq + 1, boot);
     file.write_all_at(&record, end)?;
     let new_len = end + record.len() as u64;
-    lock(tails()).insert(
+    let mut tails = lock(tails());
+    if tails.len() >= KEPT_TAILS && !tails.contains_key(&path) {
+        // Another journal goes (closed); it is opened again when needed.
+        if let Some(other) = tails.keys().next().cloned() {
+            tails.remove(&other);
+        }
+    }
+    tails.insert(
         path,
         Tail {
+            file,
             dev,
             ino,
             len: new_len,
@@ -330,7 +371,7 @@ fn append_as(dir: &Path, ops: &[Op], boot: &[u8; 16]) -> std::io::Result<Appende
         },
     );
     Ok(Appended {
-        created: !existed,
+        created,
         len: new_len,
         record: record.len() as u64,
     })

@@ -13,6 +13,8 @@
 //!   the last moments, and puts torn files back after a restart.
 //! * [`durable`] — the durability modes and the syncer thread that syncs
 //!   journals off the reply's path.
+//! * `spare` — the file of a workspace's next state write, made (and the
+//!   replaced one closed) by the syncer, off the reply's path.
 //! * [`actor`] — who acted on a run, and through which channel.
 //! * [`integrity`] — the tag on every `state.json` baton writes, so a
 //!   change made outside baton shows.
@@ -30,6 +32,7 @@ mod names;
 pub mod parsed;
 mod read;
 pub mod schema;
+mod spare;
 pub mod store;
 mod store_error;
 pub mod task;

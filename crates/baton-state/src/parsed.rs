@@ -25,6 +25,24 @@ const MAX_KEPT_BYTES: usize = 1024 * 1024;
 #[derive(Debug, Default, Clone)]
 pub struct ParsedStates {
     kept: Arc<Mutex<Vec<Kept>>>,
+    held: Arc<Mutex<Vec<Held>>>,
+}
+
+/// A state file the store read, kept open: while the file's path names
+/// the same file (device and inode; the number cannot go to another file
+/// while this one is open), the next read of it reads the open file again
+/// (one `pread`) instead of opening it. What is read is always the file's
+/// content at that moment: only the open is saved, never the read.
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// The path it was opened at.
+    pub path: PathBuf,
+    /// The open file.
+    pub file: Arc<std::fs::File>,
+    /// Its device.
+    pub dev: u64,
+    /// Its inode.
+    pub ino: u64,
 }
 
 #[derive(Debug)]
@@ -56,6 +74,28 @@ impl ParsedStates {
     /// written by the store).
     pub fn keep_tag(&self, path: &Path, bytes: &[u8], tag: TagCheck) {
         self.upsert(path, bytes, |k| k.tag = Some(tag));
+    }
+
+    /// The open file last read at `path`, if kept.
+    pub fn held(&self, path: &Path) -> Option<Held> {
+        let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.iter().find(|h| h.path == path).cloned()
+    }
+
+    /// Keeps `held` open for the next read of its path (the newest first;
+    /// past [`KEPT_FILES`] the oldest goes). Returns the files no longer
+    /// kept, for the caller to close (or have closed).
+    pub fn hold(&self, held: Held) -> Vec<Held> {
+        let mut all = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut gone: Vec<Held> = Vec::new();
+        if let Some(at) = all.iter().position(|h| h.path == held.path) {
+            gone.push(all.remove(at));
+        }
+        all.insert(0, held);
+        if all.len() > KEPT_FILES {
+            gone.extend(all.drain(KEPT_FILES..));
+        }
+        gone
     }
 
     fn with_kept<T>(

@@ -136,6 +136,11 @@ pub struct StateStore {
     pub(crate) witness: Option<crate::witness::Witness>,
     /// What a write does to a state found changed outside baton.
     pub(crate) on_outside: Option<crate::witness::OnOutside>,
+    /// Whether the syncer makes each workspace's next state file and
+    /// closes replaced ones (crate::spare): set by [`StateStore::start_syncer`],
+    /// which long-lived processes call (a one-shot command would make a
+    /// file only to remove it at its exit).
+    spares: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for StateStore {
@@ -165,6 +170,7 @@ impl StateStore {
             parsed: crate::parsed::ParsedStates::default(),
             witness: None,
             on_outside: None,
+            spares: Default::default(),
         }
     }
 
@@ -211,11 +217,21 @@ impl StateStore {
 
     /// Starts the process's syncer now when changes are synced in the
     /// background, so the first change hands it its syncs instead of
-    /// starting its thread on the reply's path ([`crate::durable::start_syncer`]).
+    /// starting its thread on the reply's path ([`crate::durable::start_syncer`]);
+    /// from then on the syncer also makes each workspace's next state file
+    /// and closes replaced ones (crate::spare).
     pub fn start_syncer(&self) {
         if self.durability == Durability::Background {
             crate::durable::start_syncer(self.lock_timeout);
+            self.spares
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
+    }
+
+    /// Whether the syncer makes spares and closes replaced files for this store.
+    fn spares(&self) -> bool {
+        self.durability == Durability::Background
+            && self.spares.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The specs root.
@@ -331,7 +347,7 @@ impl StateStore {
                 .map(|(name, bytes)| Op::Write((*name).into(), bytes.to_vec()))
                 .collect();
             ops.push(Op::Write(STATE_FILE.into(), self.render(state)));
-            let mut jobs = self.commit(ws, ops, false)?;
+            let mut jobs = self.commit(ws, ops, false, None)?;
             // The workspace's own entry in the specs folder and the ignore
             // file beside the state.
             jobs.push(Job::Folder(self.specs_root.clone()));
@@ -377,7 +393,10 @@ impl StateStore {
             // Never built upon: a state written behind baton's back.
             let outside = self.put_back_outside(ws);
             let sealed = self.is_sealed(ws);
-            let mut state = self.read(ws)?;
+            let read = self.read_state_file(ws, sealed)?;
+            let mut state = self.parse(&read.path, &read.bytes)?;
+            // The file about to be replaced, as looked at under this lock.
+            let known = (read.path, read.mode);
             let mut jobs = Vec::new();
             if sealed {
                 jobs = self.repair_seal(ws, &state)?;
@@ -448,7 +467,7 @@ impl StateStore {
                     state.current_phase_status,
                     PhaseStatus::Completed | PhaseStatus::Abandoned
                 );
-            jobs.extend(self.commit(ws, ops, ended)?);
+            jobs.extend(self.commit(ws, ops, ended, Some(&known))?);
             (Updated { value, state }, jobs)
         };
         self.submit(jobs);
@@ -458,7 +477,15 @@ impl StateStore {
     /// Journals `ops` and applies them to the workspace's files (the caller
     /// holds the lock); returns what the syncer must do for them. `ended`:
     /// the run has ended, its journal is removed once its files are synced.
-    fn commit(&self, ws: &WorkspaceRef, ops: Vec<Op>, ended: bool) -> Result<Vec<Job>, StoreError> {
+    /// `known`: a file of the workspace and its mode, looked at under this
+    /// lock (its rewrite keeps those permissions without looking again).
+    fn commit(
+        &self,
+        ws: &WorkspaceRef,
+        ops: Vec<Op>,
+        ended: bool,
+        known: Option<&(PathBuf, u32)>,
+    ) -> Result<Vec<Job>, StoreError> {
         let journal = ws.dir.join(crate::journal::JOURNAL_FILE);
         let mut jobs = Vec::new();
         if self.durability.journaled() {
@@ -491,11 +518,42 @@ impl StateStore {
             match op {
                 Op::Write(name, bytes) => {
                     let path = ws.dir.join(&name);
-                    write_atomic(&ws.dir, &path, &bytes, false)?;
-                    // The next call's read of this state checks nothing again.
-                    if name == STATE_FILE || name == LIVE_STATE_FILE {
+                    let permissions = known.filter(|(p, _)| *p == path).map(|(_, mode)| {
+                        use std::os::unix::fs::PermissionsExt;
+                        std::fs::Permissions::from_mode(mode & 0o7777)
+                    });
+                    let state_file = name == STATE_FILE || name == LIVE_STATE_FILE;
+                    // The file the syncer made for this write, if any.
+                    let spare = (state_file && self.spares())
+                        .then(|| crate::spare::take(&ws.dir))
+                        .flatten();
+                    let written = write_atomic_with(&ws.dir, &path, &bytes, permissions, spare)?;
+                    // The next call's read of this state checks nothing again,
+                    // and reads the file just written without opening it.
+                    if state_file {
                         self.parsed
                             .keep_tag(&path, &bytes, self.rendered_check(&bytes));
+                        if let Some(id) = written.id.or_else(|| {
+                            use std::os::unix::fs::MetadataExt;
+                            written.file.metadata().ok().map(|m| (m.dev(), m.ino()))
+                        }) {
+                            let replaced = self.parsed.hold(crate::parsed::Held {
+                                path,
+                                file: std::sync::Arc::new(written.file),
+                                dev: id.0,
+                                ino: id.1,
+                            });
+                            // Closing the replaced file frees its inode:
+                            // the syncer does it, off the reply's path.
+                            if self.spares() {
+                                for old in replaced {
+                                    crate::spare::retire(old.file);
+                                }
+                            }
+                        }
+                        if self.spares() && !ended {
+                            jobs.push(Job::Spare(ws.dir.clone()));
+                        }
                     }
                 }
                 Op::Remove(name) => {
@@ -517,6 +575,10 @@ impl StateStore {
                     jobs.push(Job::Folder(ws.dir.clone()));
                 }
             }
+        }
+        if ended && self.spares() {
+            // The run changes no more: its folder keeps no spare.
+            crate::spare::discard(&ws.dir);
         }
         if let Some(pending) = witnessed {
             pending.done();
@@ -653,6 +715,7 @@ impl StateStore {
             ws,
             vec![Op::Write(STATE_FILE.into(), self.render(&final_form))],
             false,
+            None,
         )
     }
 
@@ -731,6 +794,7 @@ impl StateStore {
                 let stale = name.starts_with(".state.json.")
                     && name.ends_with(".tmp")
                     && name != crate::journal::JOURNAL_FILE
+                    && !crate::spare::is_kept(&entry.path())
                     && entry.metadata().is_ok_and(|m| {
                         m.is_file()
                             && m.modified()
@@ -842,6 +906,23 @@ pub fn write_atomic(
     bytes: &[u8],
     durable: bool,
 ) -> Result<(), StoreError> {
+    write_atomic_as(dir, path, bytes, durable, None).map(drop)
+}
+
+/// [`write_atomic`], with the permissions the file must keep when the
+/// caller knows them (it looked at the file it replaces under the same
+/// lock): the temporary file is created with them, and no look and no
+/// `chmod` is needed when the process's mask takes nothing from them.
+/// `None`: looked up as [`write_atomic`] does. Returns the file written,
+/// open (now at `path`).
+fn write_atomic_as(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    durable: bool,
+    permissions: Option<std::fs::Permissions>,
+) -> Result<File, StoreError> {
+    use std::os::unix::fs::PermissionsExt;
     let io = |op: &'static str, p: &Path| {
         let p = p.to_path_buf();
         move |source| StoreError::Io {
@@ -850,13 +931,22 @@ pub fn write_atomic(
             source,
         }
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".state.json.")
-        .suffix(".tmp")
+    let permissions = permissions.or_else(|| crate::fs::permissions_for(path));
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".state.json.").suffix(".tmp");
+    // Created with its final permissions when the mask keeps them whole;
+    // else created private and changed below (never wider than asked).
+    let exact = permissions
+        .as_ref()
+        .is_some_and(|p| crate::fs::created_exactly(p.mode() & 0o7777));
+    if let (true, Some(p)) = (exact, &permissions) {
+        builder.permissions(p.clone());
+    }
+    let mut tmp = builder
         .tempfile_in(dir)
         .map_err(io("create temp file in", dir))?;
     tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
-    if let Some(permissions) = crate::fs::permissions_for(path) {
+    if let (false, Some(permissions)) = (exact, permissions) {
         tmp.as_file()
             .set_permissions(permissions)
             .map_err(io("set permissions of", tmp.path()))?;
@@ -864,7 +954,7 @@ pub fn write_atomic(
     if durable {
         tmp.as_file().sync_data().map_err(io("fsync", tmp.path()))?;
     }
-    tmp.persist(path).map_err(|e| StoreError::Io {
+    let file = tmp.persist(path).map_err(|e| StoreError::Io {
         op: "rename onto",
         path: path.to_path_buf(),
         source: e.error,
@@ -877,7 +967,72 @@ pub fn write_atomic(
         );
     }
     crate::fs::crash_point();
-    Ok(())
+    Ok(file)
+}
+
+/// A state file written by [`write_atomic_with`]: the file, open, and its
+/// device and inode when known without asking.
+struct Written {
+    file: File,
+    id: Option<(u64, u64)>,
+}
+
+/// [`write_atomic_as`] (not durable) into `spare`, the empty file the
+/// syncer made for this write (crate::spare), when its name still holds
+/// it: no file is made on the reply's path. Anything else — no spare, its
+/// name removed or holding another file, a failed write — and a file is
+/// made as [`write_atomic_as`] does.
+fn write_atomic_with(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    permissions: Option<std::fs::Permissions>,
+    spare: Option<crate::spare::Spare>,
+) -> Result<Written, StoreError> {
+    use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
+    let Some(spare) = spare else {
+        return write_atomic_as(dir, path, bytes, false, permissions)
+            .map(|file| Written { file, id: None });
+    };
+    // One look: the name holds the very file made (`ours`), still empty.
+    let look = std::fs::symlink_metadata(&spare.path).ok();
+    let ours = look
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_file() && (m.dev(), m.ino()) == spare.id);
+    let intact = ours && look.is_some_and(|m| m.len() == 0);
+    let permissions = permissions.or_else(|| crate::fs::permissions_for(path));
+    let wanted = permissions.as_ref().map(|p| p.mode() & 0o7777);
+    let written = intact
+        && spare.file.write_all_at(bytes, 0).is_ok()
+        && wanted.is_none_or(|mode| {
+            mode == spare.mode
+                || spare
+                    .file
+                    .set_permissions(std::fs::Permissions::from_mode(mode))
+                    .is_ok()
+        });
+    if !written {
+        // Baton's own file, written to by someone else: not used, removed.
+        // Another file at its name is left alone.
+        if ours {
+            let _ = std::fs::remove_file(&spare.path);
+        }
+        return write_atomic_as(dir, path, bytes, false, permissions)
+            .map(|file| Written { file, id: None });
+    }
+    if let Err(source) = std::fs::rename(&spare.path, path) {
+        let _ = std::fs::remove_file(&spare.path);
+        return Err(StoreError::Io {
+            op: "rename onto",
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    crate::fs::crash_point();
+    Ok(Written {
+        file: spare.file,
+        id: Some(spare.id),
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,284 @@
+//! Fresh files for the next atomic write of a workspace's state, made off
+//! the reply's path.
+//!
+//! Every state change writes a new file and renames it over `state.json`
+//! (crate::store::write_atomic): a reader without the lock — a hook, the
+//! dashboard, `baton show`, the first read of a call — holds the old file
+//! or the new one, never one being written, because a file that was ever
+//! `state.json` is never written again. Making that new file (an inode) is
+//! the dearest system call of a change on a filesystem that scans for a
+//! free inode (ext4 without a journal scans past recently deleted ones),
+//! and dropping the replaced file is the next dearest (its inode is freed
+//! at its last close). Both move to the syncer thread here
+//! ([`crate::durable`], background durability only):
+//!
+//! * after a change, the syncer makes the workspace's next file — empty,
+//!   under a name the workspace's `.gitignore` covers
+//!   (`.state.json.<random>.tmp`) — and keeps it open ([`prepare`]); the next
+//!   change takes it ([`take`]), checks with one look that the name still
+//!   holds that very file, empty (else it makes its own, as before), writes
+//!   it and renames it into place. It is a file no reader ever had as the
+//!   state: the reasoning above is unchanged.
+//! * the replaced file, which the store keeps open to read the state
+//!   without opening it (crate::parsed), is closed by the syncer
+//!   ([`retire`]), so its inode is freed off the reply's path too.
+//!
+//! A process killed with a spare made leaves an empty ignored file, removed
+//! by the next server's sweep (crate::store::StateStore::sweep_temp_files),
+//! which never removes a spare of its own process.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// An empty file made for a workspace's next state write.
+#[derive(Debug)]
+pub struct Spare {
+    /// Its name in the workspace folder.
+    pub path: PathBuf,
+    /// The file, open for writing.
+    pub file: File,
+    /// Its device and inode, to tell that the name still holds it.
+    pub id: (u64, u64),
+    /// Its permission bits.
+    pub mode: u32,
+}
+
+fn spares() -> &'static Mutex<HashMap<PathBuf, Spare>> {
+    static SPARES: OnceLock<Mutex<HashMap<PathBuf, Spare>>> = OnceLock::new();
+    SPARES.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn retired() -> &'static Mutex<Vec<Arc<File>>> {
+    static RETIRED: OnceLock<Mutex<Vec<Arc<File>>>> = OnceLock::new();
+    RETIRED.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// How many workspaces keep a spare (a long-lived server works on few at a
+/// time; past this, one is dropped and its file removed).
+const KEPT: usize = 16;
+
+/// Takes the spare made for workspace folder `dir`, if there is one.
+pub fn take(dir: &Path) -> Option<Spare> {
+    lock(spares()).remove(dir)
+}
+
+/// Makes the spare of workspace folder `dir` when it has none (the
+/// syncer, after a change). Failing to make one changes nothing: the next
+/// write makes its own file.
+pub fn prepare(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    if lock(spares()).contains_key(dir) {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    // With the permissions the state file has now, so that the write that
+    // takes it needs no chmod (it still checks).
+    let wanted =
+        crate::fs::permissions_for(&dir.join(crate::store::STATE_FILE)).map(|p| p.mode() & 0o7777);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".state.json.").suffix(".tmp");
+    if let Some(mode) = wanted.filter(|m| crate::fs::created_exactly(*m)) {
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let made = builder
+        .tempfile_in(dir)
+        .and_then(|tmp| tmp.keep().map_err(|e| e.error));
+    let (file, path) = match made {
+        Ok(kept) => kept,
+        Err(_) => return,
+    };
+    if let Some(mode) = wanted {
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let Ok(meta) = file.metadata() else {
+        let _ = std::fs::remove_file(&path);
+        return;
+    };
+    let spare = Spare {
+        path,
+        file,
+        id: (meta.dev(), meta.ino()),
+        mode: meta.mode() & 0o7777,
+    };
+    let mut all = lock(spares());
+    if all.len() >= KEPT
+        && let Some(other) = all.keys().next().cloned()
+        && let Some(gone) = all.remove(&other)
+    {
+        let _ = std::fs::remove_file(&gone.path);
+    }
+    if let Some(raced) = all.insert(dir.to_path_buf(), spare) {
+        let _ = std::fs::remove_file(&raced.path);
+    }
+}
+
+/// Removes the spare of workspace folder `dir` (its run has ended: no
+/// file is left in its folder).
+pub fn discard(dir: &Path) {
+    if let Some(spare) = take(dir) {
+        let _ = std::fs::remove_file(&spare.path);
+    }
+}
+
+/// Whether `path` is a spare this process keeps (the sweep leaves it).
+pub fn is_kept(path: &Path) -> bool {
+    lock(spares()).values().any(|s| s.path == path)
+}
+
+/// Hands a replaced file kept open to the syncer to close (its inode is
+/// freed at that close, off the reply's path).
+pub fn retire(file: Arc<File>) {
+    lock(retired()).push(file);
+}
+
+/// Closes the files handed over with [`retire`] (the syncer).
+pub fn close_retired() {
+    let files = std::mem::take(&mut *lock(retired()));
+    drop(files);
+}
+
+/// Removes this process's spares (at its exit: no empty file stays).
+pub fn remove_all() {
+    for (_, spare) in lock(spares()).drain() {
+        let _ = std::fs::remove_file(&spare.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use crate::store::StateStore;
+    use crate::{PhaseStatus, WorkspaceState};
+
+    fn temp_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                name.starts_with(".state.json.")
+                    && name.ends_with(".tmp")
+                    && name != crate::journal::JOURNAL_FILE
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn change(store: &StateStore, ws: &crate::WorkspaceRef, k: u32) {
+        store
+            .update(ws, chrono::Utc::now(), |s| {
+                s.current_phase_status = if k.is_multiple_of(2) {
+                    PhaseStatus::InProgress
+                } else {
+                    PhaseStatus::Failed
+                };
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn the_next_state_file_is_made_off_the_path_and_only_used_while_it_is_the_one_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateStore::new(dir.path(), &dir.path().join(".specs"));
+        store.start_syncer();
+        let ws = store.resolve("20260101-spare").unwrap();
+        let first = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "spare",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        store.create(&ws, &first).unwrap();
+        crate::durable::flush();
+        // One empty spare, ignored by the workspace's .gitignore pattern.
+        let made = temp_files(&ws.dir);
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert_eq!(std::fs::metadata(&made[0]).unwrap().len(), 0);
+        let spare_ino = std::fs::metadata(&made[0]).unwrap().ino();
+        // The next change writes it and renames it into place.
+        change(&store, &ws, 0);
+        let state = std::fs::metadata(ws.state_file()).unwrap();
+        assert_eq!(state.ino(), spare_ino, "the spare became state.json");
+        assert_eq!(state.mode() & 0o777, 0o644);
+        assert!(!made[0].exists());
+        assert_eq!(
+            store.load(&ws).unwrap().current_phase_status,
+            PhaseStatus::InProgress
+        );
+        crate::durable::flush();
+        // A new one was made; the sweep of this process keeps it.
+        let made = temp_files(&ws.dir);
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert_eq!(store.sweep_temp_files(std::time::Duration::ZERO), 0);
+        assert!(made[0].exists());
+        // Another file put at its name is never moved into place: the
+        // change makes its own file, and the stranger stays where it was.
+        let stranger = dir.path().join("stranger");
+        std::fs::write(&stranger, b"").unwrap();
+        std::fs::rename(&stranger, &made[0]).unwrap();
+        change(&store, &ws, 1);
+        assert_eq!(
+            store.load(&ws).unwrap().current_phase_status,
+            PhaseStatus::Failed
+        );
+        assert!(made[0].exists(), "the stranger is left alone");
+        assert_eq!(std::fs::read(&made[0]).unwrap(), b"");
+        std::fs::remove_file(&made[0]).unwrap();
+        crate::durable::flush();
+        // A spare written to behind baton's back is not used either.
+        let made = temp_files(&ws.dir);
+        assert_eq!(made.len(), 1, "{made:?}");
+        std::fs::write(&made[0], b"{\"not\": \"baton's\"}").unwrap();
+        change(&store, &ws, 2);
+        assert_eq!(
+            store.load(&ws).unwrap().current_phase_status,
+            PhaseStatus::InProgress
+        );
+        assert_ne!(
+            std::fs::read(ws.state_file()).unwrap(),
+            b"{\"not\": \"baton's\"}"
+        );
+        // A rewritten state keeps the permissions of the one it replaces.
+        crate::durable::flush();
+        std::fs::set_permissions(
+            ws.state_file(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .unwrap();
+        change(&store, &ws, 3);
+        assert_eq!(
+            std::fs::metadata(ws.state_file()).unwrap().mode() & 0o777,
+            0o600
+        );
+        // A run that ends keeps no spare in its folder.
+        crate::durable::flush();
+        assert_eq!(temp_files(&ws.dir).len(), 1);
+        store
+            .update(&ws, chrono::Utc::now(), |s| {
+                s.current_phase_status = PhaseStatus::Abandoned;
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        crate::durable::flush();
+        assert!(temp_files(&ws.dir).is_empty());
+        // At exit no spare stays.
+        let other = store.resolve("20260101-other").unwrap();
+        store.create(&other, &first).unwrap();
+        crate::durable::flush();
+        assert_eq!(temp_files(&other.dir).len(), 1);
+        super::remove_all();
+        assert!(temp_files(&other.dir).is_empty());
+    }
+}
