@@ -129,8 +129,11 @@ pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     let session_id = new_session_id();
     let transcript = Transcript::start(&session_id, &transcript_options(&ctx.config))
         .map_err(|e| ServeError::Io(format!("transcript: {e}")))?;
-    let service = transcript::Transcribed::new(server, transcript.recorder());
-    let transport = stdio::StdioTransport::stdio(transcript.recorder());
+    // A reply is serialised once: the transcript's text is what is sent.
+    let written = Arc::new(transcript::WrittenReplies::default());
+    let service = transcript::Transcribed::new(server, transcript.recorder())
+        .with_written(Arc::clone(&written));
+    let transport = stdio::StdioTransport::stdio(transcript.recorder()).with_written(written);
     let running = match service.serve(transport).await {
         Ok(running) => running,
         // stdin closed before any client spoke: a normal, quiet end.

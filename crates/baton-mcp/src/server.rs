@@ -123,6 +123,19 @@ impl BatonServer {
     }
 }
 
+/// The result of a call that succeeded: its JSON as `structuredContent` and
+/// as the text content — what [`CallToolResult::structured`] makes, with the
+/// text written straight to bytes rather than through `Display` (a reply
+/// with a prompt is ~12 KB; `Display` writes it piece by piece through a
+/// formatter, about twice the work).
+fn structured(value: Value) -> CallToolResult {
+    let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
+    let mut result = CallToolResult::structured(Value::Null);
+    result.content = vec![ContentBlock::text(text)];
+    result.structured_content = Some(value);
+    result
+}
+
 /// `unknown_tool` for `name`: which tools are exposed and, when baton has the
 /// tool in another profile, how to start the server so it is exposed.
 fn unknown_tool(name: &str, exposed: &[ToolSpec]) -> ToolError {
@@ -193,7 +206,7 @@ impl ServerHandler for BatonServer {
                     .await;
         }
         let result = match outcome {
-            Ok(value) => CallToolResult::structured(value),
+            Ok(value) => structured(value),
             // A refusal carries no structuredContent: clients validate
             // structuredContent against the tool's outputSchema even on
             // errors (the TypeScript SDK does), and the error object is not
@@ -202,5 +215,29 @@ impl ServerHandler for BatonServer {
             Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_json_text())]),
         };
         Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_structured_result_is_what_rmcp_makes_of_it() {
+        for value in [
+            serde_json::json!({
+                "type": "spawn_agent",
+                "prompt": "## Task\n\n\"quoted\" \\ — ünïcödé \u{1}\t✓",
+                "n": [1, 2.5, null, true, -3],
+                "empty": {},
+            }),
+            serde_json::json!([]),
+            serde_json::json!("text"),
+        ] {
+            assert_eq!(
+                serde_json::to_string(&structured(value.clone())).unwrap(),
+                serde_json::to_string(&CallToolResult::structured(value)).unwrap()
+            );
+        }
     }
 }

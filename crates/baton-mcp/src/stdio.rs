@@ -58,6 +58,8 @@ pub struct StdioTransport {
     /// stdin is a terminal: explain refusals on stderr too.
     interactive: bool,
     max_line: usize,
+    /// Responses the transcript serialised already.
+    written: Option<Arc<crate::transcript::WrittenReplies>>,
 }
 
 impl std::fmt::Debug for StdioTransport {
@@ -99,7 +101,18 @@ impl StdioTransport {
             recorder,
             interactive,
             max_line: MAX_LINE_BYTES,
+            written: None,
         }
+    }
+
+    /// Sends a response the transcript already serialised as that text
+    /// (see [`crate::transcript::WrittenReplies`]).
+    pub fn with_written(
+        mut self,
+        written: Arc<crate::transcript::WrittenReplies>,
+    ) -> StdioTransport {
+        self.written = Some(written);
+        self
     }
 
     /// Overrides [`MAX_LINE_BYTES`] (tests).
@@ -293,6 +306,9 @@ impl StdioTransport {
         {
             // A cancelled request gets no response: its id is free again.
             set.remove(&id_key(request));
+            if let Some(written) = &self.written {
+                written.take(request);
+            }
         }
         match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
             Ok(message) => {
@@ -359,6 +375,7 @@ impl rmcp::transport::Transport<RoleServer> for StdioTransport {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
         let in_flight = Arc::clone(&self.in_flight);
+        let written = self.written.clone();
         async move {
             // The request is answered: its id may be used again — freed before
             // the answer is written, since a client may reuse it as soon as
@@ -368,14 +385,22 @@ impl rmcp::transport::Transport<RoleServer> for StdioTransport {
                 rmcp::model::JsonRpcMessage::Error(e) => e.id.clone(),
                 _ => None,
             };
-            if let Some(id) = answered
-                && let Ok(id) = serde_json::to_value(id)
+            let answered = answered.and_then(|id| serde_json::to_value(id).ok());
+            if let Some(id) = &answered
                 && let Ok(mut set) = in_flight.lock()
             {
-                set.remove(&id_key(&id));
+                set.remove(&id_key(id));
             }
-            // Straight to bytes: no JSON tree of a large reply (tools/list).
-            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            // The text the transcript recorded, when it made it; else
+            // straight to bytes: no JSON tree of a large reply (tools/list).
+            let mut bytes = match answered
+                .as_ref()
+                .zip(written.as_deref())
+                .and_then(|(id, written)| written.take(id))
+            {
+                Some(json) => String::from(Box::<str>::from(json)).into_bytes(),
+                None => serde_json::to_vec(&item).map_err(std::io::Error::other)?,
+            };
             bytes.push(b'\n');
             let mut writer = writer.lock().await;
             writer.write_all(&bytes).await?;

@@ -290,14 +290,21 @@ pub fn bounded_payload(payload: Value, max: u64) -> Value {
 /// over `max` bytes: [`bounded_payload`] for a typed message. The JSON
 /// serde_json writes is kept as it is (never parsed again to check it).
 fn bounded_message<M: Serialize + ?Sized>(message: &M, max: u64) -> Payload {
-    let Ok(raw) = serde_json::value::to_raw_value(message) else {
-        return Payload::Value(Value::Null);
-    };
-    if raw.get().len() as u64 <= max {
-        return Payload::Text(raw);
+    match serde_json::value::to_raw_value(message) {
+        Ok(raw) if raw.get().len() as u64 <= max => Payload::Text(raw),
+        Ok(raw) => bounded_json(&raw, max),
+        Err(_) => Payload::Value(Value::Null),
+    }
+}
+
+/// `json` (a message already serialised), or its [`Truncated`] summary
+/// when it is over `max` bytes.
+fn bounded_json(json: &serde_json::value::RawValue, max: u64) -> Payload {
+    if json.get().len() as u64 <= max {
+        return Payload::Text(json.to_owned());
     }
     let mut digest = Digest::new();
-    let _ = digest.write_all(raw.get().as_bytes());
+    let _ = digest.write_all(json.get().as_bytes());
     Payload::Value(serde_json::to_value(digest.finish()).unwrap_or(Value::Null))
 }
 
@@ -392,6 +399,34 @@ impl Recorder {
     ) {
         if self.is_enabled() {
             let payload = Payload::Value(bounded_payload(payload, self.max_payload_bytes));
+            self.send(
+                direction,
+                kind,
+                request_id,
+                method,
+                tool,
+                duration_ms,
+                payload,
+            );
+        }
+    }
+
+    /// Records one message already serialised by serde_json (a response
+    /// whose text also goes to the client): its text as it is, or its
+    /// summary when too large. Never blocks, never fails.
+    #[allow(clippy::too_many_arguments, reason = "each part named at the call")]
+    pub fn record_json(
+        &self,
+        direction: Direction,
+        kind: MessageKind,
+        request_id: Option<Value>,
+        method: Option<String>,
+        tool: Option<String>,
+        duration_ms: Option<f64>,
+        json: &serde_json::value::RawValue,
+    ) {
+        if self.is_enabled() {
+            let payload = bounded_json(json, self.max_payload_bytes);
             self.send(
                 direction,
                 kind,

@@ -114,6 +114,18 @@ fn walk(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
             continue;
         }
         let meta = std::fs::symlink_metadata(&path).expect("metadata");
+        // A server's next state file: made empty by the syncer in the
+        // background after a change (baton-state's spare), taken by the
+        // next change. A temporary file with content is never skipped.
+        let spare = meta.is_file()
+            && meta.len() == 0
+            && path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(".state.json.") && n.ends_with(".tmp"));
+        if spare {
+            continue;
+        }
         if meta.is_dir() {
             walk(&path, out);
         } else if !is_spare(&path, &meta) {
