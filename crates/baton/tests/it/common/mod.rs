@@ -114,21 +114,14 @@ fn walk(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
             continue;
         }
         let meta = std::fs::symlink_metadata(&path).expect("metadata");
-        // A server's next state file: made empty by the syncer in the
-        // background after a change (baton-state's spare), taken by the
-        // next change. A temporary file with content is never skipped.
-        let spare = meta.is_file()
-            && meta.len() == 0
-            && path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(".state.json.") && n.ends_with(".tmp"));
-        if spare {
+        // A server's next state file (is_spare): a runtime file. A
+        // temporary file with content is never skipped.
+        if is_spare(&path, &meta) {
             continue;
         }
         if meta.is_dir() {
             walk(&path, out);
-        } else if !is_spare(&path, &meta) {
+        } else {
             out.push((name, std::fs::read(&path).unwrap_or_default()));
         }
     }
