@@ -51,6 +51,8 @@ struct Kept {
     bytes: Arc<[u8]>,
     state: Option<WorkspaceState>,
     tag: Option<TagCheck>,
+    /// The witness as it was when `tag` was found (crate::witness::Stamp).
+    witnessed: Option<crate::witness::Stamp>,
 }
 
 impl ParsedStates {
@@ -59,9 +61,14 @@ impl ParsedStates {
         self.with_kept(path, bytes, |k| k.state.clone())
     }
 
-    /// The integrity check of exactly `bytes` read from `path`, if kept.
-    pub fn tag(&self, path: &Path, bytes: &[u8]) -> Option<TagCheck> {
-        self.with_kept(path, bytes, |k| k.tag)
+    /// The integrity check of exactly `bytes` read from `path`, if kept,
+    /// and the witness as it was when it was found.
+    pub fn tag(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Option<(TagCheck, Option<crate::witness::Stamp>)> {
+        self.with_kept(path, bytes, |k| k.tag.map(|t| (t, k.witnessed)))
     }
 
     /// Keeps `state`, parsed from `bytes` read from `path` (the newest first;
@@ -71,9 +78,18 @@ impl ParsedStates {
     }
 
     /// Keeps `tag`, the integrity check of `bytes` of `path` (read, or just
-    /// written by the store).
-    pub fn keep_tag(&self, path: &Path, bytes: &[u8], tag: TagCheck) {
-        self.upsert(path, bytes, |k| k.tag = Some(tag));
+    /// written by the store), found with the witness at `witnessed`.
+    pub fn keep_tag(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        tag: TagCheck,
+        witnessed: Option<crate::witness::Stamp>,
+    ) {
+        self.upsert(path, bytes, |k| {
+            k.tag = Some(tag);
+            k.witnessed = witnessed;
+        });
     }
 
     /// The open file last read at `path`, if kept.
@@ -125,6 +141,7 @@ impl ParsedStates {
                 bytes: Arc::from(bytes),
                 state: None,
                 tag: None,
+                witnessed: None,
             },
         };
         set(&mut entry);
@@ -165,11 +182,15 @@ mod tests {
     fn a_check_is_taken_only_for_the_same_bytes_and_stays_beside_the_state() {
         let parsed = ParsedStates::default();
         let a = Path::new("/w/a/state.json");
-        parsed.keep_tag(a, b"{1}", TagCheck::Intact);
-        assert_eq!(parsed.tag(a, b"{1}"), Some(TagCheck::Intact));
+        parsed.keep_tag(a, b"{1}", TagCheck::Intact, None);
+        assert_eq!(parsed.tag(a, b"{1}"), Some((TagCheck::Intact, None)));
         assert_eq!(parsed.get(a, b"{1}"), None, "written, not parsed yet");
         parsed.keep(a, b"{1}", &state("phase-1"));
-        assert_eq!(parsed.tag(a, b"{1}"), Some(TagCheck::Intact), "kept beside");
+        assert_eq!(
+            parsed.tag(a, b"{1}"),
+            Some((TagCheck::Intact, None)),
+            "kept beside"
+        );
         assert_eq!(parsed.get(a, b"{1}"), Some(state("phase-1")));
         assert_eq!(parsed.tag(a, b"{1} "), None, "other bytes: checked again");
         parsed.keep(a, b"{2}", &state("phase-2"));

@@ -32,11 +32,21 @@ impl StateStore {
         self.recover_if_needed(ws, None)?;
         let (path, bytes) = self.read_bytes(ws)?;
         let state = self.parse(&path, &bytes)?;
+        // A check kept as intact holds while the witness is unchanged: a
+        // record another process added since (a newer write of baton's)
+        // may make these very bytes an older state, put back by someone
+        // else (a rollback to what this process last wrote or read).
+        let now = || self.witness.as_ref().and_then(|w| w.stamp());
         let tag = match self.parsed.tag(&path, &bytes) {
-            Some(tag) => tag,
-            None => {
+            Some((tag, kept))
+                if tag != TagCheck::Intact || self.witness.is_none() || kept == now() =>
+            {
+                tag
+            }
+            _ => {
+                let stamp = now();
                 let tag = self.witnessed(ws, &path, &bytes, self.check_bytes(&bytes));
-                self.parsed.keep_tag(&path, &bytes, tag);
+                self.parsed.keep_tag(&path, &bytes, tag, stamp);
                 tag
             }
         };
@@ -48,7 +58,8 @@ impl StateStore {
     /// what baton last wrote (crate::witness) were written by a program
     /// that read the key — under Codex, which reads everywhere, one the
     /// agent ran — and count as changed outside baton, like a hand edit.
-    /// Checked once per new content (the result is kept with the bytes).
+    /// Checked once per new content (the result is kept with the bytes,
+    /// and an intact one taken again only while the witness is unchanged).
     fn witnessed(&self, ws: &WorkspaceRef, path: &Path, bytes: &[u8], tag: TagCheck) -> TagCheck {
         if tag != TagCheck::Intact {
             return tag;

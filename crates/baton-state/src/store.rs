@@ -519,6 +519,9 @@ impl StateStore {
         // Pending records before the files move, done records after: a
         // kill between them leaves both contents baton's (crate::witness).
         let witnessed = self.witness.as_ref().and_then(|w| w.begin(&ws.name, &ops));
+        // The state files written, their checks kept once the witness has
+        // their done records.
+        let mut written_states: Vec<(PathBuf, Vec<u8>)> = Vec::new();
         for op in ops {
             match op {
                 Op::Write(name, bytes) => {
@@ -536,8 +539,7 @@ impl StateStore {
                     // The next call's read of this state checks nothing again,
                     // and reads the file just written without opening it.
                     if state_file {
-                        self.parsed
-                            .keep_tag(&path, &bytes, self.rendered_check(&bytes));
+                        written_states.push((path.clone(), bytes));
                         if let Some(id) = written.id.or_else(|| {
                             use std::os::unix::fs::MetadataExt;
                             written.file.metadata().ok().map(|m| (m.dev(), m.ino()))
@@ -585,14 +587,29 @@ impl StateStore {
             // The run changes no more: its folder keeps no spare.
             crate::spare::discard(&ws.dir);
         }
-        if let Some(pending) = witnessed {
-            pending.done();
-            // The witness reaches the disk with the journal (one background
-            // sync): after a power cut, recovery puts back only what the
-            // witness has.
-            if let (true, Some(witness)) = (self.durability.journaled(), &self.witness) {
-                jobs.push(Job::Data(witness.path().to_path_buf()));
+        // The next call's read of these states checks nothing again while
+        // the witness stays as this write left it. A write the witness
+        // could not record is not kept as checked (the witness does not
+        // say it is baton's).
+        let was_witnessed = witnessed.is_some();
+        let stamp = match witnessed {
+            Some(pending) => pending.done().map(Some),
+            None if self.witness.is_some() => None,
+            None => Some(None),
+        };
+        if let Some(stamp) = stamp {
+            for (path, bytes) in &written_states {
+                self.parsed
+                    .keep_tag(path, bytes, self.rendered_check(bytes), stamp);
             }
+        }
+        // The witness reaches the disk with the journal (one background
+        // sync): after a power cut, recovery puts back only what the
+        // witness has.
+        if let (true, true, Some(witness)) =
+            (was_witnessed, self.durability.journaled(), &self.witness)
+        {
+            jobs.push(Job::Data(witness.path().to_path_buf()));
         }
         Ok(jobs)
     }

@@ -79,12 +79,26 @@ pub struct Pending {
     done: Vec<u8>,
 }
 
+/// The witness file as it was at one moment: its device, inode and
+/// length. Another process's record (any write of baton's elsewhere)
+/// changes it, so a check kept with a stamp is taken again only while the
+/// witness is unchanged (crate::parsed).
+pub type Stamp = (u64, u64, u64);
+
+fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
+    (meta.dev(), meta.ino(), meta.len())
+}
+
 impl Pending {
-    /// Appends the write's done records (its files are in place).
-    pub fn done(mut self) {
+    /// Appends the write's done records (its files are in place). Returns
+    /// the witness's stamp just after them (still locked), `None` when
+    /// they could not be written.
+    pub fn done(mut self) -> Option<Stamp> {
         if let Err(e) = self.file.write_all(&self.done) {
             tracing::warn!("the witness of a state write could not be recorded ({e})");
+            return None;
         }
+        self.file.metadata().ok().map(|m| stamp_of(&m))
     }
 }
 
@@ -104,6 +118,11 @@ impl Witness {
     /// The witness file.
     pub fn path(&self) -> &Path {
         &self.file
+    }
+
+    /// The witness file's [`Stamp`] now (`None`: there is none yet).
+    pub fn stamp(&self) -> Option<Stamp> {
+        std::fs::metadata(&self.file).ok().map(|m| stamp_of(&m))
     }
 
     /// Whether this process may write the witness folder: creates it (mode
@@ -179,7 +198,7 @@ impl Witness {
             })
             .collect();
         if let Some(p) = self.begin(ws, &ops) {
-            p.done();
+            let _ = p.done();
         }
     }
 
@@ -633,7 +652,8 @@ impl crate::StateStore {
                 // Bytes this store wrote or checked as intact (crate::parsed)
                 // carry their own tag: not computed again.
                 let intact = bytes.as_deref().is_some_and(|b| {
-                    self.parsed.tag(&path, b) == Some(crate::integrity::TagCheck::Intact)
+                    self.parsed.tag(&path, b).map(|(tag, _)| tag)
+                        == Some(crate::integrity::TagCheck::Intact)
                 });
                 let verdict = witness.verdict(&ws.name, name, bytes.as_deref(), |text, tag| {
                     intact || signed(text, tag)
@@ -848,6 +868,38 @@ mod tests {
         // baton's next write is its own again.
         change(&store, &ws, "phase-3");
         assert_eq!(another(true).load_checked(&ws).unwrap().1, TagCheck::Intact);
+    }
+
+    /// A rollback to the state this very process wrote (or read) last,
+    /// after another baton process changed the run: the tag kept with
+    /// those bytes is not taken as it was, since the witness has recorded
+    /// a newer write of baton's since.
+    #[test]
+    fn a_rollback_to_this_process_s_last_state_after_another_s_write_is_changed() {
+        use crate::integrity::TagCheck;
+        let (dir, store, ws) = setup();
+        let another = StateStore::new(dir.path(), &dir.path().join(".specs"))
+            .with_signer(std::sync::Arc::new(Known))
+            .with_witness(&dir.path().join("home/witness"));
+        // Written by this process, then by another one.
+        change(&store, &ws, "phase-2");
+        let written = std::fs::read(ws.state_file()).unwrap();
+        assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::Intact);
+        change(&another, &ws, "phase-3");
+        std::fs::write(ws.state_file(), &written).unwrap();
+        assert_eq!(another.load_checked(&ws).unwrap().1, TagCheck::Changed);
+        assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::Changed);
+        // Read (and found baton's) by this process, then changed by the other.
+        change(&another, &ws, "phase-4");
+        let read = std::fs::read(ws.state_file()).unwrap();
+        assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::Intact);
+        change(&another, &ws, "phase-5");
+        std::fs::write(ws.state_file(), &read).unwrap();
+        assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::Changed);
+        // baton's next write is its own again, and read so.
+        change(&store, &ws, "phase-6");
+        assert_eq!(store.load_checked(&ws).unwrap().1, TagCheck::Intact);
+        assert_eq!(another.load_checked(&ws).unwrap().1, TagCheck::Intact);
     }
 
     /// A program that writes the journal (it lies in the workspace) with a
