@@ -116,13 +116,15 @@ pub(crate) fn write_atomic_with(
     let ours = look
         .as_ref()
         .is_some_and(|m| m.file_type().is_file() && (m.dev(), m.ino()) == spare.id);
-    let intact = ours && look.is_some_and(|m| m.len() == 0);
+    let intact = ours && look.as_ref().is_some_and(|m| m.len() == 0);
     let permissions = permissions.or_else(|| crate::fs::permissions_for(path));
     let wanted = permissions.as_ref().map(|p| p.mode() & 0o7777);
+    // Its mode as looked at now (changed since it was made, it is set).
+    let mode_now = look.as_ref().map_or(spare.mode, |m| m.mode() & 0o7777);
     let written = intact
         && spare.file.write_all_at(bytes, 0).is_ok()
         && wanted.is_none_or(|mode| {
-            mode == spare.mode
+            mode == mode_now
                 || spare
                     .file
                     .set_permissions(std::fs::Permissions::from_mode(mode))

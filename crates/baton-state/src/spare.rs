@@ -73,11 +73,34 @@ pub fn take(dir: &Path) -> Option<Spare> {
     lock(spares()).get_mut(dir).and_then(Vec::pop)
 }
 
+/// Records that workspace folder `dir` wants spares (a change of a run
+/// that goes on, before it hands the syncer [`prepare`]): only such a
+/// folder gets them, so a [`prepare`] that runs after the run ended
+/// ([`discard`]) makes none. Past [`KEPT`] folders, another one's spares
+/// are dropped and their files removed.
+pub fn want(dir: &Path) {
+    let mut all = lock(spares());
+    if all.contains_key(dir) {
+        return;
+    }
+    if all.len() >= KEPT
+        && let Some(other) = all.keys().next().cloned()
+        && let Some(gone) = all.remove(&other)
+    {
+        for spare in gone {
+            let _ = std::fs::remove_file(&spare.path);
+        }
+    }
+    all.insert(dir.to_path_buf(), Vec::new());
+}
+
 /// Makes the spares of workspace folder `dir` it lacks (the syncer, after
-/// a change). Failing to make one changes nothing: the next write makes
-/// its own file.
+/// a change), when it still wants them ([`want`]). Failing to make one
+/// changes nothing: the next write makes its own file.
 pub fn prepare(dir: &Path) {
-    let have = lock(spares()).get(dir).map_or(0, Vec::len);
+    let Some(have) = lock(spares()).get(dir).map(Vec::len) else {
+        return;
+    };
     for _ in have..PER_WORKSPACE {
         if !prepare_one(dir) {
             return;
@@ -119,16 +142,11 @@ fn prepare_one(dir: &Path) -> bool {
         mode: meta.mode() & 0o7777,
     };
     let mut all = lock(spares());
-    if all.len() >= KEPT
-        && !all.contains_key(dir)
-        && let Some(other) = all.keys().next().cloned()
-        && let Some(gone) = all.remove(&other)
-    {
-        for spare in gone {
-            let _ = std::fs::remove_file(&spare.path);
-        }
-    }
-    let kept = all.entry(dir.to_path_buf()).or_default();
+    // Its run ended meanwhile (or it went past KEPT): not wanted.
+    let Some(kept) = all.get_mut(dir) else {
+        let _ = std::fs::remove_file(&spare.path);
+        return false;
+    };
     if kept.len() >= PER_WORKSPACE {
         // Made meanwhile by another pass: not needed.
         let _ = std::fs::remove_file(&spare.path);
@@ -328,5 +346,67 @@ mod tests {
         assert_eq!(temp_files(&other.dir).len(), 2);
         super::remove_all();
         assert!(temp_files(&other.dir).is_empty());
+    }
+
+    fn run(name: &str) -> (tempfile::TempDir, StateStore, crate::WorkspaceRef) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StateStore::new(dir.path(), &dir.path().join(".specs"));
+        store.start_syncer();
+        let ws = store.resolve(name).unwrap();
+        let first = WorkspaceState::fresh(
+            "forge",
+            "phase-1",
+            "spare",
+            &ws.display,
+            "t",
+            chrono::Utc::now(),
+        );
+        store.create(&ws, &first).unwrap();
+        (dir, store, ws)
+    }
+
+    /// A spare whose permissions were changed after it was made is set
+    /// back to the state's before it is moved into place.
+    #[test]
+    fn a_spare_whose_mode_changed_gets_the_state_s_mode_again() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_dir, store, ws) = run("20260101-spare-mode");
+        change(&store, &ws, 1);
+        crate::durable::flush();
+        let made = temp_files(&ws.dir);
+        assert_eq!(made.len(), 2, "{made:?}");
+        for spare in &made {
+            std::fs::set_permissions(spare, std::fs::Permissions::from_mode(0o666)).unwrap();
+        }
+        change(&store, &ws, 2);
+        let state = std::fs::metadata(ws.state_file()).unwrap();
+        assert!(
+            made.iter().any(|p| !p.exists()),
+            "a spare became state.json"
+        );
+        assert_eq!(state.mode() & 0o777, 0o644);
+        super::discard(&ws.dir);
+    }
+
+    /// The syncer's pass for a change that comes after the run ended (its
+    /// last change came right behind) makes no spare in its folder.
+    #[test]
+    fn no_spare_is_made_for_a_run_that_ended_before_the_syncer_came() {
+        let (_dir, store, ws) = run("20260101-spare-ended");
+        change(&store, &ws, 1);
+        crate::durable::flush();
+        assert_eq!(temp_files(&ws.dir).len(), 2);
+        store
+            .update(&ws, chrono::Utc::now(), |s| {
+                s.current_phase_status = PhaseStatus::Abandoned;
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        crate::durable::flush();
+        assert!(temp_files(&ws.dir).is_empty());
+        // The pass the change before asked for, run late.
+        super::prepare(&ws.dir);
+        assert!(temp_files(&ws.dir).is_empty());
+        assert!(super::take(&ws.dir).is_none());
     }
 }

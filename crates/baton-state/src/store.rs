@@ -559,6 +559,7 @@ impl StateStore {
                             }
                         }
                         if self.spares() && !ended {
+                            crate::spare::want(&ws.dir);
                             jobs.push(Job::Spare(ws.dir.clone()));
                         }
                     }
