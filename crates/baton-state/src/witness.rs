@@ -79,14 +79,21 @@ pub struct Pending {
     done: Vec<u8>,
 }
 
-/// The witness file as it was at one moment: its device, inode and
-/// length. Another process's record (any write of baton's elsewhere)
-/// changes it, so a check kept with a stamp is taken again only while the
-/// witness is unchanged (crate::parsed).
-pub type Stamp = (u64, u64, u64);
+/// The witness file as it was at one moment: its device, inode, length
+/// and change time (seconds, nanoseconds). Another process's record (any
+/// write of baton's elsewhere) or a compaction changes it, so a check
+/// kept with a stamp is taken again only while the witness is unchanged
+/// (crate::parsed).
+pub type Stamp = (u64, u64, u64, i64, i64);
 
 fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
-    (meta.dev(), meta.ino(), meta.len())
+    (
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    )
 }
 
 impl Pending {
