@@ -669,29 +669,75 @@ mod tests {
         assert_eq!(paths, ["conflict file.txt", "new.txt"]);
     }
 
-    #[test]
-    fn a_pending_baseline_is_settled_from_the_read_started_before_the_run() {
+    /// A repository with one commit and `dirty` written after it.
+    fn repo_with(dirty: &str) -> tempfile::TempDir {
         let r = repo();
-        let p = r.path();
-        std::fs::write(p.join("a"), "1").unwrap();
-        commit_all(p);
-        std::fs::write(p.join("dirty-before"), "x").unwrap();
-        let pending = start_baseline(p);
-        let ws = WorkspaceRef {
-            name: "20260101-run".into(),
-            dir: p.join(".specs/20260101-run"),
-            display: ".specs/20260101-run".into(),
-        };
-        pending.attach(&ws);
+        std::fs::write(r.path().join("a"), "1").unwrap();
+        commit_all(r.path());
+        std::fs::write(r.path().join(dirty), "x").unwrap();
+        r
+    }
+
+    fn run_in(p: &Path, name: &str) -> WorkspaceRef {
+        WorkspaceRef {
+            name: name.into(),
+            dir: p.join(".specs").join(name),
+            display: format!(".specs/{name}"),
+        }
+    }
+
+    /// A new run's state, its baseline pending.
+    fn pending_state(ws: &WorkspaceRef) -> WorkspaceState {
         let mut state = WorkspaceState::fresh(
             "forge",
             "phase-1",
-            "run",
+            "r",
             &ws.display,
             "t",
             chrono::Utc::now(),
         );
         state.repo_baseline = Some(PendingBaseline::placeholder());
+        state
+    }
+
+    /// `scan` as the read this process's confirmation of `ws` handed over.
+    fn queue(ws: &WorkspaceRef, scan: &Arc<Scan>) {
+        scans()
+            .lock()
+            .unwrap()
+            .insert(ws.dir.clone(), Arc::clone(scan));
+    }
+
+    /// A read the reader has taken and finishes with `read` after `ms`.
+    fn running(ws: &WorkspaceRef, read: &RepoBaseline, ms: u64) -> std::thread::JoinHandle<()> {
+        let scan = Arc::new(Scan::default());
+        assert!(scan.take());
+        queue(ws, &scan);
+        let read = read.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            scan.finish(Some(read));
+        })
+    }
+
+    /// What a reader read, told apart by its head.
+    fn read_with_head(head: &str) -> RepoBaseline {
+        RepoBaseline {
+            head: Some(head.into()),
+            dirty: vec!["before".into()],
+            pending: false,
+            taken_late: false,
+        }
+    }
+
+    #[test]
+    fn a_pending_baseline_is_settled_from_the_read_started_before_the_run() {
+        let r = repo_with("dirty-before");
+        let p = r.path();
+        let pending = start_baseline(p);
+        let ws = run_in(p, "20260101-run");
+        pending.attach(&ws);
+        let mut state = pending_state(&ws);
         // The run's own files, and a file the run writes after it started.
         std::fs::create_dir_all(&ws.dir).unwrap();
         std::fs::write(ws.dir.join("request.md"), "x").unwrap();
@@ -716,70 +762,29 @@ mod tests {
     /// run by the change itself, and the reader then skips it (one git, not
     /// two); a read the reader is running is waited for a little (it began
     /// before the run's first action went out), else the change reads the
-    /// repository itself. The commit waits for a read under way (a state an
-    /// older baton left pending).
+    /// repository itself.
     #[test]
     fn a_read_not_started_is_run_by_the_first_change_one_running_is_waited_for_a_little() {
-        let r = repo();
+        let r = repo_with("before");
         let p = r.path();
-        std::fs::write(p.join("a"), "1").unwrap();
-        commit_all(p);
-        std::fs::write(p.join("before"), "x").unwrap();
-        let ws = WorkspaceRef {
-            name: "20260101-wait".into(),
-            dir: p.join(".specs/20260101-wait"),
-            display: ".specs/20260101-wait".into(),
-        };
-        let fresh = || {
-            let mut state = WorkspaceState::fresh(
-                "forge",
-                "phase-1",
-                "w",
-                &ws.display,
-                "t",
-                chrono::Utc::now(),
-            );
-            state.repo_baseline = Some(PendingBaseline::placeholder());
-            state
-        };
-        let queue = |scan: &Arc<Scan>| {
-            scans()
-                .lock()
-                .unwrap()
-                .insert(ws.dir.clone(), Arc::clone(scan));
-        };
+        let ws = run_in(p, "20260101-wait");
         // Not started: the change runs it, and the reader finds it taken.
         let scan = Arc::new(Scan::default());
-        queue(&scan);
-        let mut state = fresh();
+        queue(&ws, &scan);
+        let mut state = pending_state(&ws);
         settle_baseline(p, &ws, &mut state);
         let own = state.repo_baseline.clone().unwrap();
-        assert!(!own.pending);
+        assert!(!own.pending, "read at the first change: {own:?}");
         assert_eq!(own.dirty, ["before"]);
         assert!(!scan.take(), "the reader must not run it again");
         assert_eq!(scan.finished(), Some(Some(own)));
 
-        // Running (taken by the reader): its result is the baseline.
-        let scan = Arc::new(Scan::default());
-        assert!(scan.take());
-        queue(&scan);
-        let theirs = RepoBaseline {
-            head: Some("from-the-reader".into()),
-            dirty: vec!["before".into()],
-            pending: false,
-            taken_late: false,
-        };
-        let reader = {
-            let scan = Arc::clone(&scan);
-            let theirs = theirs.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-                scan.finish(Some(theirs));
-            })
-        };
-        let mut state = fresh();
-        // A long limit: the reader's result must be the one taken, however
-        // busy the machine (the limit itself is the next case).
+        // Running (taken by the reader): its result is the baseline. A long
+        // limit: the reader's result must be the one taken, however busy
+        // the machine (the limit itself is the next case).
+        let theirs = read_with_head("from-the-reader");
+        let reader = running(&ws, &theirs, 5);
+        let mut state = pending_state(&ws);
         settle(
             p,
             &ws,
@@ -792,10 +797,8 @@ mod tests {
 
         // Running and not finishing within the limit: the change reads it
         // itself.
-        let scan = Arc::new(Scan::default());
-        assert!(scan.take());
-        queue(&scan);
-        let mut state = fresh();
+        let reader = running(&ws, &read_with_head("too-late"), 500);
+        let mut state = pending_state(&ws);
         settle(
             p,
             &ws,
@@ -807,92 +810,30 @@ mod tests {
         assert!(!b.pending);
         assert_eq!(b.head, Some(head(p)));
         assert_eq!(b.dirty, ["before"]);
+        reader.join().unwrap();
     }
 
     /// Only the commit waits for a read under way without a limit (a state
-    /// an older baton left pending); the first change never leaves it.
+    /// an older baton left pending).
     #[test]
-    fn a_read_under_way_is_not_left_for_later_and_the_commit_waits_for_it() {
-        let r = repo();
+    fn the_commit_waits_for_a_read_under_way() {
+        let r = repo_with("before");
         let p = r.path();
-        std::fs::write(p.join("a"), "1").unwrap();
-        commit_all(p);
-        std::fs::write(p.join("before"), "x").unwrap();
-        let ws = WorkspaceRef {
-            name: "20260101-slow".into(),
-            dir: p.join(".specs/20260101-slow"),
-            display: ".specs/20260101-slow".into(),
-        };
-        // A read that has not finished yet.
-        let scan = Arc::new(Scan::default());
-        scans()
-            .lock()
-            .unwrap()
-            .insert(ws.dir.clone(), Arc::clone(&scan));
-        let mut state = WorkspaceState::fresh(
-            "forge",
-            "phase-1",
-            "s",
-            &ws.display,
-            "t",
-            chrono::Utc::now(),
-        );
-        state.repo_baseline = Some(PendingBaseline::placeholder());
-        settle_baseline(p, &ws, &mut state);
-        let now = state.repo_baseline.clone().expect("a baseline");
-        assert!(!now.pending, "read at the first change: {now:?}");
-        assert_eq!(now.dirty, vec!["before".to_string()], "{now:?}");
-
-        // A state left pending: the commit waits for the read under way
-        // (the reader's: taken, finishing later).
-        let scan = Arc::new(Scan::default());
-        assert!(scan.take());
-        scans()
-            .lock()
-            .unwrap()
-            .insert(ws.dir.clone(), Arc::clone(&scan));
-        state.repo_baseline = Some(PendingBaseline::placeholder());
-        let read = RepoBaseline {
-            head: Some("abc".into()),
-            dirty: vec!["before".into()],
-            pending: false,
-            taken_late: false,
-        };
-        let filler = {
-            let scan = Arc::clone(&scan);
-            let read = read.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                *scan.result.lock().unwrap() = Some(Some(read));
-                scan.done.notify_all();
-            })
-        };
+        let ws = run_in(p, "20260101-slow");
+        let read = read_with_head("abc");
+        let reader = running(&ws, &read, 20);
+        let mut state = pending_state(&ws);
         settle_baseline_now(p, &ws, &mut state);
         assert_eq!(state.repo_baseline, Some(read));
-        filler.join().unwrap();
+        reader.join().unwrap();
     }
 
     #[test]
     fn a_pending_baseline_this_process_did_not_start_is_read_now() {
-        let r = repo();
+        let r = repo_with("b");
         let p = r.path();
-        std::fs::write(p.join("a"), "1").unwrap();
-        commit_all(p);
-        std::fs::write(p.join("b"), "x").unwrap();
-        let ws = WorkspaceRef {
-            name: "20260101-other".into(),
-            dir: p.join(".specs/20260101-other"),
-            display: ".specs/20260101-other".into(),
-        };
-        let mut state = WorkspaceState::fresh(
-            "forge",
-            "phase-1",
-            "o",
-            &ws.display,
-            "t",
-            chrono::Utc::now(),
-        );
-        state.repo_baseline = Some(PendingBaseline::placeholder());
+        let ws = run_in(p, "20260101-other");
+        let mut state = pending_state(&ws);
         settle_baseline(p, &ws, &mut state);
         let b = state.repo_baseline.unwrap();
         assert!(!b.pending);

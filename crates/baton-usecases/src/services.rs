@@ -205,6 +205,14 @@ impl Services {
         crate::git::start_reader();
     }
 
+    /// Waits until the background syncer has done everything this process
+    /// handed it (journals and folders synced, spare files made). A command
+    /// that removes the repository next (`baton demo`) calls it first, so
+    /// the syncer never meets a folder that is gone.
+    pub fn finish_background(&self) {
+        baton_state::durable::flush();
+    }
+
     /// The definition with `id`, or `not_found` listing the known ones.
     pub fn workflow(&self, id: &str) -> Result<Arc<WorkflowDefinition>> {
         self.workflows.get(id).ok_or_else(|| {

@@ -12,10 +12,7 @@
 //! * no call fails with `internal` (a defect).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use baton_config::{Config, EnvSource, Overrides};
-use baton_events::EventBus;
 use baton_state::{Actor, Who};
 use baton_usecases::pipeline::action::Action;
 use baton_usecases::pipeline::answer::{AnswerArgs, answer_question};
@@ -30,31 +27,7 @@ use baton_usecases::{ErrorCode, Services};
 use proptest::prelude::*;
 use serde_json::Value;
 
-struct TestEnv;
-
-impl EnvSource for TestEnv {
-    fn var(&self, name: &str) -> Option<String> {
-        match name {
-            "BATON_FSYNC" => Some("off".into()),
-            "BATON_TRANSCRIPT" => Some("off".into()),
-            _ => None,
-        }
-    }
-}
-
-fn services(root: &Path) -> Services {
-    let config = Config::resolve(
-        root,
-        &TestEnv,
-        &Overrides {
-            repo_root: Some(root.to_path_buf()),
-            ..Overrides::default()
-        },
-    )
-    .unwrap();
-    let log = baton_events::EventLog::open(&config.events.log_path, 1 << 30, 1).unwrap();
-    Services::new(config, std::sync::Arc::new(EventBus::with_log(log)), "test")
-}
+mod common;
 
 const TASKS: &str = "# Tasks\n\n## Task 1: Core\n\nmode: sequential\n\n## Task 2: API\n\nmode: parallel\ndepends_on: [1]\n\n## Task 3: CLI\n\nmode: parallel\ndepends_on: [1]\n";
 
@@ -146,7 +119,7 @@ fn start_run(effort: &str, nopr: bool, auto: bool) -> Run {
         .unwrap()
         .success();
     assert!(ok);
-    let svc = services(root.path());
+    let svc = common::services(root.path());
     let flags = baton_engine::pipeline::init::Flags {
         auto,
         skip_pr: nopr,
@@ -295,7 +268,7 @@ fn apply(run: &mut Run, op: &Op) -> Vec<Action> {
             }
         }
         Op::Restart => {
-            run.svc = services(run.root.path());
+            run.svc = common::services(run.root.path());
         }
         Op::HandEdit(k) => {
             let mut s = run.state();

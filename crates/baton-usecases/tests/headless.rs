@@ -2,12 +2,7 @@
 //! run the person abandoned while the agent worked: refused, saying the run
 //! has ended — not that the action is stale, and not "resume it".
 
-use std::path::Path;
-
-use baton_config::{Config, EnvSource, Overrides};
-use baton_events::EventBus;
 use baton_state::{Actor, Channel};
-use baton_usecases::Services;
 use baton_usecases::error::ErrorCode;
 use baton_usecases::headless::{AgentFailure, agent_failed};
 use baton_usecases::pipeline::action::Action;
@@ -17,30 +12,7 @@ use baton_usecases::pipeline::init::{
 use baton_usecases::pipeline::next::{NextArgs, next_action};
 use baton_usecases::recovery::{AbandonArgs, abandon_by};
 
-struct TestEnv;
-
-impl EnvSource for TestEnv {
-    fn var(&self, name: &str) -> Option<String> {
-        match name {
-            "BATON_FSYNC" | "BATON_TRANSCRIPT" => Some("off".into()),
-            _ => None,
-        }
-    }
-}
-
-fn services(root: &Path) -> Services {
-    let config = Config::resolve(
-        root,
-        &TestEnv,
-        &Overrides {
-            repo_root: Some(root.to_path_buf()),
-            ..Overrides::default()
-        },
-    )
-    .unwrap();
-    let log = baton_events::EventLog::open(&config.events.log_path, 1 << 30, 1).unwrap();
-    Services::new(config, std::sync::Arc::new(EventBus::with_log(log)), "test")
-}
+mod common;
 
 #[test]
 fn a_failed_agent_of_a_run_abandoned_meanwhile_is_told_the_run_ended() {
@@ -53,7 +25,7 @@ fn a_failed_agent_of_a_run_abandoned_meanwhile_is_told_the_run_ended() {
             .unwrap()
             .success()
     );
-    let svc = services(root.path());
+    let svc = common::services(root.path());
     let ws = pipeline_init_with_context(
         &svc,
         InitWithContextArgs {

@@ -3,11 +3,6 @@
 //! run has a summary, and the queries refuse bad input with the closed set
 //! of codes.
 
-use std::path::Path;
-use std::sync::Arc;
-
-use baton_config::{Config, EnvSource, Overrides};
-use baton_events::EventBus;
 use baton_usecases::history::{
     self as uc, EstimateArgs, FrictionArgs, PatternsArgs, SearchArgs, SummaryArgs,
 };
@@ -15,30 +10,7 @@ use baton_usecases::recovery::{AbandonArgs, abandon};
 use baton_usecases::runs::start_run;
 use baton_usecases::{ErrorCode, Services};
 
-struct TestEnv;
-
-impl EnvSource for TestEnv {
-    fn var(&self, name: &str) -> Option<String> {
-        match name {
-            "BATON_FSYNC" => Some("off".into()),
-            "BATON_TRANSCRIPT" => Some("off".into()),
-            _ => None,
-        }
-    }
-}
-
-fn services(root: &Path) -> Services {
-    let config = Config::resolve(
-        root,
-        &TestEnv,
-        &Overrides {
-            repo_root: Some(root.to_path_buf()),
-            ..Overrides::default()
-        },
-    )
-    .unwrap();
-    Services::new(config, Arc::new(EventBus::in_memory()), "test")
-}
+mod common;
 
 fn start(svc: &Services, slug: &str) -> String {
     let def = svc.workflow("issue").unwrap();
@@ -56,7 +28,7 @@ fn start(svc: &Services, slug: &str) -> String {
 #[test]
 fn a_record_that_cannot_be_written_never_fails_the_call_and_is_caught_up() {
     let tmp = tempfile::tempdir().unwrap();
-    let svc = services(tmp.path());
+    let svc = common::services_in_memory(tmp.path());
     let ws = start(&svc, "fix-login");
     // The history folder is a link: baton refuses to write through it.
     let elsewhere = tmp.path().join("elsewhere");
@@ -74,7 +46,7 @@ fn a_record_that_cannot_be_written_never_fails_the_call_and_is_caught_up() {
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     // Once the folder is repaired, the next process records the run.
     std::fs::remove_file(tmp.path().join(".specs/.history")).unwrap();
-    let next = services(tmp.path());
+    let next = common::services_in_memory(tmp.path());
     let found = uc::search(
         &next,
         SearchArgs {
@@ -94,7 +66,7 @@ fn a_record_that_cannot_be_written_never_fails_the_call_and_is_caught_up() {
 #[test]
 fn a_live_run_has_a_summary_and_bad_input_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let svc = services(tmp.path());
+    let svc = common::services_in_memory(tmp.path());
     let ws = start(&svc, "add-export");
     let summary = uc::summary(&svc, SummaryArgs { workspace: ws }).unwrap();
     assert_eq!(summary.outcome.as_str(), "running");

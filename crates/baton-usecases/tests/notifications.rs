@@ -5,10 +5,9 @@
 
 use std::path::Path;
 
-use baton_config::{Config, EnvSource, NotifyOn, Overrides};
-use baton_events::{EventBus, EventKind, EventRecord};
+use baton_config::NotifyOn;
+use baton_events::{EventKind, EventRecord};
 use baton_state::Actor;
-use baton_usecases::Services;
 use baton_usecases::notifications::notification_for;
 use baton_usecases::pipeline::action::Action;
 use baton_usecases::pipeline::answer::{AnswerArgs, answer_question};
@@ -18,30 +17,7 @@ use baton_usecases::pipeline::init::{
 use baton_usecases::pipeline::next::{NextArgs, next_action};
 use baton_usecases::recovery::{FailArgs, phase_fail};
 
-struct TestEnv;
-
-impl EnvSource for TestEnv {
-    fn var(&self, name: &str) -> Option<String> {
-        match name {
-            "BATON_FSYNC" | "BATON_TRANSCRIPT" => Some("off".into()),
-            _ => None,
-        }
-    }
-}
-
-fn services(root: &Path) -> Services {
-    let config = Config::resolve(
-        root,
-        &TestEnv,
-        &Overrides {
-            repo_root: Some(root.to_path_buf()),
-            ..Overrides::default()
-        },
-    )
-    .unwrap();
-    let log = baton_events::EventLog::open(&config.events.log_path, 1 << 30, 1).unwrap();
-    Services::new(config, std::sync::Arc::new(EventBus::with_log(log)), "test")
-}
+mod common;
 
 const TASKS: &str = "# Tasks\n\n## Task 1: Core change\n\nmode: sequential\n\n## Task 2: Flip the flag in production\n\nmode: human_gate\ndepends_on: [1]\n";
 
@@ -75,7 +51,7 @@ fn a_person_hears_of_questions_gates_failures_and_the_end() {
             .unwrap()
             .success()
     );
-    let svc = services(root.path());
+    let svc = common::services(root.path());
     let ws = pipeline_init_with_context(
         &svc,
         InitWithContextArgs {

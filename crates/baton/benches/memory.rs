@@ -19,6 +19,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
 
+#[path = "support/person.rs"]
+mod person;
+
 fn binary() -> PathBuf {
     std::env::var_os("BATON_BENCH_BIN")
         .map(PathBuf::from)
@@ -188,27 +191,8 @@ fn after_pipeline(env: &[(&str, &str)]) -> (u64, u64, u64) {
             // nothing): answered as one, with `baton answer` at a terminal
             // (`script` gives it one), as crates/baton/benches/versus.rs does.
             "checkpoint" | "human_gate" => {
-                let options: Vec<&str> = a["options"]
-                    .as_array()
-                    .map(|o| o.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                let pick = ["approve", "proceed", "done"]
-                    .into_iter()
-                    .find(|p| options.contains(p))
-                    .or(options.first().copied())
-                    .unwrap_or("approve");
-                let command = format!("'{}' answer '{ws}' '{pick}'", binary().display());
-                let out = Command::new("script")
-                    .args(["-qec", &command, "/dev/null"])
-                    .current_dir(repo.path())
-                    .stdin(Stdio::null())
-                    .output()
-                    .expect("script (util-linux) runs `baton answer` at a terminal");
-                assert!(
-                    out.status.success(),
-                    "baton answer {ws} {pick}: {}",
-                    String::from_utf8_lossy(&out.stdout)
-                );
+                let pick = person::pick(&a["options"]);
+                person::answer_at_terminal(&binary(), repo.path(), &ws, pick);
                 json!({"workspace": ws})
             }
             other => panic!("unexpected action {other}: {a}"),

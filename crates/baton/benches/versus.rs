@@ -42,6 +42,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+#[path = "support/person.rs"]
+mod person;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Baton,
@@ -324,15 +327,7 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
         match kind.as_str() {
             "done" => break,
             "checkpoint" | "human_gate" => {
-                let options: Vec<&str> = action["options"]
-                    .as_array()
-                    .map(|o| o.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                let pick = ["approve", "proceed", "done"]
-                    .into_iter()
-                    .find(|p| options.contains(p))
-                    .or(options.first().copied())
-                    .unwrap_or("approve");
+                let pick = person::pick(&action["options"]);
                 match c.kind {
                     // baton takes a checkpoint's answer from the person
                     // only (docs/pipeline.md): the bench answers as one,
@@ -340,7 +335,7 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
                     // is not the server's: it is left out of the walk.
                     Kind::Baton => {
                         let t = Instant::now();
-                        answer_at_terminal(&c.bin, repo, &ws, pick);
+                        person::answer_at_terminal(&c.bin, repo, &ws, pick);
                         person_ms += ms(t);
                     }
                     Kind::Go => answer = Some(pick.to_string()),
@@ -389,24 +384,6 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
     out.rss_walk_kib = s.kib("VmHWM:");
     s.stop();
     out
-}
-
-/// A person answers the run's question with `pick` by `baton answer`, its
-/// input a terminal (`script` gives it one).
-fn answer_at_terminal(bin: &Path, repo: &Path, ws: &str, pick: &str) {
-    let command = format!("'{}' answer '{ws}' '{pick}'", bin.display());
-    let out = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .current_dir(repo)
-        .stdin(Stdio::null())
-        .output()
-        .expect("script (util-linux) runs `baton answer` at a terminal");
-    assert!(
-        out.status.success(),
-        "baton answer {ws} {pick}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn ms(t: Instant) -> f64 {

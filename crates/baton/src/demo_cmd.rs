@@ -87,6 +87,9 @@ fn drive(dir: &Path, effort: &str) -> anyhow::Result<()> {
             budget: baton_config::Budget::default(),
         },
     )?;
+    // The repository is removed when this returns: the syncer finishes
+    // with it first (a folder sync of a removed folder warned on stderr).
+    svc.finish_background();
     println!("{} ({} actions)", outcome.summary, outcome.actions);
     println!("workspace: {}", outcome.workspace);
     let mut artifacts: Vec<String> = std::fs::read_dir(dir.join(&outcome.workspace))?

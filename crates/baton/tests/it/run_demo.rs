@@ -45,6 +45,9 @@ fn the_demo_completes_a_pipeline_at_every_effort() {
         // The final commit names the run.
         assert!(stdout.contains("feat: Add a greeting feature"), "{stdout}");
         assert!(stderr.contains("▶ Phase 1"), "{stderr}");
+        // A first look shows no warning: the syncer is done with the
+        // throwaway repository before it is removed.
+        assert!(!stderr.contains(" WARN "), "{effort}: {stderr}");
     }
 }
 
