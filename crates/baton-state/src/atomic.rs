@@ -141,6 +141,13 @@ pub(crate) fn write_atomic_with(
     }
     if let Err(source) = std::fs::rename(&spare.path, path) {
         let _ = std::fs::remove_file(&spare.path);
+        // Gone between the look and the rename (another server's sweep of
+        // old spares): the change is made with a file of its own, as if
+        // there had been no spare.
+        if source.kind() == std::io::ErrorKind::NotFound {
+            return write_atomic_as(dir, path, bytes, false, permissions)
+                .map(|file| Written { file, id: None });
+        }
         return Err(StoreError::Io {
             op: "rename onto",
             path: path.to_path_buf(),
