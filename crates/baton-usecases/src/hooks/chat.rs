@@ -4,6 +4,7 @@
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -98,14 +99,57 @@ pub enum Confirmation {
 /// How much of the end of a transcript is read.
 const TAIL_BYTES: u64 = 4 * 1024 * 1024;
 
+/// How long a missing message is waited for. A client writes its
+/// transcript from a queue it flushes on a timer (Claude Code), so on a
+/// loaded machine the person's message can reach the file after the hook
+/// that asks for it has started: the file is read again whenever it grows,
+/// until the message is there or this much time has passed. Only a
+/// message that is not there waits (an agent's forged answer is refused
+/// this much later); a found one is never delayed.
+pub const TRANSCRIPT_WAIT: Duration = Duration::from_secs(5);
+
+/// How often a transcript that holds no such message yet is looked at.
+const TRANSCRIPT_POLL: Duration = Duration::from_millis(20);
+
 /// Looks for the person's message `prompt` (with the client's `prompt_id`
 /// when given) in the client's transcript at `path`: Claude Code's
 /// (`type: user` entries) or Codex's rollout (`response_item` user
-/// messages).
+/// messages), waiting up to [`TRANSCRIPT_WAIT`] for a client that has not
+/// written it yet.
 pub fn confirm(path: Option<&Path>, prompt: &str, prompt_id: Option<&str>) -> Confirmation {
+    confirm_within(path, prompt, prompt_id, TRANSCRIPT_WAIT)
+}
+
+/// [`confirm`], waiting at most `wait` for the message to be written.
+pub fn confirm_within(
+    path: Option<&Path>,
+    prompt: &str,
+    prompt_id: Option<&str>,
+    wait: Duration,
+) -> Confirmation {
     let Some(path) = path else {
         return Confirmation::NoTranscript;
     };
+    let until = Instant::now() + wait;
+    let mut read_len = None;
+    loop {
+        let len = std::fs::metadata(path).ok().map(|m| m.len());
+        // Read again only when the file changed since the last look.
+        if read_len != Some(len) {
+            let found = look(path, prompt, prompt_id);
+            if !matches!(found, Confirmation::NotFound(_)) || Instant::now() >= until {
+                return found;
+            }
+            read_len = Some(len);
+        } else if Instant::now() >= until {
+            return look(path, prompt, prompt_id);
+        }
+        std::thread::sleep(TRANSCRIPT_POLL);
+    }
+}
+
+/// One look at the transcript at `path` for the person's message.
+fn look(path: &Path, prompt: &str, prompt_id: Option<&str>) -> Confirmation {
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => {
@@ -240,12 +284,13 @@ mod tests {
             r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"approve"}]}}"#,
         ];
         std::fs::write(&path, lines.join("\n")).unwrap();
+        let now = Duration::ZERO;
         assert!(matches!(
-            confirm(Some(&path), "approve", Some("p2")),
+            confirm_within(Some(&path), "approve", Some("p2"), now),
             Confirmation::NotFound(_)
         ));
         assert!(matches!(
-            confirm(Some(&path), "approve", None),
+            confirm_within(Some(&path), "approve", None, now),
             Confirmation::NotFound(_)
         ));
         let mut more = lines.join("\n");
@@ -256,13 +301,54 @@ mod tests {
             Confirmation::Confirmed
         );
         assert!(matches!(
-            confirm(Some(&path), "approve", Some("p9")),
+            confirm_within(Some(&path), "approve", Some("p9"), now),
             Confirmation::NotFound(_)
         ));
         assert_eq!(confirm(None, "approve", None), Confirmation::NoTranscript);
         assert!(matches!(
-            confirm(Some(&dir.path().join("missing")), "approve", None),
+            confirm_within(Some(&dir.path().join("missing")), "approve", None, now),
             Confirmation::NotFound(_)
         ));
+    }
+
+    /// A client that writes the person's message after the hook started
+    /// looking (Claude Code flushes its transcript on a timer): found once
+    /// written; a message never written is refused when the wait is over,
+    /// not before.
+    #[test]
+    fn a_message_written_late_is_waited_for_within_a_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(
+            &path,
+            "{\"type\":\"user\",\"promptId\":\"p1\",\"message\":{\"role\":\"user\",\"content\":\"start\"}}\n",
+        )
+        .unwrap();
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+                std::io::Write::write_all(
+                    &mut f,
+                    b"{\"type\":\"user\",\"promptId\":\"p2\",\"message\":{\"role\":\"user\",\"content\":\"approve\"}}\n",
+                )
+                .unwrap();
+            })
+        };
+        let started = Instant::now();
+        assert_eq!(
+            confirm_within(Some(&path), "approve", Some("p2"), Duration::from_secs(30)),
+            Confirmation::Confirmed
+        );
+        assert!(started.elapsed() >= Duration::from_millis(250));
+        writer.join().unwrap();
+        // Never written: refused, after the wait.
+        let started = Instant::now();
+        assert!(matches!(
+            confirm_within(Some(&path), "approve", Some("p3"), Duration::from_millis(200)),
+            Confirmation::NotFound(_)
+        ));
+        assert!(started.elapsed() >= Duration::from_millis(200));
     }
 }
