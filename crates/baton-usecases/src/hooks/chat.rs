@@ -328,7 +328,10 @@ mod tests {
             let path = path.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(300));
-                let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .unwrap();
                 std::io::Write::write_all(
                     &mut f,
                     b"{\"type\":\"user\",\"promptId\":\"p2\",\"message\":{\"role\":\"user\",\"content\":\"approve\"}}\n",
@@ -346,7 +349,12 @@ mod tests {
         // Never written: refused, after the wait.
         let started = Instant::now();
         assert!(matches!(
-            confirm_within(Some(&path), "approve", Some("p3"), Duration::from_millis(200)),
+            confirm_within(
+                Some(&path),
+                "approve",
+                Some("p3"),
+                Duration::from_millis(200)
+            ),
             Confirmation::NotFound(_)
         ));
         assert!(started.elapsed() >= Duration::from_millis(200));
