@@ -60,6 +60,7 @@ pub(crate) fn write_atomic_as(
     let mut tmp = builder
         .tempfile_in(dir)
         .map_err(io("create temp file in", dir))?;
+    crate::fs::reserve(tmp.as_file(), bytes.len());
     tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
     if let (false, Some(permissions)) = (exact, permissions) {
         tmp.as_file()
@@ -122,7 +123,10 @@ pub(crate) fn write_atomic_with(
     // Its mode as looked at now (changed since it was made, it is set).
     let mode_now = look.as_ref().map_or(spare.mode, |m| m.mode() & 0o7777);
     let written = intact
-        && spare.file.write_all_at(bytes, 0).is_ok()
+        && {
+            crate::fs::reserve(&spare.file, bytes.len());
+            spare.file.write_all_at(bytes, 0).is_ok()
+        }
         && wanted.is_none_or(|mode| {
             mode == mode_now
                 || spare

@@ -99,7 +99,7 @@ pub struct LockBusy {
     pub waited: Duration,
 }
 
-/// An exclusive lock taken by [`lock_within`]. Dropping it clears the
+/// An exclusive lock taken by [`lock_within`]. Dropping it blanks the
 /// holder's note, then releases the lock, so a later wait never names a
 /// holder that has gone.
 #[derive(Debug)]
@@ -107,9 +107,28 @@ pub struct HeldLock {
     file: File,
 }
 
+/// The length every holder's note is written at (padded with spaces): a
+/// note overwrites the one before it in place, whole, so the lock file is
+/// never truncated. Truncating frees the file's block and the next note
+/// allocates one again — two of the dearest calls of a change on ext4,
+/// on the reply's path, for a note only a timed-out wait ever reads.
+const NOTE_LEN: usize = 128;
+
+/// `text` as a note of exactly [`NOTE_LEN`] bytes, ending in a line break.
+fn padded_note(text: &str) -> [u8; NOTE_LEN] {
+    let mut note = [b' '; NOTE_LEN];
+    let mut end = text.len().min(NOTE_LEN - 1);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    note[..end].copy_from_slice(&text.as_bytes()[..end]);
+    note[NOTE_LEN - 1] = b'\n';
+    note
+}
+
 impl Drop for HeldLock {
     fn drop(&mut self) {
-        let _ = self.file.set_len(0);
+        let _ = std::os::unix::fs::FileExt::write_all_at(&self.file, &padded_note(""), 0);
         // Released here, not by closing: a child process started by another
         // thread holds a copy of this file until it has become its program,
         // and a copy would keep the lock past the close.
@@ -137,7 +156,7 @@ pub fn lock_within(mut file: File, timeout: Duration, op: &str) -> Result<HeldLo
                 .rewind()
                 .ok()
                 .and_then(|_| file.take(512).read_to_string(&mut text).ok())
-                .map(|_| text.trim().to_string())
+                .map(|_| text.lines().next().unwrap_or_default().trim().to_string())
                 .filter(|t| !t.is_empty());
             return Err(LockBusy { holder, waited });
         }
@@ -145,15 +164,16 @@ pub fn lock_within(mut file: File, timeout: Duration, op: &str) -> Result<HeldLo
         pause = (pause * 2).min(Duration::from_millis(50));
     }
     let note = format!(
-        "pid={} since={} op={op}\n",
+        "pid={} since={} op={op}",
         process_id(),
         chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
     );
     // The note is only for messages: failing to write it changes nothing.
-    // Emptied first (a killed holder's longer note leaves no tail), then
-    // written at the start without moving the file's position.
-    let _ = file.set_len(0);
-    let _ = std::os::unix::fs::FileExt::write_all_at(&file, note.as_bytes(), 0);
+    // Written whole over the last one (same length: a killed holder's note
+    // leaves no tail), at the start without moving the file's position. A
+    // longer file (hand edits) keeps its tail after the note's line
+    // break, and a wait reads the first line only.
+    let _ = std::os::unix::fs::FileExt::write_all_at(&file, &padded_note(&note), 0);
     Ok(HeldLock { file })
 }
 
@@ -213,6 +233,33 @@ pub fn created_exactly(mode: u32) -> bool {
     mode & 0o7000 == 0 && umask().is_some_and(|mask| mode & mask & 0o777 == 0)
 }
 
+/// Gives a new, empty `file` its `len` bytes of disk before they are
+/// written, so that the rename that puts it in place does not write them
+/// out first. ext4 (mounted as it is by default, `auto_da_alloc`) starts
+/// writing back a file's not-yet-allocated data when it is renamed over
+/// another file — a block I/O submitted from inside `rename(2)`, on the
+/// reply's path — so that an application that skips fsync still finds the
+/// new contents after a crash. A file whose blocks are already reserved
+/// has nothing to allocate: the rename only renames (measured on this
+/// project's machine: 26 µs → 6 µs per rename of a 20 KB file; the data is
+/// written back later by the kernel, or by baton's background sync).
+/// Best effort: a filesystem without `fallocate` (or another OS) simply
+/// writes as before.
+pub fn reserve(file: &File, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(len) = libc::off_t::try_from(len)
+            && len > 0
+        {
+            // SAFETY: a valid open descriptor; fallocate reads no memory.
+            let _ = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, len);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,17 +311,46 @@ mod tests {
         );
         assert!(holder_note.contains("op=hold"));
         drop(holder);
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "",
-            "released: the note is cleared"
-        );
+        let left = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(left.trim(), "", "released: the note is blanked");
+        assert_eq!(left.len(), NOTE_LEN, "overwritten in place, not cut");
         lock_within(
             open_regular(&path, false).unwrap(),
             Duration::from_millis(500),
             "wait",
         )
         .unwrap();
+    }
+
+    /// A holder killed with its note written, then a hand-edited file with
+    /// more after the note: the next holder's note is read whole, alone.
+    #[test]
+    fn a_note_is_read_whole_over_any_earlier_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let long = format!("pid=1 since=then op={}\nsecond line\n", "x".repeat(300));
+        std::fs::write(&path, long).unwrap();
+        let holder = lock_within(
+            open_regular(&path, false).unwrap(),
+            Duration::from_secs(1),
+            "now",
+        )
+        .unwrap();
+        let busy = lock_within(
+            open_regular(&path, false).unwrap(),
+            Duration::from_millis(20),
+            "wait",
+        )
+        .unwrap_err();
+        let note = busy.holder.unwrap();
+        assert!(
+            note.starts_with(&format!("pid={} ", std::process::id())),
+            "{note}"
+        );
+        assert!(note.ends_with("op=now"), "{note}");
+        drop(holder);
+        assert_eq!(padded_note(&"é".repeat(200)).len(), NOTE_LEN);
+        assert!(std::str::from_utf8(&padded_note(&"é".repeat(200))).is_ok());
     }
 
     #[test]
