@@ -197,8 +197,17 @@ pub fn witness_dir() -> Option<PathBuf> {
     })
 }
 
-/// The current user's home folder as the password database has it.
+/// The current user's home folder as the password database has it, asked
+/// once per process (a lookup reads `/etc/nsswitch.conf` and
+/// `/etc/passwd`; the configuration file and the witness folder are found
+/// from it on every change that writes).
 fn home_from_passwd() -> Option<PathBuf> {
+    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    HOME.get_or_init(lookup_home).clone()
+}
+
+/// [`home_from_passwd`], asked of the password database.
+fn lookup_home() -> Option<PathBuf> {
     use std::ffi::CStr;
     use std::os::unix::ffi::OsStrExt;
     // SAFETY: getuid cannot fail.

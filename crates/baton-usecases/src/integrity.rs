@@ -83,6 +83,19 @@ impl KeySigner {
     pub fn has_key(&self) -> bool {
         self.key().is_some()
     }
+
+    /// Reads the key now if the person has one, so the first state change
+    /// does not read it before its reply (a server's warm-up). A missing
+    /// key is left to be made by the first use, as always: a server that
+    /// never touches a run makes none.
+    pub fn warm(&self) {
+        let Some(dir) = self.dir.as_deref() else {
+            return;
+        };
+        if let Some(key) = read_key(&dir.join(KEY_FILE)) {
+            let _ = self.key.set(Some(key));
+        }
+    }
 }
 
 impl Default for KeySigner {
@@ -110,13 +123,7 @@ fn key_id(key: &[u8]) -> String {
 /// 0700) when there is none yet.
 fn load_or_make(dir: &Path) -> Option<Vec<u8>> {
     let path = dir.join(KEY_FILE);
-    let read = || {
-        baton_fs::read_string_nofollow(&path, 256)
-            .ok()
-            .map(|t| t.trim().to_string())
-            .filter(|t| t.len() >= 32)
-            .map(String::into_bytes)
-    };
+    let read = || read_key(&path);
     if let Some(key) = read() {
         return Some(key);
     }
@@ -155,6 +162,15 @@ fn load_or_make(dir: &Path) -> Option<Vec<u8>> {
         let _ = std::fs::remove_file(&staged);
     }
     read()
+}
+
+/// The key in the file at `path`, if it holds one (never a link).
+fn read_key(path: &Path) -> Option<Vec<u8>> {
+    baton_fs::read_string_nofollow(path, 256)
+        .ok()
+        .map(|t| t.trim().to_string())
+        .filter(|t| t.len() >= 32)
+        .map(String::into_bytes)
 }
 
 /// What a run's state file says about who wrote it.
@@ -198,6 +214,25 @@ pub fn changed_outside(check: Check, state: &baton_state::WorkspaceState) -> boo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The warm-up reads a key that is there (the first change then reads
+    /// nothing) and makes none that is not (only a use makes one).
+    #[test]
+    fn warming_up_reads_an_existing_key_and_makes_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("baton");
+        let cold = KeySigner::in_dir(Some(folder.clone()));
+        cold.warm();
+        assert!(!folder.join(KEY_FILE).exists(), "no key made by a warm-up");
+        let tag = cold.sign("{}").unwrap();
+        assert!(folder.join(KEY_FILE).exists(), "made by the first use");
+        let warm = KeySigner::in_dir(Some(folder.clone()));
+        warm.warm();
+        // Read at the warm-up: the file is no longer needed.
+        std::fs::remove_file(folder.join(KEY_FILE)).unwrap();
+        assert_eq!(warm.sign("{}"), Some(tag));
+        assert!(!folder.join(KEY_FILE).exists());
+    }
 
     #[test]
     fn a_key_is_made_once_and_tags_what_it_signs() {

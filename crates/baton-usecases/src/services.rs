@@ -203,6 +203,19 @@ impl Services {
     pub fn start_workers(&self) {
         self.store.start_syncer();
         crate::git::start_reader();
+        self.warm_first_change();
+    }
+
+    /// Asks now, off every reply's path, what a process asks once before
+    /// its first state change: the person's key, the home folder (where
+    /// the witness and the configuration are), the kernel's boot id (each
+    /// journal record carries it) and the file-creation mask. Without it
+    /// the first confirmation of a session read them all before its reply.
+    fn warm_first_change(&self) {
+        self.signer.warm();
+        let _ = baton_config::person::witness_dir();
+        let _ = baton_state::journal::boot_id();
+        let _ = baton_state::fs::umask();
     }
 
     /// Waits until the background syncer has done everything this process
