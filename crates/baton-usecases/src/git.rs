@@ -271,11 +271,11 @@ impl PendingBaseline {
             .sender
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .send(read)
+            .send(Box::new(move || read.run()))
             .err()
             .map(|e| e.0);
-        if let Some(read) = unsent {
-            read.run();
+        if let Some(task) = unsent {
+            task();
             return;
         }
         // Nobody started the thread (no server warm-up): this call does.
@@ -287,6 +287,26 @@ impl PendingBaseline {
         }
     }
 }
+
+/// Hands `task` to the process's baseline reader thread (low priority,
+/// off every reply's path), when a server started it ([`start_reader`]);
+/// otherwise `task` is dropped undone — use it only for work that merely
+/// saves a later call some time. Returns whether it was handed over.
+pub fn in_background(task: impl FnOnce() + Send + 'static) -> bool {
+    let r = reader();
+    if r.state.load(Ordering::Acquire) != READER_RUNNING {
+        return false;
+    }
+    r.sender
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .send(Box::new(task))
+        .is_ok()
+}
+
+/// Work for the reader thread: a baseline read, or a task
+/// [`in_background`] handed over.
+type Task = Box<dyn FnOnce() + Send>;
 
 /// One baseline read for the reader thread.
 struct Read {
@@ -323,9 +343,9 @@ const READER_FAILED: u8 = 3;
 /// still starting the thread queues its read and answers without waiting
 /// for the thread's start.
 struct Reader {
-    sender: Mutex<std::sync::mpsc::Sender<Read>>,
+    sender: Mutex<std::sync::mpsc::Sender<Task>>,
     /// Held by the thread for its whole life.
-    receiver: Mutex<std::sync::mpsc::Receiver<Read>>,
+    receiver: Mutex<std::sync::mpsc::Receiver<Task>>,
     state: AtomicU8,
 }
 
@@ -333,8 +353,8 @@ impl Reader {
     /// Does the reads still queued (the thread could not be started).
     fn run_queued(&self) {
         let reads = self.receiver.lock().unwrap_or_else(|p| p.into_inner());
-        while let Ok(read) = reads.try_recv() {
-            read.run();
+        while let Ok(task) = reads.try_recv() {
+            task();
         }
     }
 }
@@ -342,7 +362,7 @@ impl Reader {
 fn reader() -> &'static Reader {
     static READER: OnceLock<Reader> = OnceLock::new();
     READER.get_or_init(|| {
-        let (sender, receiver) = std::sync::mpsc::channel::<Read>();
+        let (sender, receiver) = std::sync::mpsc::channel::<Task>();
         Reader {
             sender: Mutex::new(sender),
             receiver: Mutex::new(receiver),
@@ -374,8 +394,8 @@ pub fn start_reader() {
         .spawn(|| {
             yield_to_replies();
             let reads = reader().receiver.lock().unwrap_or_else(|p| p.into_inner());
-            while let Ok(read) = reads.recv() {
-                read.run();
+            while let Ok(task) = reads.recv() {
+                task();
             }
         });
     match spawned {

@@ -203,19 +203,34 @@ impl Services {
     pub fn start_workers(&self) {
         self.store.start_syncer();
         crate::git::start_reader();
-        self.warm_first_change();
     }
 
-    /// Asks now, off every reply's path, what a process asks once before
-    /// its first state change: the person's key, the home folder (where
-    /// the witness and the configuration are), the kernel's boot id (each
-    /// journal record carries it) and the file-creation mask. Without it
-    /// the first confirmation of a session read them all before its reply.
-    fn warm_first_change(&self) {
-        self.signer.warm();
-        let _ = baton_config::person::witness_dir();
-        let _ = baton_state::journal::boot_id();
-        let _ = baton_state::fs::umask();
+    /// Has the baseline reader ask, off every reply's path, what a process
+    /// asks once before its first state change: the person's key, the home
+    /// folder (where the witness and the configuration are), the kernel's
+    /// boot id (each journal record carries it) and the file-creation mask.
+    /// The run's first steps (`pipeline_init`, the confirmation's question)
+    /// call it, so the confirmation that creates the run — the session's
+    /// first change — finds them asked (it read them all before its reply).
+    /// Not at the server's start: a session that never starts a run would
+    /// keep what they touched in memory for nothing. Once per process;
+    /// nothing without a started reader (one-shot commands).
+    pub fn warm_for_runs(&self) {
+        static ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if ASKED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        let signer = Arc::clone(&self.signer);
+        let handed = crate::git::in_background(move || {
+            signer.warm();
+            let _ = baton_config::person::witness_dir();
+            let _ = baton_state::journal::boot_id();
+            let _ = baton_state::fs::umask();
+        });
+        if !handed {
+            // No reader yet: a later call may find one.
+            ASKED.store(false, std::sync::atomic::Ordering::Release);
+        }
     }
 
     /// Waits until the background syncer has done everything this process

@@ -156,6 +156,7 @@ pub fn pipeline_init_with_context(
     svc: &Services,
     args: InitWithContextArgs,
 ) -> Result<InitWithContextReply> {
+    svc.warm_for_runs();
     check_text("workspace", &args.workspace, 1024)?;
     for (field, value) in [
         ("task_text", &args.task_text),

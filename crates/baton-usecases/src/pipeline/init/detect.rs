@@ -21,6 +21,8 @@ fn specs_prefix(svc: &Services) -> String {
 /// `pipeline_init` (seed 001 §1): parses the raw arguments, detects the
 /// source and a resume. Writes nothing; invalid input is `{errors}`.
 pub fn pipeline_init(svc: &Services, args: InitArgs) -> Result<InitReply> {
+    // A run is being started: its confirmation will be the first change.
+    svc.warm_for_runs();
     if let Some(b) = &args.current_branch {
         check_line("current_branch", b, 256)?;
     }
