@@ -179,6 +179,24 @@ impl crate::StateStore {
             if !folder.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
             }
+            // A new run's folder made ahead by a process that is gone
+            // (crate::kit): removed whole once it is as old.
+            let name = folder.file_name();
+            if crate::kit::is_kit_name(&name.to_string_lossy()) {
+                let old = folder
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|e| e >= age);
+                if old
+                    && !crate::kit::is_kept(&folder.path())
+                    && crate::kit::remove_dir(&folder.path())
+                {
+                    removed += 1;
+                }
+                continue;
+            }
             let Ok(entries) = std::fs::read_dir(folder.path()) else {
                 continue;
             };

@@ -28,6 +28,7 @@ pub mod durable;
 pub mod fs;
 pub mod integrity;
 pub mod journal;
+mod kit;
 pub mod lifecycle;
 mod names;
 pub mod parsed;

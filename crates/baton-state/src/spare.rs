@@ -110,36 +110,8 @@ pub fn prepare(dir: &Path) {
 
 /// Makes one spare of `dir`; whether it was made.
 fn prepare_one(dir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    use std::os::unix::fs::PermissionsExt;
-    // With the permissions the state file has now, so that the write that
-    // takes it needs no chmod (it still checks).
-    let wanted =
-        crate::fs::permissions_for(&dir.join(crate::store::STATE_FILE)).map(|p| p.mode() & 0o7777);
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".state.json.").suffix(".tmp");
-    if let Some(mode) = wanted.filter(|m| crate::fs::created_exactly(*m)) {
-        builder.permissions(std::fs::Permissions::from_mode(mode));
-    }
-    let made = builder
-        .tempfile_in(dir)
-        .and_then(|tmp| tmp.keep().map_err(|e| e.error));
-    let (file, path) = match made {
-        Ok(kept) => kept,
-        Err(_) => return false,
-    };
-    if let Some(mode) = wanted {
-        let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
-    }
-    let Ok(meta) = file.metadata() else {
-        let _ = std::fs::remove_file(&path);
+    let Some(spare) = make_in(dir) else {
         return false;
-    };
-    let spare = Spare {
-        path,
-        file,
-        id: (meta.dev(), meta.ino()),
-        mode: meta.mode() & 0o7777,
     };
     let mut all = lock(spares());
     // Its run ended meanwhile (or it went past KEPT): not wanted.
@@ -154,6 +126,53 @@ fn prepare_one(dir: &Path) -> bool {
     }
     kept.push(spare);
     true
+}
+
+/// Keeps `made`, spares made in another folder that has just been renamed
+/// to workspace folder `dir` (a new run's folder made ahead, crate::kit),
+/// as `dir`'s spares.
+pub(crate) fn adopt(dir: &Path, made: Vec<Spare>) {
+    let mut all = lock(spares());
+    let kept = all.entry(dir.to_path_buf()).or_default();
+    for mut spare in made {
+        if let Some(name) = spare.path.file_name() {
+            spare.path = dir.join(name);
+            kept.push(spare);
+        }
+    }
+}
+
+/// Makes an empty spare file in folder `dir`, with the permissions the
+/// folder's state file has (or would have); `None` when it cannot.
+pub(crate) fn make_in(dir: &Path) -> Option<Spare> {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::PermissionsExt;
+    // With the permissions the state file has now, so that the write that
+    // takes it needs no chmod (it still checks).
+    let wanted =
+        crate::fs::permissions_for(&dir.join(crate::store::STATE_FILE)).map(|p| p.mode() & 0o7777);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".state.json.").suffix(".tmp");
+    if let Some(mode) = wanted.filter(|m| crate::fs::created_exactly(*m)) {
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let made = builder
+        .tempfile_in(dir)
+        .and_then(|tmp| tmp.keep().map_err(|e| e.error));
+    let (file, path) = made.ok()?;
+    if let Some(mode) = wanted {
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let Ok(meta) = file.metadata() else {
+        let _ = std::fs::remove_file(&path);
+        return None;
+    };
+    Some(Spare {
+        path,
+        file,
+        id: (meta.dev(), meta.ino()),
+        mode: meta.mode() & 0o7777,
+    })
 }
 
 /// Removes the spare of workspace folder `dir` (its run has ended: no
@@ -182,8 +201,10 @@ pub fn close_retired() {
     drop(files);
 }
 
-/// Removes this process's spares (at its exit: no empty file stays).
+/// Removes this process's spares and new runs' folders made ahead
+/// (crate::kit) at its exit: no empty file stays.
 pub fn remove_all() {
+    crate::kit::remove_all();
     for (_, kept) in lock(spares()).drain() {
         for spare in kept {
             let _ = std::fs::remove_file(&spare.path);

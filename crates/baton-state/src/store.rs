@@ -230,6 +230,12 @@ impl StateStore {
     }
 
     /// Whether the syncer makes spares and closes replaced files for this store.
+    /// Whether this process makes spare files ahead of writes
+    /// (crate::spare, crate::kit).
+    pub(crate) fn keeps_spares(&self) -> bool {
+        self.spares()
+    }
+
     fn spares(&self) -> bool {
         self.durability == Durability::Background
             && self.spares.load(std::sync::atomic::Ordering::Relaxed)
@@ -318,22 +324,41 @@ impl StateStore {
         for (name, _) in files {
             check_workspace_file_name(name)?;
         }
-        std::fs::create_dir_all(&self.specs_root).map_err(|source| StoreError::Io {
-            op: "create folder",
-            path: self.specs_root.clone(),
-            source,
-        })?;
-        match std::fs::create_dir(&ws.dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(source) => {
-                return Err(StoreError::Io {
-                    op: "create folder",
-                    path: ws.dir.clone(),
-                    source,
-                });
-            }
-        };
+        // The folder made ahead for it (crate::kit), renamed to the run's
+        // name only if nothing is there; else made here.
+        let from_kit = self
+            .spares()
+            .then(|| crate::kit::take(&self.specs_root))
+            .flatten()
+            .and_then(
+                |kit| match crate::kit::rename_noreplace(&kit.dir, &ws.dir) {
+                    Ok(()) => Some(kit.spares),
+                    Err(_) => {
+                        crate::kit::discard(kit);
+                        None
+                    }
+                },
+            );
+        if let Some(spares) = from_kit {
+            crate::spare::adopt(&ws.dir, spares);
+        } else {
+            std::fs::create_dir_all(&self.specs_root).map_err(|source| StoreError::Io {
+                op: "create folder",
+                path: self.specs_root.clone(),
+                source,
+            })?;
+            match std::fs::create_dir(&ws.dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        op: "create folder",
+                        path: ws.dir.clone(),
+                        source,
+                    });
+                }
+            };
+        }
         let jobs = {
             let lock = self.lock(ws)?;
             self.recover_if_needed(ws, Some(&lock))?;
@@ -531,10 +556,9 @@ impl StateStore {
                         std::fs::Permissions::from_mode(mode & 0o7777)
                     });
                     let state_file = name == STATE_FILE || name == LIVE_STATE_FILE;
-                    // The file the syncer made for this write, if any.
-                    let spare = (state_file && self.spares())
-                        .then(|| crate::spare::take(&ws.dir))
-                        .flatten();
+                    // The file the syncer made for this write, if any (a
+                    // new run's `request.md` takes one of its folder's too).
+                    let spare = self.spares().then(|| crate::spare::take(&ws.dir)).flatten();
                     let written = write_atomic_with(&ws.dir, &path, &bytes, permissions, spare)?;
                     // The next call's read of this state checks nothing again,
                     // and reads the file just written without opening it.

@@ -205,29 +205,33 @@ impl Services {
         crate::git::start_reader();
     }
 
-    /// Has the baseline reader ask, off every reply's path, what a process
-    /// asks once before its first state change: the person's key, the home
-    /// folder (where the witness and the configuration are), the kernel's
-    /// boot id (each journal record carries it) and the file-creation mask.
-    /// The run's first steps (`pipeline_init`, the confirmation's question)
-    /// call it, so the confirmation that creates the run — the session's
-    /// first change — finds them asked (it read them all before its reply).
-    /// Not at the server's start: a session that never starts a run would
-    /// keep what they touched in memory for nothing. Once per process;
-    /// nothing without a started reader (one-shot commands).
+    /// Has the baseline reader prepare, off every reply's path, what the
+    /// confirmation that creates a run would otherwise do before its reply:
+    /// the run's folder with its lock, `.gitignore`, journal and spare
+    /// files (`StateStore::prepare_kit`), and — once per process — what a
+    /// process asks before its first state change: the person's key, the
+    /// home folder (where the witness and the configuration are), the
+    /// kernel's boot id (each journal record carries it) and the
+    /// file-creation mask. The run's first steps (`pipeline_init`, the
+    /// confirmation's question) call it. Not at the server's start: a
+    /// session that never starts a run would keep what they touched in
+    /// memory, and an empty folder in the repository, for nothing. Nothing
+    /// without a started reader (one-shot commands).
     pub fn warm_for_runs(&self) {
         static ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        if ASKED.swap(true, std::sync::atomic::Ordering::AcqRel) {
-            return;
-        }
+        let first = !ASKED.swap(true, std::sync::atomic::Ordering::AcqRel);
         let signer = Arc::clone(&self.signer);
+        let store = self.store.clone();
         let handed = crate::git::in_background(move || {
-            signer.warm();
-            let _ = baton_config::person::witness_dir();
-            let _ = baton_state::journal::boot_id();
-            let _ = baton_state::fs::umask();
+            if first {
+                signer.warm();
+                let _ = baton_config::person::witness_dir();
+                let _ = baton_state::journal::boot_id();
+                let _ = baton_state::fs::umask();
+            }
+            store.prepare_kit();
         });
-        if !handed {
+        if !handed && first {
             // No reader yet: a later call may find one.
             ASKED.store(false, std::sync::atomic::Ordering::Release);
         }
