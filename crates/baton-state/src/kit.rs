@@ -4,8 +4,8 @@
 //! `.gitignore`, the journal, `request.md` and `state.json`. Making an
 //! inode is the dearest system call of the confirmation on a filesystem
 //! that searches for a free one (ext4; a folder dearer still), and the
-//! confirmation is one call a person waits for. So when a run is being
-//! started (`pipeline_init`, the confirmation's question), a server makes
+//! confirmation is one call a person waits for. So when the confirmation's
+//! question is asked (the person answers next), a server makes
 //! the folder with the lock, the `.gitignore`, the journal and two spare
 //! files in it ([`StateStore::prepare_kit`], on a background thread),
 //! hidden in the specs folder as `.new-run-<pid>-<random>`. The
@@ -162,7 +162,7 @@ impl StateStore {
     /// background), nor when this process keeps one already. Failing makes
     /// nothing: the run is then created as before.
     pub fn prepare_kit(&self) {
-        if !self.keeps_spares() || lock(kits()).iter().any(|(r, _)| r == self.specs_root()) {
+        if !self.spares() || lock(kits()).iter().any(|(r, _)| r == self.specs_root()) {
             return;
         }
         let root = self.specs_root().to_path_buf();
@@ -201,6 +201,25 @@ impl StateStore {
             return;
         }
         all.push((root, kit));
+    }
+
+    /// Renames the kit kept for this specs folder to `ws`'s folder, only if
+    /// nothing is at that name, and keeps its spares for `ws`: whether it
+    /// did (else the kit is removed, and the caller makes the folder).
+    pub(crate) fn take_kit_for(&self, ws: &crate::WorkspaceRef) -> bool {
+        let Some(kit) = self.spares().then(|| take(self.specs_root())).flatten() else {
+            return false;
+        };
+        match rename_noreplace(&kit.dir, &ws.dir) {
+            Ok(()) => {
+                crate::spare::adopt(&ws.dir, kit.spares);
+                true
+            }
+            Err(_) => {
+                discard(kit);
+                false
+            }
+        }
     }
 
     /// The files of kit folder `dir`: what a run's creation would make

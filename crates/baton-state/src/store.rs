@@ -232,11 +232,7 @@ impl StateStore {
     /// Whether the syncer makes spares and closes replaced files for this store.
     /// Whether this process makes spare files ahead of writes
     /// (crate::spare, crate::kit).
-    pub(crate) fn keeps_spares(&self) -> bool {
-        self.spares()
-    }
-
-    fn spares(&self) -> bool {
+    pub(crate) fn spares(&self) -> bool {
         self.durability == Durability::Background
             && self.spares.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -324,24 +320,8 @@ impl StateStore {
         for (name, _) in files {
             check_workspace_file_name(name)?;
         }
-        // The folder made ahead for it (crate::kit), renamed to the run's
-        // name only if nothing is there; else made here.
-        let from_kit = self
-            .spares()
-            .then(|| crate::kit::take(&self.specs_root))
-            .flatten()
-            .and_then(
-                |kit| match crate::kit::rename_noreplace(&kit.dir, &ws.dir) {
-                    Ok(()) => Some(kit.spares),
-                    Err(_) => {
-                        crate::kit::discard(kit);
-                        None
-                    }
-                },
-            );
-        if let Some(spares) = from_kit {
-            crate::spare::adopt(&ws.dir, spares);
-        } else {
+        // The folder made ahead for it (crate::kit), else made here.
+        if !self.take_kit_for(ws) {
             std::fs::create_dir_all(&self.specs_root).map_err(|source| StoreError::Io {
                 op: "create folder",
                 path: self.specs_root.clone(),

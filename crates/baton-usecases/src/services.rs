@@ -205,36 +205,41 @@ impl Services {
         crate::git::start_reader();
     }
 
-    /// Has the baseline reader prepare, off every reply's path, what the
-    /// confirmation that creates a run would otherwise do before its reply:
-    /// the run's folder with its lock, `.gitignore`, journal and spare
-    /// files (`StateStore::prepare_kit`), and — once per process — what a
-    /// process asks before its first state change: the person's key, the
-    /// home folder (where the witness and the configuration are), the
-    /// kernel's boot id (each journal record carries it) and the
-    /// file-creation mask. The run's first steps (`pipeline_init`, the
-    /// confirmation's question) call it. Not at the server's start: a
-    /// session that never starts a run would keep what they touched in
-    /// memory, and an empty folder in the repository, for nothing. Nothing
-    /// without a started reader (one-shot commands).
+    /// Has the baseline reader ask, off every reply's path, what a process
+    /// asks once before its first state change: the person's key (read if
+    /// there, never made), the home folder (where the witness and the
+    /// configuration are), the kernel's boot id (each journal record
+    /// carries it) and the file-creation mask. The run's first steps
+    /// (`pipeline_init`, the confirmation's question) call it; it only
+    /// reads. Not at the server's start: a session that never starts a run
+    /// would keep what they touched in memory for nothing. Once per
+    /// process; nothing without a started reader (one-shot commands).
     pub fn warm_for_runs(&self) {
         static ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        let first = !ASKED.swap(true, std::sync::atomic::Ordering::AcqRel);
+        if ASKED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
         let signer = Arc::clone(&self.signer);
-        let store = self.store.clone();
         let handed = crate::git::in_background(move || {
-            if first {
-                signer.warm();
-                let _ = baton_config::person::witness_dir();
-                let _ = baton_state::journal::boot_id();
-                let _ = baton_state::fs::umask();
-            }
-            store.prepare_kit();
+            signer.warm();
+            let _ = baton_config::person::witness_dir();
+            let _ = baton_state::journal::boot_id();
+            let _ = baton_state::fs::umask();
         });
-        if !handed && first {
+        if !handed {
             // No reader yet: a later call may find one.
             ASKED.store(false, std::sync::atomic::Ordering::Release);
         }
+    }
+
+    /// Has the baseline reader make, off every reply's path, the folder
+    /// the next run created here takes (`StateStore::prepare_kit`: hidden,
+    /// with its lock, `.gitignore`, journal and spare files), so the
+    /// confirmation that creates it makes no inode before its reply. The
+    /// confirmation's question calls it: the person answers next.
+    pub fn prepare_run_folder(&self) {
+        let store = self.store.clone();
+        crate::git::in_background(move || store.prepare_kit());
     }
 
     /// Waits until the background syncer has done everything this process

@@ -7,7 +7,8 @@
 //! response), peak RSS after `initialize` + `tools/list`, then an effort-L
 //! walk of seed 001's orchestrator loop — `pipeline_init`, the two
 //! `pipeline_init_with_context` calls (the second, the confirmation,
-//! creates the run), then `pipeline_next_action` / `pipeline_report_result`
+//! creates the run; sent 50 ms after the first's reply, the person's
+//! reading time, left out of the walk), then `pipeline_next_action` / `pipeline_report_result`
 //! until `done`, writing each agent's artifact and answering each
 //! checkpoint (`approve`/`proceed`/`done`, else its first option: Go by
 //! `user_response`; baton by `baton answer` at a terminal, as the person
@@ -279,6 +280,12 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(ok, "git {args:?}");
 }
 
+/// How long the bench's person takes to confirm the effort the question
+/// showed them — for every server alike, left out of the walk. A person
+/// takes seconds; a confirmation sent the instant the question's reply
+/// arrived would be no session's.
+const PERSON_CONFIRMS: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// One session: start, `tools/list`, an effort-L walk, stop.
 fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
     let mut out = Session::default();
@@ -300,6 +307,11 @@ fn session(c: &Candidate, repo: &Path, scratch: &Path, text: &str) -> Session {
         json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"]}),
     );
     assert!(!e, "{}", c.label);
+    // The person reads the question and confirms: never at once (seconds
+    // in a real session). Left out of the walk, as the checkpoints' answers.
+    let reading = Instant::now();
+    std::thread::sleep(PERSON_CONFIRMS);
+    person_ms += ms(reading);
     let (created, e, rtt) = s.call(
         "pipeline_init_with_context",
         json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"],

@@ -188,6 +188,8 @@ pub fn pipeline_init_with_context(
     let task_text = args.task_text.clone().unwrap_or_default();
     let definition = svc.workflow("forge")?;
     let Some(confirmation) = args.user_confirmation.clone() else {
+        // The person is asked next: the run's folder is made meanwhile.
+        svc.prepare_run_folder();
         return Ok(ask(svc, &definition, &flags, &ext, &task_text, answers));
     };
     create(
@@ -204,7 +206,8 @@ pub fn pipeline_init_with_context(
 
 /// The first and second calls: the questions to discuss first (`--discuss`
 /// without answers), else the detected effort with its options for the
-/// person to confirm. Writes nothing.
+/// person to confirm. Writes nothing of the run (its folder may be made
+/// ahead, hidden, in the background: `Services::prepare_run_folder`).
 fn ask(
     svc: &Services,
     definition: &WorkflowDefinition,
