@@ -235,12 +235,15 @@ impl StateStore {
                 .open(dir.join(name))
                 .ok()
         };
-        new_file(LOCK_FILE)?;
+        // The `.gitignore` first, whole: a kill at any moment leaves a
+        // folder that `git status` does not show (empty, or holding only
+        // files it ignores) — the chaos campaign found one that showed.
         if !crate::fs::create_new_whole(&dir.join(IGNORE_FILE), IGNORE_CONTENT.as_bytes())
             .unwrap_or(false)
         {
             return None;
         }
+        new_file(LOCK_FILE)?;
         if self.durability().journaled() {
             new_file(crate::journal::JOURNAL_FILE)?;
         }

@@ -292,7 +292,7 @@ async fn pipeline_driver(id: usize, deadline: Instant, victims: Arc<Victims>, ta
     }
 }
 
-/// The two init calls, resent after kills. The same confirmation sent again
+/// The three init calls, resent after kills. The same confirmation sent again
 /// completes whatever a kill interrupted.
 async fn create(conn: &mut Conn, tally: &Tally, text: &str) -> Option<String> {
     let init = conn
@@ -301,6 +301,13 @@ async fn create(conn: &mut Conn, tally: &Tally, text: &str) -> Option<String> {
             "pipeline_init",
             &json!({"arguments": format!("{text} --nopr")}),
         )
+        .await
+        .ok()?;
+    // The question first, as a client asks the person: the server makes
+    // the run's folder ahead meanwhile (crate baton-state's kit), and a
+    // kill may land while it does or while the confirmation takes it.
+    let ask = json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"]});
+    conn.call(tally, "pipeline_init_with_context", &ask)
         .await
         .ok()?;
     let confirm = json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"],
