@@ -36,7 +36,23 @@ const SCHEME: &str = "hmac-sha256";
 /// The person's state key, read (or made) on first use.
 pub struct KeySigner {
     dir: Option<PathBuf>,
-    key: OnceLock<Option<Vec<u8>>>,
+    key: OnceLock<Option<Keyed>>,
+}
+
+/// A key with what every tag under it starts from: its public name and
+/// the HMAC state after the key (cloned per tag, not derived again).
+struct Keyed {
+    id: String,
+    mac: Hmac<Sha256>,
+}
+
+impl Keyed {
+    fn new(key: &[u8]) -> Option<Keyed> {
+        Some(Keyed {
+            id: key_id(key),
+            mac: Hmac::<Sha256>::new_from_slice(key).ok()?,
+        })
+    }
 }
 
 impl std::fmt::Debug for KeySigner {
@@ -59,24 +75,32 @@ impl KeySigner {
         }
     }
 
-    fn key(&self) -> Option<&[u8]> {
+    fn key(&self) -> Option<&Keyed> {
         self.key
-            .get_or_init(|| self.dir.as_deref().and_then(load_or_make))
-            .as_deref()
+            .get_or_init(|| {
+                self.dir
+                    .as_deref()
+                    .and_then(load_or_make)
+                    .and_then(|k| Keyed::new(&k))
+            })
+            .as_ref()
     }
 
     /// The tag of `text` under this key.
     fn tag(&self, text: &str) -> Option<String> {
+        use std::fmt::Write;
         let key = self.key()?;
-        let mut mac = Hmac::<Sha256>::new_from_slice(key).ok()?;
+        let mut mac = key.mac.clone();
         mac.update(text.as_bytes());
-        let sum: String = mac
-            .finalize()
-            .into_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        Some(format!("{SCHEME}:{}:{sum}", key_id(key)))
+        let mut tag = String::with_capacity(SCHEME.len() + key.id.len() + 66);
+        tag.push_str(SCHEME);
+        tag.push(':');
+        tag.push_str(&key.id);
+        tag.push(':');
+        for b in mac.finalize().into_bytes() {
+            let _ = write!(tag, "{b:02x}");
+        }
+        Some(tag)
     }
 
     /// Whether this process has a key (it signs what it writes).
@@ -92,7 +116,7 @@ impl KeySigner {
         let Some(dir) = self.dir.as_deref() else {
             return;
         };
-        if let Some(key) = read_key(&dir.join(KEY_FILE)) {
+        if let Some(key) = read_key(&dir.join(KEY_FILE)).and_then(|k| Keyed::new(&k)) {
             let _ = self.key.set(Some(key));
         }
     }
