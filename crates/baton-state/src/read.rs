@@ -183,6 +183,23 @@ impl StateStore {
     }
 
     /// The state in `bytes` read from `path`.
+    /// Keeps `state`, just rendered into `bytes` and written to `path`, as
+    /// the parse of those bytes: the next read of the same bytes (the next
+    /// call's) does not parse them again. Rendering and parsing are exact
+    /// inverses for a state of this version; debug builds (every test)
+    /// check it on each write.
+    pub(crate) fn keep_written(&self, path: &Path, bytes: &[u8], state: &WorkspaceState) {
+        debug_assert_eq!(
+            std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|t| WorkspaceState::from_json(t).ok())
+                .as_ref(),
+            Some(state),
+            "a state written does not parse back to itself"
+        );
+        self.parsed.keep(path, bytes, state);
+    }
+
     pub(crate) fn parse(&self, path: &Path, bytes: &[u8]) -> Result<WorkspaceState, StoreError> {
         // Read more than once per call: the same bytes are not parsed again.
         if let Some(state) = self.parsed.get(path, bytes) {
@@ -205,6 +222,25 @@ impl StateStore {
         self.parsed.keep(path, bytes, &state);
         Ok(state)
     }
+}
+
+/// The state file among `ops` written from the changed state itself (when
+/// `sealing`, the live state; `state.json` then gets the final form), with
+/// its bytes: what [`StateStore::keep_written`] keeps.
+pub(crate) fn written_from_state(
+    ws: &crate::WorkspaceRef,
+    ops: &[crate::journal::Op],
+    sealing: bool,
+) -> Option<(PathBuf, Vec<u8>)> {
+    use crate::store::{LIVE_STATE_FILE, STATE_FILE};
+    ops.iter().find_map(|op| match op {
+        crate::journal::Op::Write(n, bytes)
+            if n == LIVE_STATE_FILE || (n == STATE_FILE && !sealing) =>
+        {
+            Some((ws.dir.join(n), bytes.clone()))
+        }
+        _ => None,
+    })
 }
 
 /// A state file as read: its path, its bytes and its mode.

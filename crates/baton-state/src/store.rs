@@ -442,6 +442,7 @@ impl StateStore {
             }
             state.timestamps.last_updated = now;
             use crate::schema::PhaseStatus;
+            let sealing = matches!(finish, Finish::Seal(_));
             let ops = match finish {
                 Finish::Seal(mut final_form) => {
                     final_form.timestamps.last_updated = now;
@@ -477,7 +478,11 @@ impl StateStore {
                     state.current_phase_status,
                     PhaseStatus::Completed | PhaseStatus::Abandoned
                 );
+            let plain = crate::read::written_from_state(ws, &ops, sealing);
             jobs.extend(self.commit(ws, ops, ended, Some(&known))?);
+            if let Some((path, bytes)) = plain {
+                self.keep_written(&path, &bytes, &state);
+            }
             (Updated { value, state }, jobs)
         };
         self.submit(jobs);
