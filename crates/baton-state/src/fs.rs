@@ -287,22 +287,21 @@ mod tests {
         assert!(open_regular(&dir.path().join("new"), false).is_ok());
     }
 
+    /// `lock_within` on a new open of `path`, waiting at most `ms`.
+    fn lock_at(path: &Path, ms: u64, op: &str) -> Result<HeldLock, LockBusy> {
+        lock_within(
+            open_regular(path, false).unwrap(),
+            Duration::from_millis(ms),
+            op,
+        )
+    }
+
     #[test]
     fn a_held_lock_is_waited_for_only_so_long() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");
-        let holder = lock_within(
-            open_regular(&path, false).unwrap(),
-            Duration::from_secs(1),
-            "hold",
-        )
-        .unwrap();
-        let busy = lock_within(
-            open_regular(&path, false).unwrap(),
-            Duration::from_millis(50),
-            "wait",
-        )
-        .unwrap_err();
+        let holder = lock_at(&path, 1000, "hold").unwrap();
+        let busy = lock_at(&path, 50, "wait").unwrap_err();
         assert!(busy.waited >= Duration::from_millis(50));
         let holder_note = busy.holder.unwrap();
         assert!(
@@ -314,12 +313,7 @@ mod tests {
         let left = std::fs::read_to_string(&path).unwrap();
         assert_eq!(left.trim(), "", "released: the note is blanked");
         assert_eq!(left.len(), NOTE_LEN, "overwritten in place, not cut");
-        lock_within(
-            open_regular(&path, false).unwrap(),
-            Duration::from_millis(500),
-            "wait",
-        )
-        .unwrap();
+        lock_at(&path, 500, "wait").unwrap();
     }
 
     /// A holder killed with its note written, then a hand-edited file with
@@ -330,18 +324,8 @@ mod tests {
         let path = dir.path().join("lock");
         let long = format!("pid=1 since=then op={}\nsecond line\n", "x".repeat(300));
         std::fs::write(&path, long).unwrap();
-        let holder = lock_within(
-            open_regular(&path, false).unwrap(),
-            Duration::from_secs(1),
-            "now",
-        )
-        .unwrap();
-        let busy = lock_within(
-            open_regular(&path, false).unwrap(),
-            Duration::from_millis(20),
-            "wait",
-        )
-        .unwrap_err();
+        let holder = lock_at(&path, 1000, "now").unwrap();
+        let busy = lock_at(&path, 20, "wait").unwrap_err();
         let note = busy.holder.unwrap();
         assert!(
             note.starts_with(&format!("pid={} ", std::process::id())),
@@ -363,12 +347,7 @@ mod tests {
         let copy = file.try_clone().unwrap();
         let holder = lock_within(file, Duration::from_secs(1), "hold").unwrap();
         drop(holder);
-        lock_within(
-            open_regular(&path, false).unwrap(),
-            Duration::from_millis(50),
-            "after",
-        )
-        .expect("released although a copy of the file is still open");
+        lock_at(&path, 50, "after").expect("released although a copy of the file is still open");
         drop(copy);
     }
 }

@@ -101,11 +101,18 @@ pub(crate) fn discard(kit: Kit) {
     remove_dir(&kit.dir);
 }
 
-/// Removes this process's kits (at its exit), and a specs folder made for
-/// one that is still empty.
-pub(crate) fn remove_all() {
-    let all: Vec<(PathBuf, Kit)> = lock(kits()).drain(..).collect();
-    for (root, kit) in all {
+/// Removes this process's kits under `folder` (`/` at its exit: all), and
+/// a specs folder made for one that is still empty.
+pub(crate) fn remove_under(folder: &Path) {
+    let mine: Vec<(PathBuf, Kit)> = {
+        let mut all = lock(kits());
+        let (mine, rest) = all
+            .drain(..)
+            .partition(|(root, _)| root.starts_with(folder));
+        *all = rest;
+        mine
+    };
+    for (root, kit) in mine {
         remove(&root, kit);
     }
 }
@@ -296,14 +303,7 @@ mod tests {
 
     fn fresh(store: &StateStore, name: &str) -> (crate::WorkspaceRef, WorkspaceState) {
         let ws = store.resolve(name).unwrap();
-        let state = WorkspaceState::fresh(
-            "forge",
-            "phase-1",
-            "kit",
-            &ws.display,
-            "t",
-            chrono::Utc::now(),
-        );
+        let state = crate::testing::fresh_state(&ws);
         (ws, state)
     }
 
@@ -345,7 +345,7 @@ mod tests {
             std::fs::read_to_string(ws.dir.join("request.md")).unwrap(),
             "the request\n"
         );
-        assert_eq!(store.load(&ws).unwrap().spec_name, "kit");
+        assert_eq!(store.load(&ws).unwrap().spec_name, "test");
         assert_eq!(store.list().unwrap().len(), 1);
         // One kit per start: the next run is made as before unless asked.
         assert!(kit_dirs(store.specs_root()).is_empty());

@@ -38,6 +38,8 @@ mod spare;
 pub mod store;
 mod store_error;
 pub mod task;
+#[cfg(test)]
+mod testing;
 pub mod witness;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Transition};

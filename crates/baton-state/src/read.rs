@@ -292,22 +292,12 @@ fn read_whole_at(file: &std::fs::File, len: u64, max: u64) -> std::io::Result<Op
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 
+    use crate::PhaseStatus;
     use crate::store::StateStore;
-    use crate::{PhaseStatus, WorkspaceState};
 
     fn setup() -> (tempfile::TempDir, StateStore, crate::WorkspaceRef) {
         let dir = tempfile::tempdir().unwrap();
-        let store = StateStore::new(dir.path(), &dir.path().join(".specs"));
-        let ws = store.resolve("20260101-held").unwrap();
-        let first = WorkspaceState::fresh(
-            "forge",
-            "phase-1",
-            "held",
-            &ws.display,
-            "t",
-            chrono::Utc::now(),
-        );
-        store.create(&ws, &first).unwrap();
+        let (store, ws) = crate::testing::created_run(dir.path(), "20260101-held", false);
         (dir, store, ws)
     }
 

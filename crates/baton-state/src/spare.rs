@@ -204,11 +204,24 @@ pub fn close_retired() {
 /// Removes this process's spares and new runs' folders made ahead
 /// (crate::kit) at its exit: no empty file stays.
 pub fn remove_all() {
-    crate::kit::remove_all();
-    for (_, kept) in lock(spares()).drain() {
-        for spare in kept {
-            let _ = std::fs::remove_file(&spare.path);
-        }
+    remove_under(Path::new("/"));
+}
+
+/// [`remove_all`] for the spares and kits under folder `root` only (a
+/// test removes its own, not those of the tests running beside it).
+pub(crate) fn remove_under(root: &Path) {
+    crate::kit::remove_under(root);
+    let gone: Vec<Vec<Spare>> = {
+        let mut all = lock(spares());
+        let dirs: Vec<PathBuf> = all
+            .keys()
+            .filter(|d| d.starts_with(root))
+            .cloned()
+            .collect();
+        dirs.iter().filter_map(|d| all.remove(d)).collect()
+    };
+    for spare in gone.into_iter().flatten() {
+        let _ = std::fs::remove_file(&spare.path);
     }
 }
 
@@ -351,12 +364,7 @@ mod tests {
         // A run that ends keeps no spare in its folder.
         crate::durable::flush();
         assert_eq!(temp_files(&ws.dir).len(), 2);
-        store
-            .update(&ws, chrono::Utc::now(), |s| {
-                s.current_phase_status = PhaseStatus::Abandoned;
-                Ok::<_, ()>(())
-            })
-            .unwrap();
+        abandon(&store, &ws);
         crate::durable::flush();
         assert!(temp_files(&ws.dir).is_empty());
         // At exit no spare stays.
@@ -365,25 +373,24 @@ mod tests {
         change(&store, &other, 1);
         crate::durable::flush();
         assert_eq!(temp_files(&other.dir).len(), 2);
-        super::remove_all();
+        // (What `remove_all` does at exit, for this test's folder only.)
+        super::remove_under(dir.path());
         assert!(temp_files(&other.dir).is_empty());
     }
 
     fn run(name: &str) -> (tempfile::TempDir, StateStore, crate::WorkspaceRef) {
         let dir = tempfile::tempdir().unwrap();
-        let store = StateStore::new(dir.path(), &dir.path().join(".specs"));
-        store.start_syncer();
-        let ws = store.resolve(name).unwrap();
-        let first = WorkspaceState::fresh(
-            "forge",
-            "phase-1",
-            "spare",
-            &ws.display,
-            "t",
-            chrono::Utc::now(),
-        );
-        store.create(&ws, &first).unwrap();
+        let (store, ws) = crate::testing::created_run(dir.path(), name, true);
         (dir, store, ws)
+    }
+
+    fn abandon(store: &StateStore, ws: &crate::WorkspaceRef) {
+        store
+            .update(ws, chrono::Utc::now(), |s| {
+                s.current_phase_status = PhaseStatus::Abandoned;
+                Ok::<_, ()>(())
+            })
+            .unwrap();
     }
 
     /// A spare whose permissions were changed after it was made is set
@@ -417,12 +424,7 @@ mod tests {
         change(&store, &ws, 1);
         crate::durable::flush();
         assert_eq!(temp_files(&ws.dir).len(), 2);
-        store
-            .update(&ws, chrono::Utc::now(), |s| {
-                s.current_phase_status = PhaseStatus::Abandoned;
-                Ok::<_, ()>(())
-            })
-            .unwrap();
+        abandon(&store, &ws);
         crate::durable::flush();
         assert!(temp_files(&ws.dir).is_empty());
         // The pass the change before asked for, run late.
