@@ -423,3 +423,80 @@ async fn payloads_keep_the_seeds_fields_and_specs_mentions_resume() {
     );
     c.close().await;
 }
+
+/// The confirmation's question has the server make the run's folder ahead
+/// (hidden, every file in it ignored by git, no run to any listing); the
+/// confirmation takes that very folder and its files; nothing of it is
+/// left, and `git status` never shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_question_makes_the_runs_folder_ahead_and_the_confirmation_takes_it() {
+    use std::os::unix::fs::MetadataExt;
+    let repo = crate::common::pipeline::git_repo();
+    let c = spawn(repo.path(), &[], &[]).await;
+    let init = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": "add a health endpoint --nopr"}),
+        )
+        .await;
+    let specs = repo.path().join(".specs");
+    let kits = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&specs)
+            .map(|e| {
+                e.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .unwrap()
+                            .to_string_lossy()
+                            .starts_with(".new-run-")
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(kits().is_empty(), "pipeline_init writes nothing");
+    let args = json!({"workspace": init["workspace"], "task_text": init["core_text"], "flags": init["flags"]});
+    c.ok("pipeline_init_with_context", args.clone()).await;
+    // Made off the reply's path: wait for it (a person reads the question).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let kit = loop {
+        let made = kits();
+        if let Some(kit) = made.first().filter(|k| {
+            k.join(".state.lock").exists() && std::fs::read_dir(k).unwrap().count() >= 5
+        }) {
+            break kit.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no folder made ahead: {made:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let lock_ino = std::fs::metadata(kit.join(".state.lock")).unwrap().ino();
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        !status.contains(".new-run-"),
+        "git status shows nothing of it: {status}"
+    );
+    let mut confirm = args.clone();
+    confirm["user_confirmation"] = json!({"effort": "S", "use_current_branch": true});
+    let done = c.ok("pipeline_init_with_context", confirm).await;
+    let workspace = repo.path().join(done["workspace"].as_str().unwrap());
+    assert_eq!(
+        std::fs::metadata(workspace.join(".state.lock"))
+            .unwrap()
+            .ino(),
+        lock_ino,
+        "the run's folder is the one made ahead"
+    );
+    assert!(kits().is_empty());
+    assert!(!kit.exists());
+    assert!(workspace.join("state.json").is_file() && workspace.join("request.md").is_file());
+}
