@@ -132,6 +132,8 @@ fn prepare_one(dir: &Path) -> bool {
 /// to workspace folder `dir` (a new run's folder made ahead, crate::kit),
 /// as `dir`'s spares.
 pub(crate) fn adopt(dir: &Path, made: Vec<Spare>) {
+    // Counted among the workspaces that keep spares (past KEPT, another's go).
+    want(dir);
     let mut all = lock(spares());
     let kept = all.entry(dir.to_path_buf()).or_default();
     for mut spare in made {
