@@ -302,8 +302,10 @@ pub struct RepoBaseline {
     /// treated as not the run's.
     #[serde(default, skip_serializing_if = "is_false")]
     pub taken_late: bool,
-    /// Still being read: the run's next change fills it in (the
-    /// confirmation call reads the repository off its reply's path).
+    /// Still being read (the confirmation call reads the repository off its
+    /// reply's path): a change after the read finished fills it in, and it
+    /// is always filled in before the run hands out an action that may
+    /// change the repository.
     #[serde(default, skip_serializing_if = "is_false")]
     pub pending: bool,
 }

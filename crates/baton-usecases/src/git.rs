@@ -12,15 +12,25 @@
 //! and a copy of a held lock file would keep the lock), and answers
 //! without waiting. The read starts before the reply is sent, so before
 //! any action of the run exists; the run's own workspace is left out.
-//! The first change of the run's state after the read finished takes it
-//! under the workspace lock ([`settle_baseline`], the store's
-//! `before_change` hook); the run's commit, its only reader, waits for it
-//! if it has not ([`settle_baseline_now`]). So the baseline is what the
-//! repository held before the run existed — the read starts before the run
-//! exists and before any action of it is handed out — and it is in
-//! `state.json` before anything consults it.
+//! Any change of the run's state after the read finished takes it under
+//! the workspace lock ([`settle_baseline`], the store's `before_change`
+//! hook, which never waits and never reads). Before the run hands out its
+//! first action that may change the repository — an agent phase whose
+//! scope writes the repository or runs commands or git subcommands
+//! ([`baton_workflow::PhaseScope::may_change_repository`]), or one of
+//! baton's commands — the step loop settles it, waiting for the read under
+//! way or reading the repository itself
+//! ([`settle_baseline_before_changes`]); the run's commit, its only
+//! reader, waits for it if it has not ([`settle_baseline_now`]). So the
+//! baseline is what the repository held before the run could change it,
+//! and it is in `state.json` before anything consults it. Actions of
+//! phases that write only their own artifacts (a run's first analysis)
+//! may go out while the read still runs: the first reply of a run does not
+//! wait for git. A file such a phase's agent writes outside its scope in
+//! that moment (refused by the hooks of a hooked client) may count as
+//! "dirty before the run": the run's commit leaves it out, the safe side.
 //! When that read is not in this process (the process was killed, another
-//! process serves the run) the next change reads the repository then: a
+//! process serves the run) the settling reads the repository then: a
 //! later read can only count more paths as "dirty before the run", so the
 //! run's commit never takes a file that was not the run's.
 
@@ -423,32 +433,54 @@ fn yield_to_replies() {
 }
 
 /// The store's `before_change` hook: a run whose baseline is pending gets
-/// it now, under the workspace lock — the read its confirmation started if
-/// that has finished, else (still under way, or this process has none: it
-/// was killed, another process confirmed the run) a read of the repository
-/// as it is now. It is never left for a later change: a read that ran
-/// after the run's first action was handed out could find the agent's own
-/// files already written and count them as "before the run", and the run's
-/// commit would leave them out (a fast agent on a loaded machine did). The
-/// run's own workspace is never part of it.
+/// the read its confirmation started if that has finished. It never waits
+/// and never reads the repository: a run whose actions so far cannot
+/// change the repository (its phases write only their artifacts) goes on
+/// while the read runs, and [`settle_baseline_before_changes`] settles it
+/// before the first action that can. The run's own workspace is never
+/// part of it.
 pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
-    settle(repo_root, ws, state, false, WAIT_FOR_RUNNING_READ);
+    settle(repo_root, ws, state, Wait::IfFinished);
 }
 
-/// Like [`settle_baseline`], waiting for a read still under way: what the
-/// run's commit calls before it chooses the files to stage (a state written
-/// by an older baton may still be pending there).
-pub fn settle_baseline_now(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
-    settle(repo_root, ws, state, true, WAIT_FOR_RUNNING_READ);
-}
-
-fn settle(
+/// What the step loop calls before it hands out an action that may change
+/// the repository: a run whose baseline is pending gets it now, under the
+/// workspace lock — the read its confirmation started if that has
+/// finished, else (not started yet, still under way, or this process has
+/// none: it was killed, another process confirmed the run) a read of the
+/// repository as it is now. It is never left for later: a read that ran
+/// after such an action was handed out could find the agent's own files
+/// already written and count them as "before the run", and the run's
+/// commit would leave them out (a fast agent on a loaded machine did).
+pub fn settle_baseline_before_changes(
     repo_root: &Path,
     ws: &WorkspaceRef,
     state: &mut WorkspaceState,
-    wait: bool,
-    running_limit: std::time::Duration,
 ) {
+    settle(repo_root, ws, state, Wait::AtMost(WAIT_FOR_RUNNING_READ));
+}
+
+/// Like [`settle_baseline_before_changes`], waiting for a read still under
+/// way however long it takes: what the run's commit calls before it
+/// chooses the files to stage (a state written by an older baton may still
+/// be pending there).
+pub fn settle_baseline_now(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
+    settle(repo_root, ws, state, Wait::Unbounded);
+}
+
+/// How a settling treats a read this process has not finished.
+#[derive(Debug, Clone, Copy)]
+enum Wait {
+    /// Takes a finished read only; a pending baseline stays pending.
+    IfFinished,
+    /// Runs a read not started, waits this long for one running, else
+    /// reads the repository itself.
+    AtMost(std::time::Duration),
+    /// Waits for a read under way without a limit.
+    Unbounded,
+}
+
+fn settle(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState, wait: Wait) {
     let pending = state.repo_baseline.as_ref().is_some_and(|b| b.pending);
     if !pending {
         // Settled (by this process or another): forget any read kept for it.
@@ -463,24 +495,29 @@ fn settle(
         .unwrap_or_else(|p| p.into_inner())
         .get(&ws.dir)
         .cloned();
-    let read = match scan {
-        Some(scan) if wait => scan.wait(),
-        Some(scan) => match scan.finished() {
+    let read = match (scan, wait) {
+        (Some(scan), Wait::IfFinished) => match scan.finished() {
             Some(read) => read,
-            // Not started: this change runs it (one git, not two).
+            None => return,
+        },
+        (None, Wait::IfFinished) => return,
+        (Some(scan), Wait::Unbounded) => scan.wait(),
+        (Some(scan), Wait::AtMost(running_limit)) => match scan.finished() {
+            Some(read) => read,
+            // Not started: this settling runs it (one git, not two).
             None if scan.take() => {
                 let read = baseline(repo_root);
                 scan.finish(read.clone());
                 read
             }
             // Running: it began before the run's first action was handed
-            // out (this change holds that reply), so its result is the
-            // repository before the run. Waited for a little, else read now.
+            // out, so its result is the repository before the run could
+            // change it. Waited for a little, else read now.
             None => scan
                 .wait_at_most(running_limit)
                 .unwrap_or_else(|| baseline(repo_root)),
         },
-        None => baseline(repo_root),
+        (None, _) => baseline(repo_root),
     };
     let own = format!("{}/", ws.display);
     state.repo_baseline = read.map(|mut b| {
@@ -777,24 +814,24 @@ mod tests {
         assert_eq!(state.repo_baseline.as_ref(), Some(&b));
     }
 
-    /// The first change never leaves the read for later (it could run after
-    /// the agent wrote its files): a read the reader has not started is
-    /// run by the change itself, and the reader then skips it (one git, not
-    /// two); a read the reader is running is waited for a little (it began
-    /// before the run's first action went out), else the change reads the
-    /// repository itself.
+    /// Before an action that may change the repository the read is never
+    /// left for later (it could run after the agent wrote its files): a
+    /// read the reader has not started is run by the settling itself, and
+    /// the reader then skips it (one git, not two); a read the reader is
+    /// running is waited for a little (it began before the run's first
+    /// action went out), else the settling reads the repository itself.
     #[test]
-    fn a_read_not_started_is_run_by_the_first_change_one_running_is_waited_for_a_little() {
+    fn before_changes_a_read_not_started_is_run_and_one_running_is_waited_for_a_little() {
         let r = repo_with("before");
         let p = r.path();
         let ws = run_in(p, "20260101-wait");
-        // Not started: the change runs it, and the reader finds it taken.
+        // Not started: the settling runs it, and the reader finds it taken.
         let scan = Arc::new(Scan::default());
         queue(&ws, &scan);
         let mut state = pending_state(&ws);
-        settle_baseline(p, &ws, &mut state);
+        settle_baseline_before_changes(p, &ws, &mut state);
         let own = state.repo_baseline.clone().unwrap();
-        assert!(!own.pending, "read at the first change: {own:?}");
+        assert!(!own.pending, "read before the first change: {own:?}");
         assert_eq!(own.dirty, ["before"]);
         assert!(!scan.take(), "the reader must not run it again");
         assert_eq!(scan.finished(), Some(Some(own)));
@@ -809,13 +846,12 @@ mod tests {
             p,
             &ws,
             &mut state,
-            false,
-            std::time::Duration::from_secs(60),
+            Wait::AtMost(std::time::Duration::from_secs(60)),
         );
         reader.join().unwrap();
         assert_eq!(state.repo_baseline, Some(theirs));
 
-        // Running and not finishing within the limit: the change reads it
+        // Running and not finishing within the limit: the settling reads it
         // itself.
         let reader = running(&ws, &read_with_head("too-late"), 500);
         let mut state = pending_state(&ws);
@@ -823,14 +859,47 @@ mod tests {
             p,
             &ws,
             &mut state,
-            false,
-            std::time::Duration::from_millis(1),
+            Wait::AtMost(std::time::Duration::from_millis(1)),
         );
         let b = state.repo_baseline.clone().unwrap();
         assert!(!b.pending);
         assert_eq!(b.head, Some(head(p)));
         assert_eq!(b.dirty, ["before"]);
         reader.join().unwrap();
+    }
+
+    /// The store's hook on every change takes a finished read and nothing
+    /// else: a read not started stays the reader's, one running is not
+    /// waited for, and a run this process has no read for is not read —
+    /// the baseline stays pending for the settling before changes.
+    #[test]
+    fn every_change_takes_a_finished_read_and_never_waits_or_reads() {
+        let r = repo_with("before");
+        let p = r.path();
+        let ws = run_in(p, "20260101-hook");
+        let scan = Arc::new(Scan::default());
+        queue(&ws, &scan);
+        let mut state = pending_state(&ws);
+        settle_baseline(p, &ws, &mut state);
+        assert_eq!(state.repo_baseline, Some(PendingBaseline::placeholder()));
+        assert!(scan.take(), "a read not started stays the reader's");
+
+        // Running (taken, unfinished): a wait would hang here, a read of
+        // its own would settle it.
+        let scan = Arc::new(Scan::default());
+        assert!(scan.take());
+        queue(&ws, &scan);
+        settle_baseline(p, &ws, &mut state);
+        assert_eq!(state.repo_baseline, Some(PendingBaseline::placeholder()));
+        // Finished: the next change takes it.
+        scan.finish(Some(read_with_head("slow")));
+        settle_baseline(p, &ws, &mut state);
+        assert_eq!(state.repo_baseline, Some(read_with_head("slow")));
+
+        let other = run_in(p, "20260101-not-ours");
+        let mut state = pending_state(&other);
+        settle_baseline(p, &other, &mut state);
+        assert_eq!(state.repo_baseline, Some(PendingBaseline::placeholder()));
     }
 
     /// Only the commit waits for a read under way without a limit (a state
@@ -854,7 +923,7 @@ mod tests {
         let p = r.path();
         let ws = run_in(p, "20260101-other");
         let mut state = pending_state(&ws);
-        settle_baseline(p, &ws, &mut state);
+        settle_baseline_before_changes(p, &ws, &mut state);
         let b = state.repo_baseline.unwrap();
         assert!(!b.pending);
         assert_eq!(b.dirty, ["b"]);

@@ -195,3 +195,106 @@ async fn a_person_can_allow_a_secret_looking_file() {
     assert!(git(root, &["status", "--porcelain"]).trim().is_empty());
     c.close().await;
 }
+
+/// A run's baseline (what the repository held before it) is read off the
+/// confirmation's reply path and is in `state.json` before the run hands
+/// out its first action that may change the repository — not necessarily
+/// before the first action: a phase that writes only its artifacts goes
+/// out while the read may still run. Made deterministic here: the server
+/// that confirmed the run dies right after writing its state (its read
+/// never reaches the state), so only a later server can read it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_baseline_is_read_before_its_first_action_that_may_change_the_repository() {
+    let repo = git_repo();
+    let root = repo.path();
+    std::fs::write(root.join("README.md"), "# Project\n").unwrap();
+    git(root, &["add", "README.md"]);
+    git(root, &["commit", "-q", "-m", "initial"]);
+    std::fs::write(root.join("notes.txt"), "mine, before the run\n").unwrap();
+    let c = spawn(root, &[], &[]).await;
+    let init = c
+        .ok(
+            "pipeline_init",
+            json!({"arguments": "add a health endpoint --nopr"}),
+        )
+        .await;
+    c.close().await;
+    // Dies right after the confirmation's second write (request.md, then
+    // state.json), before its baseline read is handed over.
+    let dying = spawn(
+        root,
+        &["--no-transcript"],
+        &[("BATON_CRASH_AFTER_WRITES", "2")],
+    )
+    .await;
+    dying
+        .call_dying(
+            "pipeline_init_with_context",
+            json!({"workspace": init["workspace"], "task_text": "add a health endpoint",
+                   "flags": init["flags"],
+                   "user_confirmation": {"effort": "S", "use_current_branch": true}}),
+        )
+        .await;
+    let ws = std::fs::read_dir(repo.specs())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.path().join("state.json").is_file())
+        .map(|e| format!(".specs/{}", e.file_name().to_string_lossy()))
+        .expect("the confirmation wrote the run's state");
+    assert_eq!(repo.state(&ws)["repoBaseline"]["pending"], true);
+
+    let c = spawn(root, &[], &[]).await;
+    let mut script = Script::default();
+    let mut answers = VecDeque::new();
+    let mut args = json!({"workspace": ws});
+    let mut spawned = Vec::new();
+    for _ in 0..60 {
+        let a = c.ok("pipeline_next_action", args.clone()).await;
+        if a["type"] == "done" {
+            break;
+        }
+        let baseline = repo.state(&ws)["repoBaseline"].clone();
+        if a["type"] == "spawn_agent" {
+            spawned.push(a["phase"].as_str().unwrap().to_string());
+        }
+        if a["type"] == "spawn_agent" && a["phase"] == "phase-1" {
+            // An analysis writes only its artifacts: it went out without
+            // the read (this server has none under way and did not read).
+            assert_eq!(baseline["pending"], true, "{baseline}");
+            // Its agent writes outside its scope meanwhile (what the hooks
+            // of a hooked client refuse).
+            std::fs::write(root.join("early.txt"), "out of scope\n").unwrap();
+        }
+        if a["type"] == "spawn_agent" && a["phase"] == "phase-5" {
+            // The implementer may change the repository: the baseline was
+            // read before its action went out, and counts the early file
+            // as not the run's.
+            assert_eq!(baseline.get("pending"), None, "{baseline}");
+            let dirty: Vec<&str> = baseline["dirty"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap())
+                .collect();
+            assert!(dirty.contains(&"notes.txt"), "{dirty:?}");
+            assert!(dirty.contains(&"early.txt"), "{dirty:?}");
+            assert!(dirty.iter().all(|p| !p.starts_with(&format!("{ws}/"))));
+            std::fs::create_dir_all(root.join("src")).unwrap();
+            std::fs::write(root.join("src/health.rs"), "pub fn health() {}\n").unwrap();
+        }
+        if a["type"] == "checkpoint" || a["type"] == "human_gate" {
+            person_answer(root, &ws, "proceed");
+            args = json!({"workspace": ws});
+            continue;
+        }
+        args = perform(root, &ws, &a, &mut script, &mut answers);
+    }
+    assert!(spawned.contains(&"phase-5".to_string()), "{spawned:?}");
+    let files = git(root, &["show", "--name-only", "--format=", "HEAD"]);
+    let files: Vec<&str> = files.lines().filter(|l| !l.is_empty()).collect();
+    assert!(files.contains(&"src/health.rs"), "{files:?}");
+    for never in ["notes.txt", "early.txt"] {
+        assert!(!files.contains(&never), "{never} committed: {files:?}");
+    }
+    c.close().await;
+}
