@@ -69,6 +69,11 @@ impl Admission {
         })
     }
 
+    /// Whether the caller's admitted call is the only call running.
+    pub fn alone(&self) -> bool {
+        self.total.available_permits() == TOTAL - 1
+    }
+
     async fn acquire(
         &self,
         semaphore: Arc<Semaphore>,

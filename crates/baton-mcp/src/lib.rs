@@ -111,7 +111,7 @@ pub fn new_session_id() -> String {
 pub async fn serve_stdio(config: Config) -> Result<(), ServeError> {
     let ctx = build_context(config)?;
     let notifier = dashboard::start_notifier(&ctx);
-    let server = build_server(Arc::clone(&ctx))?;
+    let server = build_server(Arc::clone(&ctx))?.running_quick_calls_itself();
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         use std::io::Write;
         // A person started the server by hand: say what it is waiting for.

@@ -69,7 +69,22 @@ pub struct BatonServer {
     instructions: Arc<str>,
     listed: Arc<OnceLock<Vec<Tool>>>,
     admission: Arc<crate::admission::Admission>,
+    /// Quick calls run on the thread that runs the protocol
+    /// ([`BatonServer::running_quick_calls_itself`]).
+    quick_calls_inline: bool,
 }
+
+/// The calls a stdio server runs on its protocol thread when each is the
+/// only call running ([`BatonServer::running_quick_calls_itself`]): the
+/// pipeline's own steps, well under a millisecond of work that waits for
+/// nothing but the run's lock (the confirmation, which reads the
+/// repository and makes the run, and every other tool run on the blocking
+/// pool as before).
+const QUICK_CALLS: &[&str] = &[
+    "pipeline_init",
+    "pipeline_next_action",
+    "pipeline_report_result",
+];
 
 impl std::fmt::Debug for BatonServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -90,7 +105,24 @@ impl BatonServer {
             listed: Arc::new(OnceLock::new()),
             // A call waits for a place at most as long as for a lock.
             admission: Arc::new(crate::admission::Admission::new(wait)),
+            quick_calls_inline: false,
         }
+    }
+
+    /// The same server running a quick call (`pipeline_next_action`,
+    /// `pipeline_report_result`, `pipeline_init`) on the protocol's own
+    /// thread when it is the only call running, instead of handing it to
+    /// the blocking pool and back: two thread wake-ups fewer per call. For
+    /// a stdio server, which serves one client on one thread. Such a call
+    /// never waits there for a lock another process holds before it holds
+    /// one (it is handed to the pool then, having changed nothing), so the
+    /// protocol goes on reading the client's messages meanwhile; one that
+    /// reads the repository (the run's commit) holds the thread for that
+    /// `git status`. Not in team mode, whose calls may wait for the
+    /// database.
+    pub fn running_quick_calls_itself(mut self) -> BatonServer {
+        self.quick_calls_inline = !self.ctx.team.enabled();
+        self
     }
 
     /// The shared context.
@@ -111,6 +143,23 @@ impl BatonServer {
             .admission
             .admit(crate::admission::key_of(&arguments).as_deref())
             .await?;
+        if self.quick_calls_inline && QUICK_CALLS.contains(&name) && self.admission.alone() {
+            let again = arguments.clone();
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                baton_usecases::without_waiting_to_lock(|| handler(&ctx, again))
+            }));
+            match ran {
+                Ok(Some(result)) => return result.map_err(ToolError::for_agent),
+                // A lock another process holds: waited for on the pool.
+                Ok(None) => {}
+                Err(_) => {
+                    return Err(ToolError::new(
+                        ErrorCode::Internal,
+                        format!("tool {name} panicked"),
+                    ));
+                }
+            }
+        }
         // Handlers do blocking file I/O (locks, fsync): keep them off the async workers.
         match tokio::task::spawn_blocking(move || handler(&ctx, arguments)).await {
             // Use-case messages are a person's by default; the agent reads these.

@@ -136,18 +136,76 @@ impl Drop for HeldLock {
     }
 }
 
+/// Whether the calling thread may wait for a lock ([`without_waiting_to_lock`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LockWaits {
+    /// As usual: a busy lock is waited for, up to the caller's timeout.
+    Allowed,
+    /// Until the thread's first lock is taken, a busy lock is not waited for.
+    NotBeforeTheFirstLock,
+    /// A busy lock was met before any was taken: every lock refuses at once.
+    Refused,
+}
+
+thread_local! {
+    static LOCK_WAITS: std::cell::Cell<LockWaits> =
+        const { std::cell::Cell::new(LockWaits::Allowed) };
+}
+
+/// Runs `work` on a thread that must not wait for a lock before it holds
+/// one — the stdio server's protocol thread, which runs a call itself when
+/// it is the only one, and must go on reading the client's messages while
+/// a lock another process holds is waited for. A busy lock met before
+/// `work` took any lock is not waited for: it and every later lock of
+/// `work` are refused at once (as if the wait had timed out), and this
+/// returns `None` — `work` changed no state (every change is made under a
+/// lock) and is to be run again where waiting is fine. Once `work` holds a
+/// lock, later locks are waited for as usual (`Some`).
+pub fn without_waiting_to_lock<T>(work: impl FnOnce() -> T) -> Option<T> {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            LOCK_WAITS.with(|w| w.set(LockWaits::Allowed));
+        }
+    }
+    LOCK_WAITS.with(|w| w.set(LockWaits::NotBeforeTheFirstLock));
+    let _reset = Reset;
+    let out = work();
+    (LOCK_WAITS.with(std::cell::Cell::get) != LockWaits::Refused).then_some(out)
+}
+
 /// Takes the exclusive lock of `file`, waiting at most `timeout`; then
 /// records the holder in the file (`pid`, start time, operation) so a caller
-/// that times out can say who holds it.
+/// that times out can say who holds it. Within [`without_waiting_to_lock`],
+/// a busy lock met before the first is taken is not waited for.
 pub fn lock_within(mut file: File, timeout: Duration, op: &str) -> Result<HeldLock, LockBusy> {
     let started = Instant::now();
     // Short first: a lock is usually held for well under a millisecond.
     let mut pause = Duration::from_micros(100);
     loop {
+        let waits = LOCK_WAITS.with(std::cell::Cell::get);
+        if waits == LockWaits::Refused {
+            return Err(LockBusy {
+                holder: None,
+                waited: Duration::ZERO,
+            });
+        }
         match file.try_lock() {
-            Ok(()) => break,
+            Ok(()) => {
+                if waits == LockWaits::NotBeforeTheFirstLock {
+                    LOCK_WAITS.with(|w| w.set(LockWaits::Allowed));
+                }
+                break;
+            }
             Err(std::fs::TryLockError::WouldBlock) => {}
             Err(std::fs::TryLockError::Error(_)) => {}
+        }
+        if waits == LockWaits::NotBeforeTheFirstLock {
+            LOCK_WAITS.with(|w| w.set(LockWaits::Refused));
+            return Err(LockBusy {
+                holder: None,
+                waited: Duration::ZERO,
+            });
         }
         let waited = started.elapsed();
         if waited >= timeout {
@@ -335,6 +393,46 @@ mod tests {
         drop(holder);
         assert_eq!(padded_note(&"é".repeat(200)).len(), NOTE_LEN);
         assert!(std::str::from_utf8(&padded_note(&"é".repeat(200))).is_ok());
+    }
+
+    /// The protocol thread's rule: a busy lock before any lock is held is
+    /// refused at once, and so is every later one of that work (it is run
+    /// again elsewhere); once a lock is held, locks are waited for.
+    #[test]
+    fn without_waiting_a_busy_first_lock_refuses_every_lock_of_the_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let busy_path = dir.path().join("busy");
+        let free_path = dir.path().join("free");
+        let holder = lock_at(&busy_path, 1000, "hold").unwrap();
+
+        let refused = without_waiting_to_lock(|| {
+            let busy = lock_at(&busy_path, 60_000, "first").unwrap_err();
+            assert_eq!(busy.waited, Duration::ZERO);
+            // A free lock after it is refused too: the work changes nothing.
+            lock_at(&free_path, 60_000, "second").unwrap_err();
+            "ran"
+        });
+        assert_eq!(refused, None);
+
+        let waited = without_waiting_to_lock(|| {
+            let first = lock_at(&free_path, 1000, "first").unwrap();
+            // Holding a lock: a busy one is waited for as usual.
+            let busy = lock_at(&busy_path, 30, "second").unwrap_err();
+            drop(first);
+            busy.waited
+        });
+        assert!(
+            waited.is_some_and(|w| w >= Duration::from_millis(30)),
+            "{waited:?}"
+        );
+
+        // Outside, as before: waited for.
+        let busy = lock_at(&busy_path, 30, "after").unwrap_err();
+        assert!(busy.waited >= Duration::from_millis(30));
+        drop(holder);
+        assert!(
+            without_waiting_to_lock(|| lock_at(&busy_path, 1000, "free").is_ok()) == Some(true)
+        );
     }
 
     #[test]

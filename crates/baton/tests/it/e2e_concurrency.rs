@@ -199,3 +199,45 @@ async fn sigkill_during_writes_never_corrupts_or_rewinds_state() {
     assert_eq!(info["currentPhase"], "phase-1");
     c.close().await;
 }
+
+/// The stdio server runs a quick call (`pipeline_next_action`) on its
+/// protocol thread when it is the only call — but never waits there for a
+/// lock another process holds: such a call goes to the blocking pool, and
+/// a call on another run sent after it answers while it waits. Without
+/// that, the second call would wait out the first one's lock (60 s here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_call_waiting_for_a_lock_never_holds_up_the_next_call() {
+    let repo = Repo::new();
+    let c = spawn(repo.path(), &[], &[("BATON_LOCK_TIMEOUT_MS", "60000")]).await;
+    let mut runs = Vec::new();
+    for name in ["held", "free"] {
+        let ws = c.ok("init", json!({"spec_name": name})).await["workspace"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        runs.push(ws);
+    }
+    let (held, free) = (&runs[0], &runs[1]);
+    let holder = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(repo.ws_dir(held).join(".state.lock"))
+        .unwrap();
+    holder.lock().unwrap();
+    {
+        let held_call = c.call("pipeline_next_action", json!({"workspace": held}));
+        tokio::pin!(held_call);
+        let free_answer = tokio::select! {
+            biased;
+            early = &mut held_call => panic!("the held run's call answered while its lock was held: {early:?}"),
+            answer = c.call("pipeline_next_action", json!({"workspace": free})) => answer,
+        };
+        let free_action = free_answer.expect("the free run's next action");
+        assert_eq!(free_action["type"], "spawn_agent", "{free_action}");
+        // Released: the held call goes on and answers (waited, not refused).
+        drop(holder);
+        let held_action = held_call.await.expect("the held run's next action");
+        assert_eq!(held_action["type"], "spawn_agent", "{held_action}");
+    }
+    c.close().await;
+}
