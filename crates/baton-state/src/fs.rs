@@ -136,14 +136,21 @@ impl Drop for HeldLock {
     }
 }
 
-/// Whether the calling thread may wait for a lock ([`without_waiting_to_lock`]).
+/// Whether the calling thread may wait ([`without_waiting_to_lock`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum LockWaits {
     /// As usual: a busy lock is waited for, up to the caller's timeout.
     Allowed,
-    /// Until the thread's first lock is taken, a busy lock is not waited for.
-    NotBeforeTheFirstLock,
-    /// A busy lock was met before any was taken: every lock refuses at once.
+    /// Within [`without_waiting_to_lock`]: until the work's first lock is
+    /// taken a busy lock is not waited for, and until its first write
+    /// nothing slow is waited for ([`refuse_to_wait`]).
+    Unless {
+        /// The work holds or held a lock.
+        locked: bool,
+        /// The work wrote a file of the store.
+        wrote: bool,
+    },
+    /// A wait was refused: every lock refuses at once.
     Refused,
 }
 
@@ -152,15 +159,16 @@ thread_local! {
         const { std::cell::Cell::new(LockWaits::Allowed) };
 }
 
-/// Runs `work` on a thread that must not wait for a lock before it holds
-/// one — the stdio server's protocol thread, which runs a call itself when
-/// it is the only one, and must go on reading the client's messages while
-/// a lock another process holds is waited for. A busy lock met before
-/// `work` took any lock is not waited for: it and every later lock of
-/// `work` are refused at once (as if the wait had timed out), and this
-/// returns `None` — `work` changed no state (every change is made under a
-/// lock) and is to be run again where waiting is fine. Once `work` holds a
-/// lock, later locks are waited for as usual (`Some`).
+/// Runs `work` on a thread that must not wait — the stdio server's
+/// protocol thread, which runs a call itself when it is the only one, and
+/// must go on reading the client's messages meanwhile. A busy lock met
+/// before `work` took any lock is not waited for, nor is slow work a use
+/// case asks about with [`refuse_to_wait`] before `work` wrote anything:
+/// that lock and every later lock of `work` are refused at once (as if the
+/// wait had timed out), and this returns `None` — `work` changed no state
+/// (every change is made under a lock, and nothing was written) and is to
+/// be run again where waiting is fine. Once `work` holds a lock, later
+/// locks are waited for as usual (`Some`).
 pub fn without_waiting_to_lock<T>(work: impl FnOnce() -> T) -> Option<T> {
     struct Reset;
     impl Drop for Reset {
@@ -168,10 +176,44 @@ pub fn without_waiting_to_lock<T>(work: impl FnOnce() -> T) -> Option<T> {
             LOCK_WAITS.with(|w| w.set(LockWaits::Allowed));
         }
     }
-    LOCK_WAITS.with(|w| w.set(LockWaits::NotBeforeTheFirstLock));
+    LOCK_WAITS.with(|w| {
+        w.set(LockWaits::Unless {
+            locked: false,
+            wrote: false,
+        })
+    });
     let _reset = Reset;
     let out = work();
     (LOCK_WAITS.with(std::cell::Cell::get) != LockWaits::Refused).then_some(out)
+}
+
+/// Asked before slow work (starting `git`, waiting for another thread):
+/// true when the calling thread runs work within
+/// [`without_waiting_to_lock`] that has written nothing yet — the caller
+/// must then fail without changing anything (the work is run again where
+/// waiting is fine, and every lock it asks for from now on is refused).
+/// False otherwise: do it now.
+pub fn refuse_to_wait() -> bool {
+    LOCK_WAITS.with(|w| match w.get() {
+        LockWaits::Unless { wrote: false, .. } | LockWaits::Refused => {
+            w.set(LockWaits::Refused);
+            true
+        }
+        LockWaits::Unless { wrote: true, .. } | LockWaits::Allowed => false,
+    })
+}
+
+/// Notes that the calling thread's work wrote a file of the store (from
+/// then on, a wait it asks about is done, not refused).
+fn note_write() {
+    LOCK_WAITS.with(|w| {
+        if let LockWaits::Unless { locked, .. } = w.get() {
+            w.set(LockWaits::Unless {
+                locked,
+                wrote: true,
+            });
+        }
+    });
 }
 
 /// Takes the exclusive lock of `file`, waiting at most `timeout`; then
@@ -192,15 +234,20 @@ pub fn lock_within(mut file: File, timeout: Duration, op: &str) -> Result<HeldLo
         }
         match file.try_lock() {
             Ok(()) => {
-                if waits == LockWaits::NotBeforeTheFirstLock {
-                    LOCK_WAITS.with(|w| w.set(LockWaits::Allowed));
+                if let LockWaits::Unless { wrote, .. } = waits {
+                    LOCK_WAITS.with(|w| {
+                        w.set(LockWaits::Unless {
+                            locked: true,
+                            wrote,
+                        })
+                    });
                 }
                 break;
             }
             Err(std::fs::TryLockError::WouldBlock) => {}
             Err(std::fs::TryLockError::Error(_)) => {}
         }
-        if waits == LockWaits::NotBeforeTheFirstLock {
+        if let LockWaits::Unless { locked: false, .. } = waits {
             LOCK_WAITS.with(|w| w.set(LockWaits::Refused));
             return Err(LockBusy {
                 holder: None,
@@ -237,9 +284,13 @@ pub fn lock_within(mut file: File, timeout: Duration, op: &str) -> Result<HeldLo
 
 static WRITES: AtomicU64 = AtomicU64::new(0);
 
-/// The crash-test hook: aborts the process right after its N-th atomic write
-/// when `BATON_CRASH_AFTER_WRITES=N` is set (as a SIGKILL at that moment would).
+/// Called right after every atomic write of the store: notes the write
+/// (a wait asked about after it is done, not refused: [`refuse_to_wait`]),
+/// and is the crash-test hook — aborts the process right after its N-th
+/// atomic write when `BATON_CRASH_AFTER_WRITES=N` is set (as a SIGKILL at
+/// that moment would).
 pub fn crash_point() {
+    note_write();
     static LIMIT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     let limit = LIMIT.get_or_init(|| {
         std::env::var("BATON_CRASH_AFTER_WRITES")
@@ -433,6 +484,34 @@ mod tests {
         assert!(
             without_waiting_to_lock(|| lock_at(&busy_path, 1000, "free").is_ok()) == Some(true)
         );
+    }
+
+    /// Slow work asked about is refused while the work has written
+    /// nothing (every later lock is refused too), done once it has, and
+    /// always done outside.
+    #[test]
+    fn slow_work_is_refused_only_before_the_works_first_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        assert!(!refuse_to_wait(), "outside, waiting is fine");
+        let refused = without_waiting_to_lock(|| {
+            let held = lock_at(&path, 1000, "first").unwrap();
+            assert!(refuse_to_wait());
+            drop(held);
+            // Refused: the work's next lock is refused at once.
+            assert_eq!(
+                lock_at(&path, 60_000, "again").unwrap_err().waited,
+                Duration::ZERO
+            );
+        });
+        assert_eq!(refused, None);
+        let done = without_waiting_to_lock(|| {
+            let _held = lock_at(&path, 1000, "first").unwrap();
+            crash_point();
+            refuse_to_wait()
+        });
+        assert_eq!(done, Some(false), "after a write the wait is done");
+        assert!(!refuse_to_wait());
     }
 
     #[test]

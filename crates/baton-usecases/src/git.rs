@@ -440,7 +440,8 @@ fn yield_to_replies() {
 /// before the first action that can. The run's own workspace is never
 /// part of it.
 pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
-    settle(repo_root, ws, state, Wait::IfFinished);
+    // Takes a finished read only: never refused.
+    let _ = settle(repo_root, ws, state, Wait::IfFinished);
 }
 
 /// What the step loop calls before it hands out an action that may change
@@ -452,20 +453,43 @@ pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut Workspac
 /// after such an action was handed out could find the agent's own files
 /// already written and count them as "before the run", and the run's
 /// commit would leave them out (a fast agent on a loaded machine did).
+/// On a thread that must not wait (a server's protocol thread,
+/// `baton_state::fs::without_waiting_to_lock`) a read or a wait still
+/// needed fails the call instead ([`Refused`], nothing changed: it is run
+/// again where waiting is fine).
 pub fn settle_baseline_before_changes(
     repo_root: &Path,
     ws: &WorkspaceRef,
     state: &mut WorkspaceState,
-) {
-    settle(repo_root, ws, state, Wait::AtMost(WAIT_FOR_RUNNING_READ));
+) -> Result<(), Refused> {
+    settle(repo_root, ws, state, Wait::AtMost(WAIT_FOR_RUNNING_READ))
 }
 
 /// Like [`settle_baseline_before_changes`], waiting for a read still under
 /// way however long it takes: what the run's commit calls before it
 /// chooses the files to stage (a state written by an older baton may still
 /// be pending there).
-pub fn settle_baseline_now(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
-    settle(repo_root, ws, state, Wait::Unbounded);
+pub fn settle_baseline_now(
+    repo_root: &Path,
+    ws: &WorkspaceRef,
+    state: &mut WorkspaceState,
+) -> Result<(), Refused> {
+    settle(repo_root, ws, state, Wait::Unbounded)
+}
+
+/// A read of the repository, or a wait for one, that the calling thread
+/// must not do (`baton_state::fs::refuse_to_wait`): the call fails having
+/// changed nothing, and is run again where waiting is fine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused;
+
+impl From<Refused> for crate::Error {
+    fn from(_: Refused) -> crate::Error {
+        crate::Error::new(
+            crate::ErrorCode::Busy,
+            "reading the repository is left to a thread that may wait; the call is run again there",
+        )
+    }
 }
 
 /// How a settling treats a read this process has not finished.
@@ -480,7 +504,12 @@ enum Wait {
     Unbounded,
 }
 
-fn settle(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState, wait: Wait) {
+fn settle(
+    repo_root: &Path,
+    ws: &WorkspaceRef,
+    state: &mut WorkspaceState,
+    wait: Wait,
+) -> Result<(), Refused> {
     let pending = state.repo_baseline.as_ref().is_some_and(|b| b.pending);
     if !pending {
         // Settled (by this process or another): forget any read kept for it.
@@ -488,19 +517,23 @@ fn settle(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState, wait:
         if !scans.is_empty() {
             scans.remove(&ws.dir);
         }
-        return;
+        return Ok(());
     }
     let scan = scans()
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .get(&ws.dir)
         .cloned();
+    let finished = scan.as_ref().is_some_and(|s| s.finished().is_some());
+    if !finished && !matches!(wait, Wait::IfFinished) && baton_state::fs::refuse_to_wait() {
+        return Err(Refused);
+    }
     let read = match (scan, wait) {
         (Some(scan), Wait::IfFinished) => match scan.finished() {
             Some(read) => read,
-            None => return,
+            None => return Ok(()),
         },
-        (None, Wait::IfFinished) => return,
+        (None, Wait::IfFinished) => return Ok(()),
         (Some(scan), Wait::Unbounded) => scan.wait(),
         (Some(scan), Wait::AtMost(running_limit)) => match scan.finished() {
             Some(read) => read,
@@ -524,6 +557,7 @@ fn settle(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState, wait:
         b.dirty.retain(|p| !p.starts_with(&own));
         b
     });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -798,7 +832,7 @@ mod tests {
         // The run's own files, and a file the run writes after it started.
         std::fs::create_dir_all(&ws.dir).unwrap();
         std::fs::write(ws.dir.join("request.md"), "x").unwrap();
-        settle_baseline_now(p, &ws, &mut state);
+        settle_baseline_now(p, &ws, &mut state).unwrap();
         let b = state.repo_baseline.clone().unwrap();
         assert!(!b.pending);
         assert_eq!(b.head, Some(head(p)));
@@ -829,7 +863,7 @@ mod tests {
         let scan = Arc::new(Scan::default());
         queue(&ws, &scan);
         let mut state = pending_state(&ws);
-        settle_baseline_before_changes(p, &ws, &mut state);
+        settle_baseline_before_changes(p, &ws, &mut state).unwrap();
         let own = state.repo_baseline.clone().unwrap();
         assert!(!own.pending, "read before the first change: {own:?}");
         assert_eq!(own.dirty, ["before"]);
@@ -847,7 +881,8 @@ mod tests {
             &ws,
             &mut state,
             Wait::AtMost(std::time::Duration::from_secs(60)),
-        );
+        )
+        .unwrap();
         reader.join().unwrap();
         assert_eq!(state.repo_baseline, Some(theirs));
 
@@ -860,7 +895,8 @@ mod tests {
             &ws,
             &mut state,
             Wait::AtMost(std::time::Duration::from_millis(1)),
-        );
+        )
+        .unwrap();
         let b = state.repo_baseline.clone().unwrap();
         assert!(!b.pending);
         assert_eq!(b.head, Some(head(p)));
@@ -902,6 +938,36 @@ mod tests {
         assert_eq!(state.repo_baseline, Some(PendingBaseline::placeholder()));
     }
 
+    /// On a thread that must not wait, a read still needed fails the
+    /// settling (the call is run again elsewhere) and leaves the state as
+    /// it was; a finished read is taken there as anywhere.
+    #[test]
+    fn where_waiting_is_refused_only_a_finished_read_is_taken() {
+        let r = repo_with("before");
+        let p = r.path();
+        let ws = run_in(p, "20260101-no-wait");
+        let mut state = pending_state(&ws);
+        let refused = baton_state::fs::without_waiting_to_lock(|| {
+            settle_baseline_before_changes(p, &ws, &mut state)
+        });
+        assert_eq!(refused, None);
+        assert_eq!(state.repo_baseline, Some(PendingBaseline::placeholder()));
+        let refused =
+            baton_state::fs::without_waiting_to_lock(|| settle_baseline_now(p, &ws, &mut state));
+        assert_eq!(refused, None);
+        assert_eq!(state.repo_baseline, Some(PendingBaseline::placeholder()));
+
+        let scan = Arc::new(Scan::default());
+        assert!(scan.take());
+        scan.finish(Some(read_with_head("finished")));
+        queue(&ws, &scan);
+        let taken = baton_state::fs::without_waiting_to_lock(|| {
+            settle_baseline_before_changes(p, &ws, &mut state)
+        });
+        assert_eq!(taken, Some(Ok(())));
+        assert_eq!(state.repo_baseline, Some(read_with_head("finished")));
+    }
+
     /// Only the commit waits for a read under way without a limit (a state
     /// an older baton left pending).
     #[test]
@@ -912,7 +978,7 @@ mod tests {
         let read = read_with_head("abc");
         let reader = running(&ws, &read, 20);
         let mut state = pending_state(&ws);
-        settle_baseline_now(p, &ws, &mut state);
+        settle_baseline_now(p, &ws, &mut state).unwrap();
         assert_eq!(state.repo_baseline, Some(read));
         reader.join().unwrap();
     }
@@ -923,7 +989,7 @@ mod tests {
         let p = r.path();
         let ws = run_in(p, "20260101-other");
         let mut state = pending_state(&ws);
-        settle_baseline_before_changes(p, &ws, &mut state);
+        settle_baseline_before_changes(p, &ws, &mut state).unwrap();
         let b = state.repo_baseline.unwrap();
         assert!(!b.pending);
         assert_eq!(b.dirty, ["b"]);

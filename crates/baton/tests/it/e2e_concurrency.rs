@@ -241,3 +241,85 @@ async fn a_quick_call_waiting_for_a_lock_never_holds_up_the_next_call() {
     }
     c.close().await;
 }
+
+/// A quick call that must read the repository (the run's commit runs `git
+/// status`) never does it on the protocol thread: it goes to the blocking
+/// pool, so another call sent meanwhile answers while git runs. Here git
+/// is a wrapper that waits while a flag file exists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_call_that_reads_the_repository_never_holds_up_the_next_call() {
+    use crate::common::pipeline::{Script, create, drive_until, git_repo, perform};
+    let repo = git_repo();
+    std::fs::write(repo.path().join("README.md"), "x\n").unwrap();
+    for args in [&["add", "."][..], &["commit", "-qm", "init"]] {
+        assert!(
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(repo.path())
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let real_git = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
+    let bin = tempfile::tempdir().unwrap();
+    let flag = bin.path().join("git-waits");
+    let wrapper = bin.path().join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nwhile [ -e '{}' ]; do sleep 0.01; done\nexec '{real_git}' \"$@\"\n",
+            flag.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let c = spawn(repo.path(), &[], &[("PATH", &path)]).await;
+    let ws = create(&c, "add a health endpoint", "S", "--nopr").await;
+    let mut script = Script::default();
+    let last = drive_until(&c, &repo, &ws, &mut script, |a| {
+        a["type"] == "spawn_agent" && a["phase"] == "final-summary"
+    })
+    .await;
+    let args = perform(
+        repo.path(),
+        &ws,
+        &last,
+        &mut script,
+        &mut std::collections::VecDeque::new(),
+    );
+    std::fs::write(&flag, "").unwrap();
+    {
+        let commit = c.call("pipeline_next_action", args);
+        tokio::pin!(commit);
+        let other = tokio::select! {
+            biased;
+            early = &mut commit => panic!("the commit's call answered while git waited: {early:?}"),
+            answer = c.call("state_resume_info", json!({"workspace": ws})) => answer,
+        };
+        other.expect("another call answers while git runs");
+        std::fs::remove_file(&flag).unwrap();
+        let action = commit.await.expect("the commit's action");
+        assert_eq!(action["phase"], "final-commit", "{action}");
+        assert_eq!(action["type"], "exec", "{action}");
+    }
+    c.close().await;
+}

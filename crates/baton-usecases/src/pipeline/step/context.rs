@@ -53,7 +53,12 @@ impl<'a> StepContext<'a> {
     }
 
     /// Reads the repository's status for a step that needs it.
+    /// On a thread that must not wait (`crate::git::Refused`) it fails
+    /// instead, having changed nothing.
     pub(crate) fn read_repo(&self, phase: &str) -> Result<()> {
+        if self.repo.get().is_none() && baton_state::fs::refuse_to_wait() {
+            return Err(crate::git::Refused.into());
+        }
         let status = self.repo.get_or_init(|| crate::git::status(self.repo_root));
         if status.is_none() {
             return Err(Error::new(

@@ -230,7 +230,7 @@ pub(crate) fn step(
         // The repository before the run is in the state before anything
         // that may change it goes out (`crate::git`).
         if may_change_repository(def, &plan) {
-            crate::git::settle_baseline_before_changes(ctx.repo_root, ctx.ws, state);
+            crate::git::settle_baseline_before_changes(ctx.repo_root, ctx.ws, state)?;
         }
         // An action to hand out (or the end): the call returns it.
         return Ok(finish(
@@ -350,7 +350,7 @@ pub(crate) fn internal_step(
             }
             // The baseline the commit leaves out is in the state first
             // (read off the confirmation's reply path; `crate::git`).
-            crate::git::settle_baseline_now(ctx.repo_root, ctx.ws, state);
+            crate::git::settle_baseline_now(ctx.repo_root, ctx.ws, state)?;
             ctx.read_repo(&phase)?;
         }
         Plan::RegisterTasks { .. } => {
