@@ -30,8 +30,11 @@ use std::time::{Duration, Instant};
 pub const SYNC_WINDOW: Duration = Duration::from_millis(100);
 
 /// How long the syncer lets writes gather after the first one woke it,
-/// before it syncs them all in one pass (well inside [`SYNC_WINDOW`]).
-pub const GATHER: Duration = Duration::from_millis(2);
+/// before it syncs them all in one pass (well inside [`SYNC_WINDOW`]): a
+/// client that calls back to back meets a few passes a second instead of
+/// one per change (docs/performance.md). A [`flush`] (a process exiting,
+/// a CLI command that wrote) cuts the wait short.
+pub const GATHER: Duration = Duration::from_millis(10);
 
 /// How state changes are made durable (`BATON_FSYNC`, docs/configuration.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -111,12 +114,16 @@ struct Queue {
     /// The thread is being started ([`start_syncer`], without this lock):
     /// jobs queued meanwhile wait for it.
     starting: bool,
+    /// Someone waits for the queued jobs ([`flush`]): the gather ends now.
+    hurry: bool,
 }
 
 struct Syncer {
     queue: Mutex<Queue>,
     work: Condvar,
     idle: Condvar,
+    /// Ends a gather early ([`Queue::hurry`]).
+    hurry: Condvar,
 }
 
 fn syncer() -> &'static Syncer {
@@ -125,6 +132,7 @@ fn syncer() -> &'static Syncer {
         queue: Mutex::new(Queue::default()),
         work: Condvar::new(),
         idle: Condvar::new(),
+        hurry: Condvar::new(),
     })
 }
 
@@ -214,9 +222,13 @@ pub fn flush() {
     if !q.started && !q.starting {
         return;
     }
+    // The syncer may be letting writes gather: nothing more is coming.
+    q.hurry = !q.jobs.is_empty();
+    s.hurry.notify_all();
     while q.busy || !q.jobs.is_empty() {
         q = s.idle.wait(q).unwrap_or_else(|p| p.into_inner());
     }
+    q.hurry = false;
 }
 
 /// Starts the sync thread; `false` when the system gives no thread.
@@ -259,9 +271,19 @@ fn work(lock_timeout: Duration) {
             // run writes four files); its writes join this pass instead of
             // meeting a sync in the middle; and the reply goes out before
             // the spares (crate::spare) are made.
-            drop(q);
-            std::thread::sleep(GATHER);
-            q = lock(&s.queue);
+            let until = Instant::now() + GATHER;
+            while !q.hurry {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                q = s
+                    .hurry
+                    .wait_timeout(q, left)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            q.hurry = false;
             q.busy = true;
             q.since = None;
             std::mem::take(&mut q.jobs)
