@@ -17,17 +17,26 @@ use baton_state::{WorkspaceRef, WorkspaceState};
 
 /// Gives `state` a baseline when it has none (a migrated run), from the
 /// repository at `repo` now, leaving the run's own workspace out. Returns
-/// whether one was taken. Nothing happens outside a git repository.
-pub fn ensure(state: &mut WorkspaceState, ws: &WorkspaceRef, repo: &Path) -> bool {
+/// whether one was taken. Nothing happens outside a git repository. On a
+/// thread that must not wait (a server's protocol thread) the read fails
+/// the call instead, having changed nothing ([`crate::git::Refused`]).
+pub fn ensure(
+    state: &mut WorkspaceState,
+    ws: &WorkspaceRef,
+    repo: &Path,
+) -> Result<bool, crate::git::Refused> {
     if state.repo_baseline.is_some() || state.current_phase_status.is_terminal() {
-        return false;
+        return Ok(false);
+    }
+    if baton_state::fs::refuse_to_wait() {
+        return Err(crate::git::Refused);
     }
     let Some(mut baseline) = crate::git::baseline(repo) else {
-        return false;
+        return Ok(false);
     };
     let own = format!("{}/", ws.display.trim_end_matches('/'));
     baseline.dirty.retain(|p| !p.starts_with(&own));
     baseline.taken_late = true;
     state.repo_baseline = Some(baseline);
-    true
+    Ok(true)
 }

@@ -24,6 +24,17 @@ impl HistoryIndex {
         });
     }
 
+    /// Whether a query now would find the index loaded and caught up, with
+    /// nobody loading it (its first load runs on a background thread at a
+    /// server's start and may take seconds with a long history): a caller
+    /// that must not wait asks first.
+    pub fn ready(&self) -> bool {
+        match self.loaded.try_lock() {
+            Ok(loaded) => loaded.as_ref().is_some_and(|l| l.caught_up),
+            Err(_) => false,
+        }
+    }
+
     /// Records in the index (one per workspace).
     pub fn len(&self) -> usize {
         self.with(|l, _| l.bm25.len())
@@ -301,5 +312,27 @@ impl HistoryIndex {
     /// The summary of a recorded run.
     pub fn summary(&self, workspace: &str, prices: &PriceTable) -> Option<RunSummary> {
         self.get(workspace).map(|r| run_summary(&r, prices))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HistoryIndex;
+
+    /// Ready only once loaded and caught up, and not while someone holds
+    /// the index (the start's background load).
+    #[test]
+    fn ready_only_when_loaded_and_nobody_is_loading() {
+        let dir = tempfile::tempdir().unwrap();
+        let specs = dir.path().join(".specs");
+        std::fs::create_dir_all(&specs).unwrap();
+        let history = HistoryIndex::open(&specs);
+        assert!(!history.ready(), "not loaded yet");
+        history.warm();
+        assert!(history.ready());
+        let loading = history.loaded.lock().unwrap();
+        assert!(!history.ready(), "someone holds it");
+        drop(loading);
+        assert!(history.ready());
     }
 }

@@ -45,6 +45,17 @@ pub fn manual_references(svc: &Services, files: &DiskFiles) -> Vec<ManualReferen
     }
 }
 
+/// Whether [`manual_references`] would search the manuals for the run in
+/// `files` (references on, a manual present, a request to search with): a
+/// search may index the manuals first, so a caller that must not wait
+/// asks before.
+pub fn would_search(svc: &Services, files: &DiskFiles) -> bool {
+    let manual_config = ManualConfig::from_env(&svc.config.repo_root);
+    manual_config.prompt_references != 0
+        && has_manuals(&manual_config.root)
+        && request_text(files).is_some()
+}
+
 /// Whether the manuals root holds at least one manual (a folder).
 fn has_manuals(root: &Path) -> bool {
     std::fs::read_dir(root).is_ok_and(|entries| {

@@ -155,7 +155,7 @@ pub fn next_action(svc: &Services, args: NextArgs) -> Result<NextReply> {
         let reopened = crate::tamper::reopen_skipped(&def, state, now);
         let withdrawn = untrusted.then(|| crate::tamper::record_changed_outside(state, now));
         // A migrated run gets a safe baseline before anything is committed.
-        crate::baseline::ensure(state, &ws, &svc.config.repo_root);
+        crate::baseline::ensure(state, &ws, &svc.config.repo_root)?;
         let mut stepped = step(&ctx, state, &args.previous(), given)?;
         for note in [reopened, withdrawn].into_iter().flatten() {
             stepped.warnings.insert(0, note.message);

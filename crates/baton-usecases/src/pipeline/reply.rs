@@ -70,14 +70,21 @@ fn display_label(def: &WorkflowDefinition, phase: &str) -> String {
 }
 
 /// The `spawn_agent` action: the 4-layer prompt, the fan-out, and a
-/// person's revision text for the phase it was given for.
+/// person's revision text for the phase it was given for. On a thread that
+/// must not wait (a server's protocol thread) it fails instead, having
+/// changed nothing, when the prompt would wait for the run history's load
+/// or search the project's manuals (which may index them first).
 pub(crate) fn spawn_action(
     svc: &Services,
     ws: &WorkspaceRef,
     state: &WorkspaceState,
     files: &DiskFiles,
     spawn: &Spawn,
-) -> SpawnAgent {
+) -> std::result::Result<SpawnAgent, crate::git::Refused> {
+    let slow = !svc.history.ready() || super::manual_refs::would_search(svc, files);
+    if slow && baton_state::fs::refuse_to_wait() {
+        return Err(crate::git::Refused);
+    }
     let override_dir = svc.config.repo_root.join(".baton/agents");
     let body = baton_workflow::agents::agent(&spawn.agent, Some(&override_dir))
         .map(|a| a.body)
@@ -130,7 +137,7 @@ pub(crate) fn spawn_action(
         ));
     }
     let parallel = !spawn.parallel.is_empty();
-    SpawnAgent {
+    Ok(SpawnAgent {
         agent: spawn.agent.clone(),
         prompt,
         model: spawn.model.clone(),
@@ -139,7 +146,7 @@ pub(crate) fn spawn_action(
         output_file: spawn.output.clone().unwrap_or_default(),
         parallel_task_ids: parallel.then(|| spawn.parallel.iter().map(|p| p.id.clone()).collect()),
         parallel_tasks: parallel.then(|| spawn.parallel.clone()),
-    }
+    })
 }
 
 /// Reply of `pipeline_next_action`: the action's fields flattened beside
@@ -187,7 +194,7 @@ pub(crate) fn shape(
                 )
             };
             (
-                Action::SpawnAgent(spawn_action(svc, ws, state, files, spawn)),
+                Action::SpawnAgent(spawn_action(svc, ws, state, files, spawn)?),
                 display,
             )
         }
