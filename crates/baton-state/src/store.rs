@@ -734,18 +734,19 @@ impl StateStore {
         let Some(sealed) = live.extra.get(SEALED_FINAL_KEY) else {
             return Ok(Vec::new());
         };
-        let on_disk = std::fs::read_to_string(ws.state_file())
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-        if on_disk.as_ref() == Some(sealed) {
-            return Ok(Vec::new());
-        }
         let Ok(final_form) = serde_json::from_value::<WorkspaceState>(sealed.clone()) else {
             return Ok(Vec::new());
         };
+        // state.json is the sealed form exactly as baton renders it, its
+        // tag included (compared as bytes: a file with its tag never equals
+        // the form without one, which rewrote it on every change).
+        let expected = self.render(&final_form);
+        if std::fs::read(ws.state_file()).is_ok_and(|on_disk| on_disk == expected) {
+            return Ok(Vec::new());
+        }
         self.commit(
             ws,
-            vec![Op::Write(STATE_FILE.into(), self.render(&final_form))],
+            vec![Op::Write(STATE_FILE.into(), expected)],
             false,
             None,
         )

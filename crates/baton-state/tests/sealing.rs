@@ -98,3 +98,58 @@ fn an_abandoned_sealed_run_says_so_in_state_json() {
             .contains("abandoned")
     );
 }
+
+/// A signer that tags with a fixed key (the text's length and checksum).
+struct TestSigner;
+
+impl baton_state::integrity::StateSigner for TestSigner {
+    fn sign(&self, text: &str) -> Option<String> {
+        let sum = text.bytes().fold(0u64, |acc, b| {
+            acc.wrapping_mul(31).wrapping_add(u64::from(b))
+        });
+        Some(format!("test:key1:{}-{sum:016x}", text.len()))
+    }
+}
+
+/// With the state signed (as in every server), a change of the sealed run's
+/// live state leaves state.json alone — not rewritten with the same bytes on
+/// every change (the sealed form's check compared a file with its tag to a
+/// form without one) — and a state.json that is not the sealed form is
+/// still put back, tag and all.
+#[test]
+fn a_signed_sealed_run_rewrites_state_json_only_when_it_is_not_the_sealed_form() {
+    use std::os::unix::fs::MetadataExt;
+    let (_dir, store, ws) = setup();
+    let store = store.with_signer(std::sync::Arc::new(TestSigner));
+    store
+        .update_sealing(&ws, now(), |s, _| {
+            s.current_phase_status = PhaseStatus::InProgress;
+            let final_form = sealed_final(s);
+            Ok::<_, ()>(((), Finish::Seal(Box::new(final_form))))
+        })
+        .unwrap();
+    let sealed = std::fs::read_to_string(ws.state_file()).unwrap();
+    assert!(sealed.contains("\"integrity\": \"test:key1:"), "{sealed}");
+    let ino = || std::fs::metadata(ws.state_file()).unwrap().ino();
+    let before = ino();
+    for step in 1..=3 {
+        store
+            .update(&ws, now(), |s| {
+                s.command_step = step;
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        assert_eq!(ino(), before, "state.json rewritten by change {step}");
+    }
+    assert_eq!(std::fs::read_to_string(ws.state_file()).unwrap(), sealed);
+    // A state.json that lost its tag is put back whole by the next change.
+    let untagged = baton_state::integrity::split(&sealed).0;
+    std::fs::write(ws.state_file(), &untagged).unwrap();
+    store
+        .update(&ws, now(), |s| {
+            s.command_step = 4;
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(ws.state_file()).unwrap(), sealed);
+}
