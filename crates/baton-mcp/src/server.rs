@@ -76,10 +76,9 @@ pub struct BatonServer {
 
 /// The calls a stdio server runs on its protocol thread when each is the
 /// only call running ([`BatonServer::running_quick_calls_itself`]): the
-/// pipeline's own steps, well under a millisecond of work that waits for
-/// nothing but the run's lock (the confirmation, which reads the
-/// repository and makes the run, and every other tool run on the blocking
-/// pool as before).
+/// pipeline's own steps, well under a millisecond of work (the
+/// confirmation, which makes the run, and every other tool run on the
+/// blocking pool as before).
 const QUICK_CALLS: &[&str] = &[
     "pipeline_init",
     "pipeline_next_action",
@@ -114,12 +113,14 @@ impl BatonServer {
     /// thread when it is the only call running, instead of handing it to
     /// the blocking pool and back: two thread wake-ups fewer per call. For
     /// a stdio server, which serves one client on one thread. Such a call
-    /// never waits there for a lock another process holds before it holds
-    /// one (it is handed to the pool then, having changed nothing), so the
-    /// protocol goes on reading the client's messages meanwhile; one that
-    /// reads the repository (the run's commit) holds the thread for that
-    /// `git status`. Not in team mode, whose calls may wait for the
-    /// database.
+    /// never waits there before it has written: a lock another process
+    /// holds, `git`, the run history's first load or a manual search sends
+    /// it to the pool, having changed nothing (`baton_usecases::without_waiting`),
+    /// so the protocol goes on reading the client's messages meanwhile.
+    /// After its write it waits only as any change does (the sync window
+    /// when the disk is behind; the witness's and the event log's locks,
+    /// held for microseconds). Not in team mode, whose calls may wait for
+    /// the database.
     pub fn running_quick_calls_itself(mut self) -> BatonServer {
         self.quick_calls_inline = !self.ctx.team.enabled();
         self
@@ -146,7 +147,7 @@ impl BatonServer {
         if self.quick_calls_inline && QUICK_CALLS.contains(&name) && self.admission.alone() {
             let again = arguments.clone();
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                baton_usecases::without_waiting_to_lock(|| handler(&ctx, again))
+                baton_usecases::without_waiting(|| handler(&ctx, again))
             }));
             match ran {
                 Ok(Some(result)) => return result.map_err(ToolError::for_agent),

@@ -136,12 +136,12 @@ impl Drop for HeldLock {
     }
 }
 
-/// Whether the calling thread may wait ([`without_waiting_to_lock`]).
+/// Whether the calling thread may wait ([`without_waiting`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum LockWaits {
     /// As usual: a busy lock is waited for, up to the caller's timeout.
     Allowed,
-    /// Within [`without_waiting_to_lock`]: until the work's first lock is
+    /// Within [`without_waiting`]: until the work's first lock is
     /// taken a busy lock is not waited for, and until its first write
     /// nothing slow is waited for ([`refuse_to_wait`]).
     Unless {
@@ -169,7 +169,7 @@ thread_local! {
 /// (every change is made under a lock, and nothing was written) and is to
 /// be run again where waiting is fine. Once `work` holds a lock, later
 /// locks are waited for as usual (`Some`).
-pub fn without_waiting_to_lock<T>(work: impl FnOnce() -> T) -> Option<T> {
+pub fn without_waiting<T>(work: impl FnOnce() -> T) -> Option<T> {
     struct Reset;
     impl Drop for Reset {
         fn drop(&mut self) {
@@ -189,7 +189,7 @@ pub fn without_waiting_to_lock<T>(work: impl FnOnce() -> T) -> Option<T> {
 
 /// Asked before slow work (starting `git`, waiting for another thread):
 /// true when the calling thread runs work within
-/// [`without_waiting_to_lock`] that has written nothing yet — the caller
+/// [`without_waiting`] that has written nothing yet — the caller
 /// must then fail without changing anything (the work is run again where
 /// waiting is fine, and every lock it asks for from now on is refused).
 /// False otherwise: do it now.
@@ -200,6 +200,18 @@ pub fn refuse_to_wait() -> bool {
             true
         }
         LockWaits::Unless { wrote: true, .. } | LockWaits::Allowed => false,
+    })
+}
+
+/// Whether [`refuse_to_wait`] would refuse now (it is not asked, and
+/// nothing changes): a caller checks this before it works out whether its
+/// next step would be slow, which only such a thread needs to know.
+pub fn waiting_refused_here() -> bool {
+    LOCK_WAITS.with(|w| {
+        matches!(
+            w.get(),
+            LockWaits::Unless { wrote: false, .. } | LockWaits::Refused
+        )
     })
 }
 
@@ -218,7 +230,7 @@ fn note_write() {
 
 /// Takes the exclusive lock of `file`, waiting at most `timeout`; then
 /// records the holder in the file (`pid`, start time, operation) so a caller
-/// that times out can say who holds it. Within [`without_waiting_to_lock`],
+/// that times out can say who holds it. Within [`without_waiting`],
 /// a busy lock met before the first is taken is not waited for.
 pub fn lock_within(mut file: File, timeout: Duration, op: &str) -> Result<HeldLock, LockBusy> {
     let started = Instant::now();
@@ -456,7 +468,7 @@ mod tests {
         let free_path = dir.path().join("free");
         let holder = lock_at(&busy_path, 1000, "hold").unwrap();
 
-        let refused = without_waiting_to_lock(|| {
+        let refused = without_waiting(|| {
             let busy = lock_at(&busy_path, 60_000, "first").unwrap_err();
             assert_eq!(busy.waited, Duration::ZERO);
             // A free lock after it is refused too: the work changes nothing.
@@ -465,7 +477,7 @@ mod tests {
         });
         assert_eq!(refused, None);
 
-        let waited = without_waiting_to_lock(|| {
+        let waited = without_waiting(|| {
             let first = lock_at(&free_path, 1000, "first").unwrap();
             // Holding a lock: a busy one is waited for as usual.
             let busy = lock_at(&busy_path, 30, "second").unwrap_err();
@@ -481,9 +493,7 @@ mod tests {
         let busy = lock_at(&busy_path, 30, "after").unwrap_err();
         assert!(busy.waited >= Duration::from_millis(30));
         drop(holder);
-        assert!(
-            without_waiting_to_lock(|| lock_at(&busy_path, 1000, "free").is_ok()) == Some(true)
-        );
+        assert!(without_waiting(|| lock_at(&busy_path, 1000, "free").is_ok()) == Some(true));
     }
 
     /// Slow work asked about is refused while the work has written
@@ -493,9 +503,13 @@ mod tests {
     fn slow_work_is_refused_only_before_the_works_first_write() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");
-        assert!(!refuse_to_wait(), "outside, waiting is fine");
-        let refused = without_waiting_to_lock(|| {
+        assert!(
+            !waiting_refused_here() && !refuse_to_wait(),
+            "outside, waiting is fine"
+        );
+        let refused = without_waiting(|| {
             let held = lock_at(&path, 1000, "first").unwrap();
+            assert!(waiting_refused_here(), "a look changes nothing");
             assert!(refuse_to_wait());
             drop(held);
             // Refused: the work's next lock is refused at once.
@@ -505,9 +519,10 @@ mod tests {
             );
         });
         assert_eq!(refused, None);
-        let done = without_waiting_to_lock(|| {
+        let done = without_waiting(|| {
             let _held = lock_at(&path, 1000, "first").unwrap();
             crash_point();
+            assert!(!waiting_refused_here());
             refuse_to_wait()
         });
         assert_eq!(done, Some(false), "after a write the wait is done");

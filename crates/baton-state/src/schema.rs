@@ -304,8 +304,7 @@ pub struct RepoBaseline {
     pub taken_late: bool,
     /// Still being read (the confirmation call reads the repository off its
     /// reply's path): a change after the read finished fills it in, and it
-    /// is always filled in before the run hands out an action that may
-    /// change the repository.
+    /// is always filled in before a call of the run returns an action.
     #[serde(default, skip_serializing_if = "is_false")]
     pub pending: bool,
 }

@@ -2,6 +2,8 @@
 //! commit while the live state of the last steps goes to `.state.live.json`;
 //! a completed run leaves state.json as sealed, an abandoned one writes it.
 
+mod common;
+
 use baton_state::schema::PhaseStatus;
 use baton_state::store::{LIVE_STATE_FILE, StateStore};
 use baton_state::{Finish, WorkspaceState};
@@ -99,18 +101,6 @@ fn an_abandoned_sealed_run_says_so_in_state_json() {
     );
 }
 
-/// A signer that tags with a fixed key (the text's length and checksum).
-struct TestSigner;
-
-impl baton_state::integrity::StateSigner for TestSigner {
-    fn sign(&self, text: &str) -> Option<String> {
-        let sum = text.bytes().fold(0u64, |acc, b| {
-            acc.wrapping_mul(31).wrapping_add(u64::from(b))
-        });
-        Some(format!("test:key1:{}-{sum:016x}", text.len()))
-    }
-}
-
 /// With the state signed (as in every server), a change of the sealed run's
 /// live state leaves state.json alone — not rewritten with the same bytes on
 /// every change (the sealed form's check compared a file with its tag to a
@@ -120,7 +110,7 @@ impl baton_state::integrity::StateSigner for TestSigner {
 fn a_signed_sealed_run_rewrites_state_json_only_when_it_is_not_the_sealed_form() {
     use std::os::unix::fs::MetadataExt;
     let (_dir, store, ws) = setup();
-    let store = store.with_signer(std::sync::Arc::new(TestSigner));
+    let store = store.with_signer(std::sync::Arc::new(common::TestSigner));
     store
         .update_sealing(&ws, now(), |s, _| {
             s.current_phase_status = PhaseStatus::InProgress;

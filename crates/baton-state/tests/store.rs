@@ -1,5 +1,7 @@
 //! The store: workspace resolution, atomic writes, corruption handling, locking.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -186,24 +188,11 @@ fn list_returns_workspaces_with_their_state_or_error() {
     assert!(Path::new(&list[0].0.dir).is_absolute());
 }
 
-/// A signer that tags with a fixed key: its tag is the text's length and a
-/// checksum, enough to tell any edit here.
-struct TestSigner;
-
-impl baton_state::integrity::StateSigner for TestSigner {
-    fn sign(&self, text: &str) -> Option<String> {
-        let sum = text.bytes().fold(0u64, |acc, b| {
-            acc.wrapping_mul(31).wrapping_add(u64::from(b))
-        });
-        Some(format!("test:key1:{}-{sum:016x}", text.len()))
-    }
-}
-
 #[test]
 fn the_tag_is_checked_on_the_bytes_read_and_an_edit_behind_the_store_is_seen() {
     use baton_state::integrity::TagCheck;
     let (_dir, store) = setup();
-    let store = store.with_signer(Arc::new(TestSigner));
+    let store = store.with_signer(Arc::new(common::TestSigner));
     let ws = store.resolve("20260401-tag").unwrap();
     store.create(&ws, &fresh(&ws.display)).unwrap();
     let (state, check) = store.load_checked(&ws).unwrap();

@@ -14,21 +14,15 @@
 //! any action of the run exists; the run's own workspace is left out.
 //! Any change of the run's state after the read finished takes it under
 //! the workspace lock ([`settle_baseline`], the store's `before_change`
-//! hook, which never waits and never reads). Before the run hands out its
-//! first action that may change the repository — an agent phase whose
-//! scope writes the repository or runs commands or git subcommands
-//! ([`baton_workflow::PhaseScope::may_change_repository`]), or one of
-//! baton's commands — the step loop settles it, waiting for the read under
-//! way or reading the repository itself
-//! ([`settle_baseline_before_changes`]); the run's commit, its only
-//! reader, waits for it if it has not ([`settle_baseline_now`]). So the
-//! baseline is what the repository held before the run could change it,
-//! and it is in `state.json` before anything consults it. Actions of
-//! phases that write only their own artifacts (a run's first analysis)
-//! may go out while the read still runs: the first reply of a run does not
-//! wait for git. A file such a phase's agent writes outside its scope in
-//! that moment (refused by the hooks of a hooked client) may count as
-//! "dirty before the run": the run's commit leaves it out, the safe side.
+//! hook, which never waits and never reads), and the step loop settles it
+//! before a call of the run returns any action ([`settle_baseline_before_actions`]:
+//! waiting a little for the read under way, or reading the repository
+//! itself; it can fail the call where waiting is refused, which the hook
+//! could not); the run's commit, its only reader, waits for it if it has
+//! not ([`settle_baseline_now`]). So the baseline is what the repository
+//! held before the run existed — the read starts before the run exists
+//! and ends before any action of it is handed out — and it is in
+//! `state.json` before anything consults it.
 //! When that read is not in this process (the process was killed, another
 //! process serves the run) the settling reads the repository then: a
 //! later read can only count more paths as "dirty before the run", so the
@@ -434,30 +428,30 @@ fn yield_to_replies() {
 
 /// The store's `before_change` hook: a run whose baseline is pending gets
 /// the read its confirmation started if that has finished. It never waits
-/// and never reads the repository: a run whose actions so far cannot
-/// change the repository (its phases write only their artifacts) goes on
-/// while the read runs, and [`settle_baseline_before_changes`] settles it
-/// before the first action that can. The run's own workspace is never
-/// part of it.
+/// and never reads the repository (a hook cannot fail its call where
+/// waiting is refused): [`settle_baseline_before_actions`] settles it
+/// before a call of the run returns an action. The run's own workspace is
+/// never part of it.
 pub fn settle_baseline(repo_root: &Path, ws: &WorkspaceRef, state: &mut WorkspaceState) {
     // Takes a finished read only: never refused.
     let _ = settle(repo_root, ws, state, Wait::IfFinished);
 }
 
-/// What the step loop calls before it hands out an action that may change
-/// the repository: a run whose baseline is pending gets it now, under the
-/// workspace lock — the read its confirmation started if that has
-/// finished, else (not started yet, still under way, or this process has
-/// none: it was killed, another process confirmed the run) a read of the
-/// repository as it is now. It is never left for later: a read that ran
-/// after such an action was handed out could find the agent's own files
-/// already written and count them as "before the run", and the run's
-/// commit would leave them out (a fast agent on a loaded machine did).
-/// On a thread that must not wait (a server's protocol thread,
-/// `baton_state::fs::without_waiting_to_lock`) a read or a wait still
-/// needed fails the call instead ([`Refused`], nothing changed: it is run
-/// again where waiting is fine).
-pub fn settle_baseline_before_changes(
+/// What the step loop calls before a call of the run returns an action: a
+/// run whose baseline is pending gets it now, under the workspace lock —
+/// the read its confirmation started if that has finished, else (not
+/// started yet, still under way, or this process has none: it was killed,
+/// another process confirmed the run) a read of the repository as it is
+/// now. It is never left for later: a read that ran after an action was
+/// handed out could find the agent's own files already written and count
+/// them as "before the run", and the run's commit would leave them out (a
+/// fast agent on a loaded machine did); or miss a person's change the
+/// agent had put away meanwhile (`git stash`), and commit it later as the
+/// run's. On a thread that must not wait (a server's protocol thread,
+/// `baton_state::fs::without_waiting`) a read or a wait still needed fails
+/// the call instead ([`Refused`], nothing changed: it is run again where
+/// waiting is fine).
+pub fn settle_baseline_before_actions(
     repo_root: &Path,
     ws: &WorkspaceRef,
     state: &mut WorkspaceState,
@@ -465,7 +459,7 @@ pub fn settle_baseline_before_changes(
     settle(repo_root, ws, state, Wait::AtMost(WAIT_FOR_RUNNING_READ))
 }
 
-/// Like [`settle_baseline_before_changes`], waiting for a read still under
+/// Like [`settle_baseline_before_actions`], waiting for a read still under
 /// way however long it takes: what the run's commit calls before it
 /// chooses the files to stage (a state written by an older baton may still
 /// be pending there).
@@ -848,14 +842,14 @@ mod tests {
         assert_eq!(state.repo_baseline.as_ref(), Some(&b));
     }
 
-    /// Before an action that may change the repository the read is never
+    /// Before an action of the run the read is never
     /// left for later (it could run after the agent wrote its files): a
     /// read the reader has not started is run by the settling itself, and
     /// the reader then skips it (one git, not two); a read the reader is
     /// running is waited for a little (it began before the run's first
     /// action went out), else the settling reads the repository itself.
     #[test]
-    fn before_changes_a_read_not_started_is_run_and_one_running_is_waited_for_a_little() {
+    fn before_actions_a_read_not_started_is_run_and_one_running_is_waited_for_a_little() {
         let r = repo_with("before");
         let p = r.path();
         let ws = run_in(p, "20260101-wait");
@@ -863,7 +857,7 @@ mod tests {
         let scan = Arc::new(Scan::default());
         queue(&ws, &scan);
         let mut state = pending_state(&ws);
-        settle_baseline_before_changes(p, &ws, &mut state).unwrap();
+        settle_baseline_before_actions(p, &ws, &mut state).unwrap();
         let own = state.repo_baseline.clone().unwrap();
         assert!(!own.pending, "read before the first change: {own:?}");
         assert_eq!(own.dirty, ["before"]);
@@ -947,13 +941,11 @@ mod tests {
         let p = r.path();
         let ws = run_in(p, "20260101-no-wait");
         let mut state = pending_state(&ws);
-        let refused = baton_state::fs::without_waiting_to_lock(|| {
-            settle_baseline_before_changes(p, &ws, &mut state)
-        });
+        let refused =
+            baton_state::fs::without_waiting(|| settle_baseline_before_actions(p, &ws, &mut state));
         assert_eq!(refused, None);
         assert_eq!(state.repo_baseline, Some(PendingBaseline::placeholder()));
-        let refused =
-            baton_state::fs::without_waiting_to_lock(|| settle_baseline_now(p, &ws, &mut state));
+        let refused = baton_state::fs::without_waiting(|| settle_baseline_now(p, &ws, &mut state));
         assert_eq!(refused, None);
         assert_eq!(state.repo_baseline, Some(PendingBaseline::placeholder()));
 
@@ -961,9 +953,8 @@ mod tests {
         assert!(scan.take());
         scan.finish(Some(read_with_head("finished")));
         queue(&ws, &scan);
-        let taken = baton_state::fs::without_waiting_to_lock(|| {
-            settle_baseline_before_changes(p, &ws, &mut state)
-        });
+        let taken =
+            baton_state::fs::without_waiting(|| settle_baseline_before_actions(p, &ws, &mut state));
         assert_eq!(taken, Some(Ok(())));
         assert_eq!(state.repo_baseline, Some(read_with_head("finished")));
     }
@@ -989,7 +980,7 @@ mod tests {
         let p = r.path();
         let ws = run_in(p, "20260101-other");
         let mut state = pending_state(&ws);
-        settle_baseline_before_changes(p, &ws, &mut state).unwrap();
+        settle_baseline_before_actions(p, &ws, &mut state).unwrap();
         let b = state.repo_baseline.unwrap();
         assert!(!b.pending);
         assert_eq!(b.dirty, ["b"]);

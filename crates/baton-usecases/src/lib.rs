@@ -99,8 +99,9 @@ pub use baton_state::{Actor, Channel, Who};
 pub use error::{Error, ErrorCode, Result};
 pub use services::Services;
 
-/// Runs a use case on a thread that must not wait for a lock before it
-/// holds one (a server's protocol thread): `None` when it met a lock
-/// another process holds before taking any — it changed nothing, and is to
-/// be run again where waiting is fine (`baton_state::fs`).
-pub use baton_state::fs::without_waiting_to_lock;
+/// Runs a use case on a thread that must not wait (a server's protocol
+/// thread): `None` when it met a lock another process holds before taking
+/// any, or slow work (git, the history's first load, a manual search)
+/// before it wrote anything — it changed nothing, and is to be run again
+/// where waiting is fine (`baton_state::fs`).
+pub use baton_state::fs::without_waiting;

@@ -64,17 +64,6 @@ pub enum WriteScope {
     Repository,
 }
 
-impl PhaseScope {
-    /// Whether an agent working in this scope may change the repository
-    /// outside its own artifacts: it writes the repository, or runs shell
-    /// commands or git subcommands beyond the read-only ones (a test
-    /// suite, a formatter, `git checkout`). What runs before a run's
-    /// baseline is read must not (docs/lifecycle.md).
-    pub fn may_change_repository(&self) -> bool {
-        self.writes == WriteScope::Repository || !self.commands.is_empty() || !self.git.is_empty()
-    }
-}
-
 impl WriteScope {
     /// The wire name.
     pub fn as_str(self) -> &'static str {
@@ -225,17 +214,6 @@ mod tests {
             assert_eq!(p.effective_scope().writes, WriteScope::None, "{kind}");
             assert!(p.effective_scope().git.is_empty());
         }
-    }
-
-    #[test]
-    fn a_scope_may_change_the_repository_by_writing_it_or_by_running_commands() {
-        let of = |yaml: &str| -> PhaseScope { serde_saphyr::from_str(yaml).unwrap() };
-        assert!(!of("{writes: artifacts}").may_change_repository());
-        assert!(!of("{writes: none, tools: ['mcp__docs__*']}").may_change_repository());
-        assert!(of("{writes: repository}").may_change_repository());
-        assert!(of("{writes: artifacts, commands: ['*']}").may_change_repository());
-        assert!(of("{writes: none, commands: ['cargo fmt']}").may_change_repository());
-        assert!(of("{writes: none, git: [checkout]}").may_change_repository());
     }
 
     #[test]

@@ -28,14 +28,10 @@ const MAX_PER_FILE: usize = 2;
 /// best first; empty when references are off or nothing fits. `files` is
 /// the call's view of the run's folder.
 pub fn manual_references(svc: &Services, files: &DiskFiles) -> Vec<ManualReference> {
-    let manual_config = ManualConfig::from_env(&svc.config.repo_root);
-    let wanted = manual_config.prompt_references;
-    if wanted == 0 || !has_manuals(&manual_config.root) {
-        return Vec::new();
-    }
-    let Some(query) = request_text(files) else {
+    let Some((manual_config, query)) = search_for(svc, files) else {
         return Vec::new();
     };
+    let wanted = manual_config.prompt_references;
     match search(svc, &manual_config, &query, wanted) {
         Ok(refs) => refs,
         Err(e) => {
@@ -50,10 +46,18 @@ pub fn manual_references(svc: &Services, files: &DiskFiles) -> Vec<ManualReferen
 /// search may index the manuals first, so a caller that must not wait
 /// asks before.
 pub fn would_search(svc: &Services, files: &DiskFiles) -> bool {
+    search_for(svc, files).is_some()
+}
+
+/// The manual configuration and the query when a search is due: references
+/// on, a manual present, a request to search with.
+fn search_for(svc: &Services, files: &DiskFiles) -> Option<(ManualConfig, String)> {
     let manual_config = ManualConfig::from_env(&svc.config.repo_root);
-    manual_config.prompt_references != 0
-        && has_manuals(&manual_config.root)
-        && request_text(files).is_some()
+    if manual_config.prompt_references == 0 || !has_manuals(&manual_config.root) {
+        return None;
+    }
+    let query = request_text(files)?;
+    Some((manual_config, query))
 }
 
 /// Whether the manuals root holds at least one manual (a folder).

@@ -81,8 +81,10 @@ pub(crate) fn spawn_action(
     files: &DiskFiles,
     spawn: &Spawn,
 ) -> std::result::Result<SpawnAgent, crate::git::Refused> {
-    let slow = !svc.history.ready() || super::manual_refs::would_search(svc, files);
-    if slow && baton_state::fs::refuse_to_wait() {
+    if baton_state::fs::waiting_refused_here()
+        && (!svc.history.ready() || super::manual_refs::would_search(svc, files))
+        && baton_state::fs::refuse_to_wait()
+    {
         return Err(crate::git::Refused);
     }
     let override_dir = svc.config.repo_root.join(".baton/agents");

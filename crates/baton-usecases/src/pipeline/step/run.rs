@@ -138,6 +138,9 @@ pub(crate) fn step(
             ));
         }
     }
+    // The repository before the run is in the state before the call
+    // returns any action (`crate::git`).
+    crate::git::settle_baseline_before_actions(ctx.repo_root, ctx.ws, state)?;
     for _ in 0..MAX_INTERNAL_STEPS {
         let plan = plan_now(ctx, state)?;
         match plan {
@@ -227,11 +230,6 @@ pub(crate) fn step(
             }
             Plan::Done { .. } => {}
         }
-        // The repository before the run is in the state before anything
-        // that may change it goes out (`crate::git`).
-        if may_change_repository(def, &plan) {
-            crate::git::settle_baseline_before_changes(ctx.repo_root, ctx.ws, state)?;
-        }
         // An action to hand out (or the end): the call returns it.
         return Ok(finish(
             report,
@@ -248,19 +246,6 @@ pub(crate) fn step(
             state.current_phase
         ),
     ))
-}
-
-/// Whether the action `plan` hands out may change the repository: an
-/// agent phase whose scope says so, or one of baton's commands. A file to
-/// write is the run's own artifact; a question and the end change nothing.
-fn may_change_repository(def: &WorkflowDefinition, plan: &Plan) -> bool {
-    match plan {
-        Plan::Spawn(spawn) => def
-            .phase(&spawn.phase)
-            .is_none_or(|p| p.effective_scope().may_change_repository()),
-        Plan::Exec { .. } => true,
-        _ => false,
-    }
 }
 
 pub(crate) fn finish(
